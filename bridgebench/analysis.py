@@ -1,0 +1,152 @@
+"""From the store to results: per benchmark × mechanism, warm-up classes, steady state and its CI, the
+ratio to the baseline mechanism, and what failed. The result is plain data (JSON-able), cached in the
+store and read by every report."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from bridgebench.runner import OK
+from bridgebench.stats import (
+    ExecutionClass,
+    classify_execution,
+    outlier_mask,
+    ratio_ci,
+    summarise,
+    too_short_for_changepoints,
+)
+from bridgebench.store import Store, StoredExecution
+
+WRONG_ANSWER = "wrong answer"
+
+
+def _majority_answers(executions: list[StoredExecution]) -> dict[str, str | None]:
+    """Per benchmark, the answer most successful executions gave (None when there is a tie)."""
+    by_bench: dict[str, Counter[str]] = defaultdict(Counter)
+    for e in executions:
+        if e.status == OK and e.answer is not None:
+            by_bench[e.benchmark][e.answer] += 1
+    majority: dict[str, str | None] = {}
+    for bench, counts in by_bench.items():
+        (top, n), *rest = counts.most_common()
+        majority[bench] = top if not rest or rest[0][1] < n else None
+    return majority
+
+
+def _steady_samples(times: np.ndarray, cls: ExecutionClass | None) -> np.ndarray:
+    """The iterations that count as steady state (outliers left out); all non-outliers for short runs."""
+    if cls is None:
+        return times[~outlier_mask(times)]
+    keep = np.zeros(len(times), dtype=bool)
+    for seg in cls.steady_segments:
+        keep[seg.start:seg.end] = True
+    return times[keep & ~cls.outliers]
+
+
+def _spread(x: Any) -> dict[str, float] | None:
+    return asdict(x) if x is not None else None
+
+
+def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: int = 0) -> dict[str, Any]:
+    campaign = store.campaign(campaign_id)
+    options = campaign.config["options"]
+    builds = store.builds(campaign_id)
+    executions = store.executions(campaign_id)
+    majority = _majority_answers(executions)
+    rng = np.random.default_rng(seed)
+
+    series: dict[tuple[str, str], list[tuple[StoredExecution, np.ndarray]]] = defaultdict(list)
+    failures: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    rss: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for e in executions:
+        key = (e.benchmark, e.mechanism)
+        if e.peak_rss_kb:
+            rss[key].append(e.peak_rss_kb)
+        status, detail = e.status, e.detail
+        if status == OK and majority.get(e.benchmark) not in (None, e.answer):
+            status, detail = WRONG_ANSWER, f"answered {e.answer!r}, most gave {majority[e.benchmark]!r}"
+        elif status == OK and majority.get(e.benchmark) is None:
+            status, detail = WRONG_ANSWER, "the mechanisms' answers have no majority"
+        if status != OK:
+            failures[key].append({"pexec": e.pexec, "status": status, "detail": detail,
+                                  "stderr_tail": e.stderr_tail[-500:]})
+            continue
+        times = store.times(e.id)
+        if e.batch and e.batch > 1:
+            times = times / e.batch  # figures are per call
+        series[key].append((e, times))
+
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    steady: dict[tuple[str, str], np.ndarray] = {}
+    for bench in options["benchmarks"]:
+        for b in builds:
+            if not b["available"]:
+                continue
+            key = (bench, b["mechanism"])
+            runs = series.get(key, [])
+            cell: dict[str, Any] = {
+                "benchmark": bench, "mechanism": b["mechanism"], "executions_ok": len(runs),
+                "failures": failures.get(key, []),
+                "peak_rss_kb": float(np.median(rss[key])) if rss.get(key) else None,
+            }
+            if runs:
+                arrays = [t for _, t in runs]
+                summary = summarise(arrays, confidence=confidence, rng=rng)
+                short = too_short_for_changepoints(min(len(t) for t in arrays))
+                classes = [None if short else classify_execution(t) for t in arrays]
+                steady[key] = np.concatenate([_steady_samples(t, c) for t, c in zip(arrays, classes, strict=True)])
+                cell |= {
+                    "classification": summary.classification,
+                    "class_counts": dict(summary.class_counts),
+                    "steady_iteration": _spread(summary.steady_iteration),
+                    "steady_seconds": _spread(summary.steady_seconds),
+                    "steady_performance": _spread(summary.steady_performance),
+                    "method": summary.method,
+                    "per_execution": [
+                        {"execution_id": e.id, "pexec": e.pexec, "kind": c.kind if c else None,
+                         "steady_iteration": c.steady_iteration if c else None,
+                         "changepoints": [s.start for s in c.segments[1:]] if c else [],
+                         "steady_start": c.steady_segments[0].start if c and c.steady_segments else None,
+                         "outliers": int(c.outliers.sum()) if c else 0}
+                        for (e, _), c in zip(runs, classes, strict=True)
+                    ],
+                }
+            cells[key] = cell
+
+    baseline = campaign.config["study"]["study"].get("baseline")
+    if baseline and not any(b["mechanism"] == baseline and b["available"] for b in builds):
+        baseline = None
+    for (bench, mech), cell in cells.items():
+        base = steady.get((bench, baseline)) if baseline else None
+        mine = steady.get((bench, mech))
+        if base is not None and mine is not None and len(base) > 1 and len(mine) > 1:
+            cell["ratio"] = asdict(ratio_ci(base, mine, confidence=confidence, rng=rng))
+        else:
+            cell["ratio"] = None
+
+    geomeans = {}
+    for b in builds:
+        ratios = [c["ratio"]["value"] for (_, m), c in cells.items() if m == b["mechanism"] and c.get("ratio")]
+        if ratios and len(ratios) == len(options["benchmarks"]):
+            geomeans[b["mechanism"]] = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+
+    return {
+        "campaign": {
+            "id": campaign.id, "study": campaign.study, "state": campaign.state, "created": campaign.created,
+            "finished": campaign.finished, "git_sha": campaign.git_sha, "machine": campaign.machine,
+            "environment": campaign.environment, "options": options,
+            "executions_planned": len(store.planned(campaign_id)), "executions_stored": len(executions),
+        },
+        "confidence": confidence,
+        "baseline": baseline,
+        "mechanisms": builds,
+        "benchmarks": list(options["benchmarks"]),
+        "check": store.check_answers(campaign_id),
+        "cells": list(cells.values()),
+        "geomean_ratio": geomeans,
+    }

@@ -1,0 +1,144 @@
+"""Build each mechanism of a study, cached by a hash of its build steps and inputs.
+
+A mechanism whose commands are missing or whose build fails is *unavailable*, with the reason:
+it is reported as such, never dropped or faked.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from bridgebench.placeholders import PlaceholderError, expand, expand_all
+from bridgebench.study import PROBES_DIR, REPO_ROOT, Mechanism, Study
+
+BUILD_TIMEOUT_S = 900
+STAMP = ".bridgebench-build"
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    mechanism: str
+    available: bool
+    reason: str
+    version: str
+    build_dir: Path
+    build_hash: str
+    cached: bool
+
+
+def build_values(study: Study, build_dir: Path) -> dict[str, str]:
+    return {"study": str(study.dir), "build": str(build_dir), "probes": str(PROBES_DIR), "root": str(REPO_ROOT)}
+
+
+def mechanism_env(mech: Mechanism, values: dict[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({k: expand(v, values) for k, v in mech.env.items()})
+    return env
+
+
+def _missing_commands(commands: list[str]) -> list[str]:
+    missing = []
+    for command in commands:
+        if "/" in command:
+            if not os.access(command, os.X_OK):
+                missing.append(command)
+        elif shutil.which(command) is None:
+            missing.append(command)
+    return missing
+
+
+def _unavailable_for(mech: Mechanism, missing: list[str]) -> str:
+    hint = f" (Debian packages: {', '.join(mech.debian)})" if mech.debian else ""
+    return f"not found: {', '.join(missing)}{hint}"
+
+
+def _build_hash(study: Study, mech: Mechanism, values: dict[str, str]) -> str:
+    digest = hashlib.sha256()
+    for step in expand_all(mech.build, values):
+        digest.update(b"step\0" + step.encode() + b"\0")
+    for key, value in sorted(mech.env.items()):
+        digest.update(f"env\0{key}={expand(value, values)}\0".encode())
+    for pattern in expand_all(mech.build_inputs, values):
+        full = pattern if os.path.isabs(pattern) else str(study.dir / pattern)
+        for name in sorted(glob.glob(full, recursive=True)):
+            if os.path.isfile(name):
+                digest.update(b"input\0" + name.encode() + b"\0")
+                digest.update(Path(name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _tail(text: str, lines: int = 1) -> str:
+    kept = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return " | ".join(kept[-lines:]) if kept else "(no output)"
+
+
+def _version(mech: Mechanism, values: dict[str, str], env: dict[str, str], cwd: Path) -> str:
+    if not mech.version:
+        return ""
+    try:
+        done = subprocess.run(
+            expand_all(mech.version, values), cwd=cwd, env=env, capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"(version unknown: {err})"
+    text = (done.stdout + "\n" + done.stderr).strip()
+    return text.splitlines()[0].strip() if text else "(version command printed nothing)"
+
+
+def build_mechanism(study: Study, mech: Mechanism, build_root: Path) -> BuildResult:
+    build_dir = (build_root / study.name / mech.name).resolve()
+    values = build_values(study, build_dir)
+
+    def unavailable(reason: str, build_hash: str = "") -> BuildResult:
+        return BuildResult(mech.name, False, reason, "", build_dir, build_hash, False)
+
+    try:
+        commands = expand_all(mech.commands, values)
+        build_hash = _build_hash(study, mech, values)
+        steps = expand_all(mech.build, values)
+        env = mechanism_env(mech, values)
+    except PlaceholderError as err:
+        return unavailable(f"bad placeholder in study file: {err}")
+
+    missing = _missing_commands([c for c in commands if "/" not in c])
+    if missing:
+        return unavailable(_unavailable_for(mech, missing), build_hash)
+
+    stamp = build_dir / STAMP
+    cached = stamp.exists() and stamp.read_text().strip() == build_hash
+    if not cached:
+        if build_dir.exists():
+            shutil.rmtree(build_dir)
+        build_dir.mkdir(parents=True)
+        with open(build_dir / "build.log", "w") as log:
+            for number, step in enumerate(steps, 1):
+                log.write(f"$ {step}\n")
+                log.flush()
+                try:
+                    done = subprocess.run(
+                        ["bash", "-c", step], cwd=study.dir, env=env, capture_output=True, text=True,
+                        timeout=BUILD_TIMEOUT_S,
+                    )
+                except subprocess.TimeoutExpired:
+                    return unavailable(f"build step {number} timed out after {BUILD_TIMEOUT_S} s", build_hash)
+                log.write(done.stdout + done.stderr)
+                if done.returncode != 0:
+                    reason = f"build step {number} failed (exit {done.returncode}): {_tail(done.stderr or done.stdout)}"
+                    return unavailable(reason, build_hash)
+        stamp.write_text(build_hash + "\n")
+
+    missing = _missing_commands([c for c in commands if "/" in c])
+    if missing:
+        return unavailable(_unavailable_for(mech, missing), build_hash)
+    return BuildResult(mech.name, True, "", _version(mech, values, env, study.dir), build_dir, build_hash, cached)
+
+
+def build_study(study: Study, build_root: Path, mechanisms: list[str] | None = None) -> dict[str, BuildResult]:
+    names = mechanisms or list(study.mechanisms)
+    return {name: build_mechanism(study, study.mechanisms[name], build_root) for name in names}

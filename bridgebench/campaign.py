@@ -1,0 +1,181 @@
+"""A campaign: check that every mechanism computes the same answer, then run the planned process
+executions, storing each one as it finishes. Resuming runs exactly the executions not stored yet."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from bridgebench import environment
+from bridgebench.build import BuildResult, build_values, mechanism_env
+from bridgebench.placeholders import expand_all
+from bridgebench.runner import OK, Execution, Task, execute, plan
+from bridgebench.store import Store
+from bridgebench.study import Budget, Study
+
+CHECK_ITERATIONS = 2  # two, so the probe also sees that repeated calls give the same answer
+
+
+class CampaignError(Exception):
+    """A campaign that cannot start or resume; one line, ready to print."""
+
+
+@dataclass(frozen=True)
+class Options:
+    budget: str
+    process_executions: int
+    iterations: int
+    timeout_s: float
+    benchmarks: tuple[str, ...]
+    mechanisms: tuple[str, ...]
+    randomise: bool = False
+    seed: int = 0
+
+
+def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, mechanisms: list[str] | None,
+                process_executions: int | None = None, iterations: int | None = None,
+                timeout_s: float | None = None, randomise: bool = False, seed: int = 0) -> Options:
+    if budget_name not in study.budgets:
+        raise CampaignError(f"{study.path}: no budget '{budget_name}' (has: {', '.join(study.budgets)})")
+    budget: Budget = study.budgets[budget_name]
+    for kind, chosen, known in (("benchmark", benchmarks, study.benchmarks), ("mechanism", mechanisms,
+                                                                               study.mechanisms)):
+        unknown = [n for n in chosen or [] if n not in known]
+        if unknown:
+            raise CampaignError(f"{study.name}: no {kind} {', '.join(unknown)} (has: {', '.join(known)})")
+    return Options(
+        budget=budget_name,
+        process_executions=process_executions or budget.process_executions,
+        iterations=iterations or budget.iterations,
+        timeout_s=timeout_s or budget.timeout_s,
+        benchmarks=tuple(benchmarks or study.benchmarks),
+        mechanisms=tuple(mechanisms or study.mechanisms),
+        randomise=randomise,
+        seed=seed,
+    )
+
+
+def command_for(study: Study, build: BuildResult, benchmark: str, param: str, iterations: int
+                ) -> tuple[list[str], dict[str, str]]:
+    mech = study.mechanisms[build.mechanism]
+    bench = study.benchmarks[benchmark]
+    values = build_values(study, build.build_dir) | {
+        "benchmark": benchmark,
+        "benchmark_file": str(study.dir / bench.file),
+        "param": param,
+        "iterations": str(iterations),
+    }
+    return expand_all(mech.run, values), mechanism_env(mech, values)
+
+
+# --- the answer check --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CheckRow:
+    benchmark: str
+    mechanism: str
+    status: str  # "agrees", "disagrees", "failed"
+    answer: str | None
+    detail: str
+
+
+def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, ...], timeout_s: float,
+          on_row: Callable[[CheckRow], None] | None = None) -> list[CheckRow]:
+    """Run every available mechanism once on each benchmark's check input and compare the answers
+    with the study's expected answer, or else with the answer most mechanisms gave."""
+    rows: list[CheckRow] = []
+    available = [b for b in builds.values() if b.available]
+    for benchmark in benchmarks:
+        bench = study.benchmarks[benchmark]
+        runs: dict[str, Execution] = {}
+        for build in available:
+            argv, env = command_for(study, build, benchmark, bench.check_param, CHECK_ITERATIONS)
+            runs[build.mechanism] = execute(argv, env, study.dir, CHECK_ITERATIONS, timeout_s)
+        answers = Counter(r.output.answer for r in runs.values() if r.status == OK and r.output)
+        reference = bench.expect
+        if reference is None and answers:
+            (top, top_count), *rest = answers.most_common()
+            reference = top if not rest or rest[0][1] < top_count else None
+        for mechanism, run in runs.items():
+            if run.status != OK or run.output is None:
+                row = CheckRow(benchmark, mechanism, "failed", None, f"{run.status}: {run.detail}")
+            elif reference is None:
+                row = CheckRow(benchmark, mechanism, "disagrees", run.output.answer, "no answer has a majority")
+            elif run.output.answer != reference:
+                row = CheckRow(benchmark, mechanism, "disagrees", run.output.answer, f"expected {reference!r}")
+            else:
+                row = CheckRow(benchmark, mechanism, "agrees", run.output.answer, "")
+            rows.append(row)
+            if on_row:
+                on_row(row)
+    return rows
+
+
+# --- running -----------------------------------------------------------------------------------------
+def start(store: Store, study: Study, options: Options, builds: dict[str, BuildResult],
+          checked: list[CheckRow]) -> int:
+    available = [m for m in options.mechanisms if builds[m].available]
+    tasks = plan(list(options.benchmarks), available, options.process_executions, options.randomise,
+                 options.seed)
+    env = environment.capture()
+    campaign_id = store.create_campaign(
+        study.name, str(study.path), study.config_hash(), {"study": study.raw, "options": asdict(options)},
+        environment.git_sha(), env, environment.machine_id(env), tasks,
+    )
+    store.record_builds(campaign_id, builds, {m: study.mechanisms[m].label for m in builds})
+    store.record_check(campaign_id, [(r.benchmark, r.mechanism, r.status, r.answer, r.detail) for r in checked])
+    return campaign_id
+
+
+def resumable(store: Store, study: Study, campaign_id: int | None) -> tuple[int, Options]:
+    campaign = store.campaign(campaign_id) if campaign_id else store.latest_campaign(study.name, unfinished=True)
+    if campaign is None:
+        raise CampaignError(f"{study.name}: no unfinished campaign to resume in {store.path}")
+    if campaign.study != study.name:
+        raise CampaignError(f"campaign {campaign.id} is of study {campaign.study}, not {study.name}")
+    if campaign.state == "done":
+        raise CampaignError(f"campaign {campaign.id} is already complete")
+    if campaign.config_hash != study.config_hash():
+        raise CampaignError(f"{study.path} has changed since campaign {campaign.id} started; "
+                            "start a new campaign (a resumed one must measure the same thing)")
+    opts = campaign.config["options"]
+    return campaign.id, Options(**{**opts, "benchmarks": tuple(opts["benchmarks"]),
+                                   "mechanisms": tuple(opts["mechanisms"])})
+
+
+def verify_builds(store: Store, campaign_id: int, builds: dict[str, BuildResult]) -> None:
+    for stored in store.builds(campaign_id):
+        now = builds.get(stored["mechanism"])
+        if stored["available"] and (now is None or not now.available or now.build_hash != stored["build_hash"]):
+            raise CampaignError(f"mechanism {stored['mechanism']} is not built as it was when campaign "
+                                f"{campaign_id} started; start a new campaign")
+
+
+def pending(store: Store, campaign_id: int) -> list[Task]:
+    done = store.done_seqs(campaign_id)
+    return [t for t in store.planned(campaign_id) if t.seq not in done]
+
+
+def run_pending(store: Store, study: Study, campaign_id: int, options: Options, builds: dict[str, BuildResult],
+                on_execution: Callable[[Task, Execution], None] | None = None) -> None:
+    """Run what is left of the plan. Each execution is committed as soon as it ends; on Ctrl-C the one in
+    flight is killed and discarded, the campaign is marked interrupted, and the interrupt goes on up."""
+    store.set_state(campaign_id, "running")
+    try:
+        for task in pending(store, campaign_id):
+            bench = study.benchmarks[task.benchmark]
+            argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param,
+                                    options.iterations)
+            run = execute(argv, env, study.dir, options.iterations, options.timeout_s)
+            store.record_execution(campaign_id, task, run)
+            if on_execution:
+                on_execution(task, run)
+    except BaseException:
+        store.set_state(campaign_id, "interrupted")
+        raise
+    store.set_state(campaign_id, "done")
+
+
+def build_root_default() -> Path:
+    return Path("build")

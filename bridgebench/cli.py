@@ -1,0 +1,435 @@
+"""The `bridgebench` command: parse, call, print. No measuring or statistics happen here."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from bridgebench import campaign as camp
+from bridgebench import environment
+from bridgebench.analysis import analyse
+from bridgebench.build import BuildResult, build_study
+from bridgebench.compare import DiffError, compare
+from bridgebench.report import diff as diff_report
+from bridgebench.report import markdown, terminal
+from bridgebench.runner import OK, Execution, Task
+from bridgebench.selftest import Finding, run_selftest
+from bridgebench.store import Store, StoreError
+from bridgebench.study import Study, StudyError, all_studies, find_study, load_study
+
+# Exit codes that mean something to a script.
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2  # bad input: a malformed study file, an unknown name, a store that cannot be used
+EXIT_CHECK_FAILED = 3  # mechanisms disagree on the answer, or cannot compute it: nothing was timed
+EXIT_FAILED_EXECUTIONS = 4  # the campaign completed, but some process executions failed (recorded)
+EXIT_SELFTEST_WRONG = 5  # the self-test found a wrong verdict
+EXIT_INTERRUPTED = 130
+
+app = typer.Typer(help="Measure what it costs to run user code through each mechanism, and whether the "
+                  "difference is real.", no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False)
+out = Console()
+err = Console(stderr=True)
+
+StoreOpt = Annotated[Path, typer.Option("--store", envvar="BRIDGEBENCH_STORE", help="SQLite results file.")]
+DEFAULT_STORE = Path("results/bridgebench.sqlite")
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of tables.")]
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _load(name: str) -> Study:
+    try:
+        return load_study(find_study(name))
+    except StudyError as e:
+        fail(str(e))
+
+
+def _store(path: Path) -> Store:
+    try:
+        return Store(path)
+    except StoreError as e:
+        fail(str(e))
+
+
+def _split(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _builds_table(study: Study, builds: dict[str, BuildResult]) -> Table:
+    table = Table(title=f"Mechanisms of {study.name}", title_justify="left")
+    for column in ("Mechanism", "Status", "Version / reason"):
+        table.add_column(column, overflow="fold")
+    for b in builds.values():
+        status = ("[green]available[/]" + (" (cached)" if b.cached else "")) if b.available else "[red]unavailable[/]"
+        table.add_row(study.mechanisms[b.mechanism].label, status, b.version if b.available else b.reason)
+    return table
+
+
+def _build(study: Study, build_dir: Path, mechanisms: list[str] | None, quiet: bool) -> dict[str, BuildResult]:
+    with err.status(f"building {study.name}…") if not quiet else _nullcontext():
+        builds = build_study(study, build_dir, mechanisms)
+    if not quiet:
+        err.print(_builds_table(study, builds))
+    return builds
+
+
+class _nullcontext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *args: object) -> None:
+        return None
+
+
+def _check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, ...], timeout_s: float,
+           quiet: bool) -> list[camp.CheckRow]:
+    def on_row(row: camp.CheckRow) -> None:
+        if not quiet and row.status != "agrees":
+            err.print(f"  [red]{row.status}[/]: {row.benchmark} on {row.mechanism}: {row.detail}", highlight=False)
+
+    with err.status(f"checking answers of {len(benchmarks)} benchmarks…") if not quiet else _nullcontext():
+        rows = camp.check(study, builds, benchmarks, timeout_s, on_row)
+    bad = [r for r in rows if r.status != "agrees"]
+    if not quiet and not bad:
+        err.print(f"[green]check passed[/]: every available mechanism gave the same answer on {len(benchmarks)} "
+                  "benchmarks")
+    return rows
+
+
+def _check_failure_message(rows: list[camp.CheckRow]) -> str:
+    bad = [r for r in rows if r.status != "agrees"]
+    first = bad[0]
+    return (f"answer check failed for {len(bad)} benchmark × mechanism pair(s), e.g. {first.benchmark} on "
+            f"{first.mechanism}: {first.status} ({first.detail}); nothing was timed")
+
+
+@app.command("list")
+def list_(store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
+    """List the studies, and the campaigns in the store."""
+    studies = []
+    for path in all_studies():
+        try:
+            s = load_study(path)
+            studies.append({"name": s.name, "title": s.title, "mechanisms": list(s.mechanisms),
+                            "benchmarks": list(s.benchmarks), "path": str(path)})
+        except StudyError as e:
+            studies.append({"name": path.parent.name, "error": str(e), "path": str(path)})
+    campaigns = []
+    if store_path.exists():
+        store = _store(store_path)
+        campaigns = [{"id": c.id, "study": c.study, "state": c.state, "created": c.created,
+                      "budget": c.config["options"]["budget"], "machine": c.machine} for c in store.campaigns()]
+    if as_json:
+        _print_json({"studies": studies, "campaigns": campaigns})
+        return
+    table = Table(title="Studies", title_justify="left")
+    for column in ("Study", "Mechanisms", "Benchmarks", "Title / error"):
+        table.add_column(column, overflow="fold")
+    for s in studies:
+        table.add_row(s["name"], str(len(s.get("mechanisms", []))), str(len(s.get("benchmarks", []))),
+                      s.get("title") or f"[red]{s['error']}[/]")
+    out.print(table)
+    if campaigns:
+        table = Table(title=f"Campaigns in {store_path}", title_justify="left")
+        for column in ("Id", "Study", "State", "Budget", "Machine"):
+            table.add_column(column)
+        for c in campaigns:
+            table.add_row(str(c["id"]), c["study"], c["state"], c["budget"], c["machine"])
+        out.print(table)
+
+
+@app.command()
+def build(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
+          mechanisms: Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")] = None,
+          build_dir: Annotated[Path, typer.Option(help="Where builds go.")] = Path("build"),
+          as_json: JsonOpt = False) -> None:
+    """Build a study's mechanisms (cached); say which are unavailable and why."""
+    study = _load(study_name)
+    builds = _build(study, build_dir, _split(mechanisms), quiet=as_json)
+    if as_json:
+        _print_json([{"mechanism": b.mechanism, "available": b.available, "reason": b.reason,
+                      "version": b.version, "cached": b.cached} for b in builds.values()])
+
+
+@app.command()
+def check(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
+          benchmarks: Annotated[str | None, typer.Option(help="Comma-separated benchmarks.")] = None,
+          mechanisms: Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")] = None,
+          build_dir: Annotated[Path, typer.Option(help="Where builds go.")] = Path("build"),
+          as_json: JsonOpt = False) -> None:
+    """Build, then check that every mechanism computes the same answer (exit 3 if not)."""
+    study = _load(study_name)
+    try:
+        opts = camp.options_for(study, "default", _split(benchmarks), _split(mechanisms))
+    except camp.CampaignError as e:
+        fail(str(e))
+    builds = _build(study, build_dir, list(opts.mechanisms), quiet=as_json)
+    rows = _check(study, builds, opts.benchmarks, opts.timeout_s, quiet=as_json)
+    if as_json:
+        _print_json([r.__dict__ for r in rows])
+    if any(r.status != "agrees" for r in rows):
+        fail(_check_failure_message(rows), EXIT_CHECK_FAILED)
+
+
+def _progress_runner(study: Study, store: Store, campaign_id: int, options: camp.Options,
+                     builds: dict[str, BuildResult], quiet: bool) -> int:
+    """Run the pending executions with a progress bar; return how many failed."""
+    total = len(store.planned(campaign_id))
+    done = total - len(camp.pending(store, campaign_id))
+    failed = 0
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, console=err, disable=quiet, transient=False) as progress:
+        bar = progress.add_task(f"{study.name}", total=total, completed=done)
+
+        def on_execution(task: Task, run: Execution) -> None:
+            nonlocal failed
+            progress.update(bar, advance=1, description=f"{study.name}: {task.benchmark} / {task.mechanism}")
+            if run.status != OK:
+                failed += 1
+                progress.console.print(f"  [yellow]{run.status}[/]: {task.benchmark} on {task.mechanism} "
+                                       f"(process execution {task.pexec + 1}): {run.detail}", highlight=False)
+
+        camp.run_pending(store, study, campaign_id, options, builds, on_execution)
+    return failed
+
+
+def _sigterm_as_interrupt() -> None:
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def _write_reports(result: dict[str, Any], report_dir: Path) -> list[Path]:
+    report_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"{result['campaign']['study']}-{result['campaign']['id']}"
+    md, js = report_dir / f"{stem}.md", report_dir / f"{stem}.json"
+    md.write_text(markdown.render(result) + "\n")
+    js.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    return [md, js]
+
+
+@app.command()
+def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
+        quick: Annotated[bool, typer.Option("--quick", help="Use the study's quick budget.")] = False,
+        budget: Annotated[str, typer.Option(help="A budget named in the study file.")] = "default",
+        process_executions: Annotated[int | None, typer.Option("-p", "--process-executions", min=1)] = None,
+        iterations: Annotated[int | None, typer.Option("-i", "--iterations", min=1)] = None,
+        timeout: Annotated[float | None, typer.Option(help="Seconds per process execution.", min=0.1)] = None,
+        benchmarks: Annotated[str | None, typer.Option(help="Comma-separated benchmarks.")] = None,
+        mechanisms: Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")] = None,
+        random_order: Annotated[bool, typer.Option("--random-order", help="Shuffle each round.")] = False,
+        seed: Annotated[int, typer.Option(help="Seed for --random-order and the bootstrap.")] = 0,
+        resume: Annotated[bool, typer.Option("--resume", help="Continue the latest unfinished campaign.")] = False,
+        campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --resume: which one.")] = None,
+        report_dir: Annotated[Path, typer.Option(help="Where the reports are written.")] = Path("results"),
+        build_dir: Annotated[Path, typer.Option(help="Where builds go.")] = Path("build"),
+        store_path: StoreOpt = DEFAULT_STORE,
+        as_json: JsonOpt = False) -> None:
+    """Build, check answers, run the campaign (or resume it), analyse, and report."""
+    study = _load(study_name)
+    store = _store(store_path)
+    _sigterm_as_interrupt()
+    try:
+        if resume:
+            cid, options = camp.resumable(store, study, campaign_id)
+            builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
+            camp.verify_builds(store, cid, builds)
+        else:
+            budget_name = "quick" if quick else budget
+            options = camp.options_for(study, budget_name, _split(benchmarks), _split(mechanisms),
+                                       process_executions, iterations, timeout, random_order, seed)
+            builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
+            if not any(b.available for b in builds.values()):
+                fail(f"{study.name}: no mechanism could be built; see the reasons above")
+            rows = _check(study, builds, options.benchmarks, options.timeout_s, quiet=as_json)
+            if any(r.status != "agrees" for r in rows):
+                fail(_check_failure_message(rows), EXIT_CHECK_FAILED)
+            cid = camp.start(store, study, options, builds, rows)
+        failed = _progress_runner(study, store, cid, options, builds, quiet=as_json)
+    except camp.CampaignError as e:
+        fail(str(e))
+    except KeyboardInterrupt:
+        stored = len(store.done_seqs(cid)) if "cid" in locals() else 0
+        err.print(f"\ninterrupted: {stored} process executions are stored; continue with "
+                  f"`bridgebench run {study_name} --resume`", highlight=False)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+    result = analyse(store, cid, seed=seed)
+    store.save_analysis(cid, result)
+    written = _write_reports(result, report_dir)
+    if as_json:
+        _print_json(result)
+    else:
+        terminal.show(result, out)
+        err.print("reports: " + ", ".join(str(p) for p in written), highlight=False)
+    if failed:
+        fail(f"{failed} process execution(s) failed (recorded; see the Failed column)", EXIT_FAILED_EXECUTIONS)
+
+
+def _campaign_arg(store: Store, campaign_id: int | None, study: str | None) -> int:
+    if campaign_id is not None:
+        return campaign_id
+    latest = store.latest_campaign(study)
+    if latest is None:
+        fail(f"no campaign in {store.path}" + (f" for study {study}" if study else ""))
+    return latest.id
+
+
+@app.command("analyse")
+def analyse_(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]")] = None,
+             study: Annotated[str | None, typer.Option(help="The latest campaign of this study.")] = None,
+             seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+             store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
+    """(Re)compute the analysis of a campaign from its stored iterations."""
+    store = _store(store_path)
+    try:
+        cid = _campaign_arg(store, campaign_id, study)
+        result = analyse(store, cid, seed=seed)
+    except StoreError as e:
+        fail(str(e))
+    store.save_analysis(cid, result)
+    if as_json:
+        _print_json(result)
+    else:
+        terminal.show(result, out)
+
+
+@app.command()
+def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]")] = None,
+           study: Annotated[str | None, typer.Option(help="The latest campaign of this study.")] = None,
+           format_: Annotated[str, typer.Option("--format", help="terminal, markdown or json.")] = "terminal",
+           output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file.")] = None,
+           store_path: StoreOpt = DEFAULT_STORE) -> None:
+    """Show a campaign's results (analysing it first if needed)."""
+    if format_ not in ("terminal", "markdown", "json"):
+        fail(f"--format: expected terminal, markdown or json, got {format_!r}")
+    store = _store(store_path)
+    try:
+        cid = _campaign_arg(store, campaign_id, study)
+        result = store.analysis(cid)
+        if result is None or result["campaign"]["executions_stored"] != len(store.executions(cid)):
+            result = analyse(store, cid)
+            store.save_analysis(cid, result)
+    except StoreError as e:
+        fail(str(e))
+    if format_ == "terminal":
+        terminal.show(result, Console(file=output.open("w")) if output else out)
+        return
+    text = markdown.render(result) if format_ == "markdown" else json.dumps(result, indent=2, default=str)
+    if output:
+        output.write_text(text + "\n")
+    else:
+        sys.stdout.write(text + "\n")
+
+
+def _side(spec: str) -> tuple[int, str | None]:
+    campaign, _, mechanism = spec.partition(":")
+    if not campaign.isdigit():
+        fail(f"{spec!r}: expected CAMPAIGN or CAMPAIGN:MECHANISM, e.g. 3 or 3:luajit")
+    return int(campaign), mechanism or None
+
+
+@app.command()
+def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIGN:MECHANISM")],
+         b: Annotated[str, typer.Argument(metavar="B", help="CAMPAIGN or CAMPAIGN:MECHANISM")],
+         cross_machine: Annotated[bool, typer.Option("--cross-machine",
+                                                     help="Compare runs from different machines.")] = False,
+         seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+         store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
+    """Is the difference real? Compare two campaigns, or two mechanisms (3:luajit 3:luajit2)."""
+    (ca, ma), (cb, mb) = _side(a), _side(b)
+    if (ma is None) != (mb is None):
+        fail("name a mechanism on both sides (3:luajit 4:luajit2) or on neither (3 4)")
+    store = _store(store_path)
+    try:
+        comparisons, header = compare(store, ca, ma, cb, mb, cross_machine=cross_machine, seed=seed)
+    except (StoreError, DiffError) as e:
+        fail(str(e))
+    if as_json:
+        _print_json(diff_report.as_json(comparisons, header))
+    else:
+        diff_report.show(comparisons, header, out)
+
+
+@app.command()
+def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min=1)] = 1,
+             budget: Annotated[str, typer.Option(help="A budget of studies/selftest.")] = "default",
+             build_dir: Annotated[Path, typer.Option(help="Where builds go.")] = Path("build"),
+             store_path: Annotated[Path, typer.Option("--store", help="SQLite file for the self-test's runs.")]
+             = Path("results/selftest.sqlite"),
+             as_json: JsonOpt = False) -> None:
+    """Check bridgebench's verdicts on planted changes (A vs A, +5% work, warm-up, slowdown); exit 5 if wrong."""
+    store = _store(store_path)
+
+    def on_finding(f: Finding) -> None:
+        if not as_json:
+            mark = "[green]ok[/]" if f.ok else "[red]WRONG[/]"
+            err.print(f"  {mark} #{f.repetition} {f.check}: {f.benchmark}: expected {f.expected}, found {f.found}",
+                      highlight=False)
+
+    try:
+        report = run_selftest(store, build_dir, repetitions, budget, on_finding)
+    except (camp.CampaignError, StoreError, DiffError) as e:
+        fail(str(e))
+    tally = report.tally()
+    if as_json:
+        _print_json({"ok": report.ok, "tally": tally, "findings": [f.__dict__ for f in report.findings]})
+    else:
+        table = Table(title=f"Self-test over {repetitions} repetition(s), budget '{budget}'", title_justify="left")
+        for column in ("Check", "Right", "Of"):
+            table.add_column(column)
+        for check_name, (good, total) in tally.items():
+            table.add_row(check_name, str(good), str(total), style="" if good == total else "red")
+        out.print(table)
+    if not report.ok:
+        raise typer.Exit(EXIT_SELFTEST_WRONG)
+
+
+@app.command()
+def doctor(as_json: JsonOpt = False) -> None:
+    """Say what makes this machine noisy for benchmarking, and how to fix it where one can. Never fails."""
+    env = environment.capture()
+    findings = environment.doctor(env)
+    if as_json:
+        _print_json({"environment": env, "findings": [f.__dict__ for f in findings]})
+        return
+    table = Table(title="What makes this machine noisy", title_justify="left")
+    for column in ("", "Topic", "State", "Advice"):
+        table.add_column(column, overflow="fold")
+    for f in findings:
+        table.add_row("[green]ok[/]" if f.ok else "[yellow]![/]", f.topic, f.state, f.advice)
+    out.print(table)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""Gather the two sides of a diff from the store and hand them to the differ's rules."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from bridgebench.analysis import analyse, steady_samples
+from bridgebench.differ import Comparison, compare_cells
+from bridgebench.stats import ratio_ci
+from bridgebench.store import Store
+
+
+class DiffError(Exception):
+    pass
+
+
+def _result(store: Store, campaign_id: int) -> dict[str, Any]:
+    result = store.analysis(campaign_id)
+    if result is None or result["campaign"]["executions_stored"] != len(store.executions(campaign_id)):
+        result = analyse(store, campaign_id)
+        store.save_analysis(campaign_id, result)
+    return result
+
+
+def _machine_line(result: dict[str, Any]) -> str:
+    env = result["campaign"]["environment"]
+    return f"{env.get('hostname')}, {env.get('cpu_model')} × {env.get('cpu_count')}"
+
+
+def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, cross_machine: bool = False,
+            seed: int = 0, confidence: float = 0.99) -> tuple[list[Comparison], str]:
+    ra, rb = _result(store, ca), _result(store, cb)
+    same_machine = ra["campaign"]["machine"] == rb["campaign"]["machine"]
+    if not same_machine and not cross_machine:
+        raise DiffError(f"campaign {ca} ran on {_machine_line(ra)} and campaign {cb} on {_machine_line(rb)}: "
+                        "timings from different machines do not compare; pass --cross-machine to compare anyway")
+    cells_a = {(c["benchmark"], c["mechanism"]): c for c in ra["cells"]}
+    cells_b = {(c["benchmark"], c["mechanism"]): c for c in rb["cells"]}
+    if ma is not None and mb is not None:
+        for mech, cells, cid in ((ma, cells_a, ca), (mb, cells_b, cb)):
+            if not any(m == mech for _, m in cells):
+                raise DiffError(f"campaign {cid} has no results for mechanism {mech!r}")
+        pairs = [((bench, ma), (bench, mb)) for bench in ra["benchmarks"] if (bench, mb) in cells_b]
+    else:
+        pairs = [(key, key) for key in cells_a if key in cells_b]
+    if not pairs:
+        raise DiffError(f"campaigns {ca} and {cb} share no benchmark × mechanism to compare")
+
+    samples_a = steady_samples(store, ca)
+    samples_b = samples_a if cb == ca else steady_samples(store, cb)
+    rng = np.random.default_rng(seed)
+    comparisons = []
+    for ka, kb in pairs:
+        sa, sb = samples_a.get(ka), samples_b.get(kb)
+        ratio = None
+        if sa is not None and sb is not None and len(sa) > 1 and len(sb) > 1:
+            ratio = asdict(ratio_ci(sa, sb, confidence=confidence, rng=rng))
+        name_a, name_b = (f"{ca}:{ka[1]}", f"{cb}:{kb[1]}")
+        comparisons.append(compare_cells(ka[0], name_a, name_b, cells_a[ka], cells_b[kb], ratio, confidence))
+    header = (f"A = campaign {ca} ({ra['campaign']['study']}), B = campaign {cb} ({rb['campaign']['study']}); "
+              f"{'same machine' if same_machine else 'DIFFERENT MACHINES (--cross-machine)'}: {_machine_line(rb)}")
+    return comparisons, header

@@ -1,0 +1,117 @@
+"""Is the difference real? Compare two sides (two campaigns, or two mechanisms of one) benchmark by
+benchmark, and say improved / worsened / different / unchanged only when the data carry it.
+
+Rules (after warmup_stats' differ):
+- class counts: simultaneous 99% multinomial CIs (Goodman) on the share of process executions in each
+  class (failed executions are a class too). If, for some class, the two sides' intervals do not overlap,
+  the benchmark behaves differently: *different*.
+- one side has a steady state and the other has none: *different*.
+- otherwise steady performance: 99% CIs that do not overlap give *improved* (B faster) or *worsened*;
+  overlapping CIs give *unchanged*.
+- beside the verdict: the steady iteration's 5–95% ranges (do they overlap?) and the ratio B/A of
+  steady performance with its bootstrap CI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import chi2
+
+IMPROVED = "improved"
+WORSENED = "worsened"
+DIFFERENT = "different"
+UNCHANGED = "unchanged"
+
+KINDS = ("flat", "warmup", "slowdown", "no steady state", "failed")
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: float
+    high: float
+
+    def overlaps(self, other: Interval) -> bool:
+        return self.low <= other.high and other.low <= self.high
+
+
+def multinomial_cis(counts: dict[str, int], confidence: float = 0.99) -> dict[str, Interval]:
+    """Goodman's simultaneous confidence intervals for multinomial proportions."""
+    n = sum(counts.values())
+    if n == 0:
+        return {k: Interval(0.0, 1.0) for k in KINDS}
+    a = float(chi2.ppf(1 - (1 - confidence) / len(KINDS), 1))
+    out = {}
+    for kind in KINDS:
+        ni = counts.get(kind, 0)
+        half = np.sqrt(a * (a + 4 * ni * (n - ni) / n))
+        out[kind] = Interval(max(0.0, (a + 2 * ni - half) / (2 * (n + a))),
+                             min(1.0, (a + 2 * ni + half) / (2 * (n + a))))
+    return out
+
+
+def class_counts(cell: dict[str, Any]) -> dict[str, int]:
+    counts = dict(cell.get("class_counts") or {})
+    failed = len(cell.get("failures") or [])
+    if failed:
+        counts["failed"] = counts.get("failed", 0) + failed
+    return counts
+
+
+@dataclass(frozen=True)
+class Comparison:
+    benchmark: str
+    a: str
+    b: str
+    verdict: str
+    reason: str
+    perf_a: dict[str, float] | None
+    perf_b: dict[str, float] | None
+    ratio: dict[str, float] | None
+    steady_iteration_a: dict[str, float] | None
+    steady_iteration_b: dict[str, float] | None
+    steady_iteration_overlap: bool | None
+    classes_a: str
+    classes_b: str
+
+
+def _interval(d: dict[str, float] | None, low: str, high: str) -> Interval | None:
+    return Interval(d[low], d[high]) if d else None
+
+
+def _classes(cell: dict[str, Any]) -> str:
+    counts = class_counts(cell)
+    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "—"
+
+
+def compare_cells(benchmark: str, a_name: str, b_name: str, a: dict[str, Any], b: dict[str, Any],
+                  ratio: dict[str, float] | None, confidence: float = 0.99) -> Comparison:
+    perf_a, perf_b = a.get("steady_performance"), b.get("steady_performance")
+    it_a, it_b = _interval(a.get("steady_iteration"), "p5", "p95"), _interval(b.get("steady_iteration"), "p5", "p95")
+    ci_a, ci_b = multinomial_cis(class_counts(a), confidence), multinomial_cis(class_counts(b), confidence)
+    split = [k for k in KINDS if not ci_a[k].overlaps(ci_b[k])]
+
+    if split:
+        verdict, reason = DIFFERENT, f"the share of '{split[0]}' process executions differs (99% multinomial CIs)"
+    elif (perf_a is None) != (perf_b is None):
+        verdict, reason = DIFFERENT, f"only {a_name if perf_a else b_name} reaches a steady state"
+    elif perf_a is None or perf_b is None:
+        verdict, reason = UNCHANGED, "neither side reaches a steady state: nothing to compare"
+    elif perf_b["high"] < perf_a["low"]:
+        verdict, reason = IMPROVED, f"{b_name}'s steady-performance CI lies wholly below {a_name}'s"
+    elif perf_b["low"] > perf_a["high"]:
+        verdict, reason = WORSENED, f"{b_name}'s steady-performance CI lies wholly above {a_name}'s"
+    else:
+        verdict, reason = UNCHANGED, "the steady-performance CIs overlap"
+    return Comparison(
+        benchmark, a_name, b_name, verdict, reason, perf_a, perf_b, ratio,
+        a.get("steady_iteration"), b.get("steady_iteration"),
+        it_a.overlaps(it_b) if it_a and it_b else None, _classes(a), _classes(b),
+    )
+
+
+def overall(comparisons: list[Comparison]) -> str:
+    counts = {v: sum(c.verdict == v for c in comparisons) for v in (IMPROVED, WORSENED, DIFFERENT, UNCHANGED)}
+    return ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "nothing compared"

@@ -1,0 +1,133 @@
+"""Capture the machine a campaign ran on, and say what makes it noisy (`bridgebench doctor`).
+
+Capture, don't pretend to control: nothing here changes the machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bridgebench import __version__
+from bridgebench.study import REPO_ROOT
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def _cpuinfo() -> dict[str, str]:
+    info: dict[str, str] = {}
+    for line in (_read("/proc/cpuinfo") or "").splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key and key not in info:
+            info[key] = value.strip()
+    return info
+
+
+def _virtualisation(cpu_flags: str) -> str:
+    if shutil.which("systemd-detect-virt"):
+        done = subprocess.run(["systemd-detect-virt"], capture_output=True, text=True)
+        if done.stdout.strip():
+            return done.stdout.strip()
+    if "hypervisor" in cpu_flags.split():
+        vendor = _read("/sys/class/dmi/id/sys_vendor") or "unknown hypervisor"
+        return f"yes ({vendor})"
+    if Path("/.dockerenv").exists() or Path("/run/.containerenv").exists():
+        return "container"
+    return "none detected"
+
+
+def _turbo() -> str:
+    no_turbo = _read("/sys/devices/system/cpu/intel_pstate/no_turbo")
+    if no_turbo is not None:
+        return "off" if no_turbo == "1" else "on"
+    boost = _read("/sys/devices/system/cpu/cpufreq/boost")
+    if boost is not None:
+        return "on" if boost == "1" else "off"
+    return "unknown (not exposed)"
+
+
+def git_sha() -> str:
+    try:
+        done = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True)
+    except OSError:
+        return "unknown"
+    sha = done.stdout.strip() or "unknown"
+    return sha + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def capture() -> dict[str, Any]:
+    cpu = _cpuinfo()
+    governors = sorted({_read(str(p)) or "?" for p in
+                        Path("/sys/devices/system/cpu").glob("cpu[0-9]*/cpufreq/scaling_governor")})
+    mem_kb = next((int(ln.split()[1]) for ln in (_read("/proc/meminfo") or "").splitlines()
+                   if ln.startswith("MemTotal:")), 0)
+    return {
+        "hostname": platform.node(),
+        "cpu_model": cpu.get("model name", platform.processor() or "unknown"),
+        "cpu_count": os.cpu_count(),
+        "memory_gib": round(mem_kb / 1024 / 1024, 1),
+        "kernel": platform.release(),
+        "os": (_read("/etc/debian_version") and f"Debian {_read('/etc/debian_version')}") or platform.platform(),
+        "governor": ",".join(g for g in governors if g) or "unknown (no cpufreq)",
+        "turbo": _turbo(),
+        "aslr": {"0": "off", "1": "partial", "2": "full"}.get(_read("/proc/sys/kernel/randomize_va_space") or "",
+                                                              "unknown"),
+        "virtualisation": _virtualisation(cpu.get("flags", "")),
+        "load_average": list(os.getloadavg()),
+        "python": platform.python_version(),
+        "bridgebench": __version__,
+    }
+
+
+def machine_id(env: dict[str, Any]) -> str:
+    """What must match for two campaigns to count as the same machine."""
+    key = f"{env.get('hostname')}|{env.get('cpu_model')}|{env.get('cpu_count')}|{env.get('memory_gib')}"
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Finding:
+    topic: str
+    state: str
+    ok: bool
+    advice: str
+
+
+def doctor(env: dict[str, Any] | None = None) -> list[Finding]:
+    env = env or capture()
+    cores = env["cpu_count"] or 1
+    load1 = env["load_average"][0]
+    findings = [
+        Finding("CPU", f"{env['cpu_model']} × {cores}", cores >= 4,
+                "with fewer than 4 cores the harness, the benchmark and the OS share cores; expect noise"
+                if cores < 4 else ""),
+        Finding("frequency governor", env["governor"], env["governor"] == "performance",
+                "" if env["governor"] == "performance" else
+                "set 'performance' (cpupower frequency-set -g performance) where the machine allows it"),
+        Finding("turbo boost", env["turbo"], env["turbo"] == "off",
+                "" if env["turbo"] == "off" else
+                "turbo makes speed depend on temperature; disable it (intel_pstate/no_turbo=1) if you can"),
+        Finding("ASLR", env["aslr"], env["aslr"] == "off",
+                "" if env["aslr"] == "off" else "address randomisation varies layout per process: keep it "
+                "on to sample that variation (as here), or off (setarch -R) to remove it; know which"),
+        Finding("virtualisation", env["virtualisation"], env["virtualisation"] in ("none", "none detected"),
+                "" if env["virtualisation"] in ("none", "none detected") else
+                "a VM shares its host: other tenants and steal time add noise; prefer bare metal for final runs"),
+        Finding("load average (1 min)", f"{load1:.2f}", load1 < 0.5 * cores,
+                "" if load1 < 0.5 * cores else "other work is running; results will be noisier"),
+    ]
+    return findings

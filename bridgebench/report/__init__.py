@@ -1,0 +1,1 @@
+"""Reports read the analysis result (plain data) and never recompute statistics."""

@@ -1,0 +1,67 @@
+"""Number formatting shared by the reports: durations with a unit, ratios, classes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+
+CLASS_SYMBOL = {"flat": "flat", "warmup": "warmup", "slowdown": "slowdown", "no steady state": "no steady",
+                "good inconsistent": "good incons.", "bad inconsistent": "bad incons.", "n/a": "n/a"}
+
+
+def unit_for(seconds: float) -> tuple[float, str]:
+    for scale, unit in _UNITS:
+        if abs(seconds) >= scale:
+            return scale, unit
+    return _UNITS[-1]
+
+
+def duration(seconds: float | None, digits: int = 3) -> str:
+    if seconds is None:
+        return "—"
+    scale, unit = unit_for(seconds)
+    return f"{seconds / scale:.{digits}g} {unit}"
+
+
+def estimate(est: dict[str, Any] | None) -> str:
+    """Value ± half-width of the CI, in the value's unit (the CI may be asymmetric: the larger side)."""
+    if not est:
+        return "—"
+    scale, unit = unit_for(est["value"])
+    half = max(est["high"] - est["value"], est["value"] - est["low"])
+    return f"{est['value'] / scale:.4g} ±{half / scale:.2g} {unit}"
+
+
+def ratio(est: dict[str, Any] | None) -> str:
+    if not est:
+        return "—"
+    return f"×{est['value']:.3g} ({est['low']:.3g}–{est['high']:.3g})"
+
+
+def classification(cell: dict[str, Any]) -> str:
+    name = cell.get("classification")
+    if name is None:
+        return "—"
+    counts = cell.get("class_counts") or {}
+    shown = CLASS_SYMBOL.get(name, name)
+    if name.endswith("inconsistent") and counts:
+        shown += " (" + ", ".join(f"{n} {CLASS_SYMBOL.get(k, k)}" for k, n in sorted(counts.items())) + ")"
+    return shown
+
+
+def spread(sp: dict[str, float] | None, as_duration: bool = False) -> str:
+    if not sp:
+        return "—"
+    show = duration if as_duration else (lambda v: f"{v:.0f}")
+    return f"{show(sp['median'])} ({show(sp['p5'])}–{show(sp['p95'])})"
+
+
+def failures(cell: dict[str, Any]) -> str:
+    fails = cell.get("failures") or []
+    if not fails:
+        return ""
+    kinds: dict[str, int] = {}
+    for f in fails:
+        kinds[f["status"]] = kinds.get(f["status"], 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in kinds.items())

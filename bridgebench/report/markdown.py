@@ -1,0 +1,36 @@
+"""The markdown report: the same tables as the terminal, plus the environment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bridgebench.report import tables
+
+
+def _table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    def line(cells: tuple[str, ...]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    return [line(columns), "|" + "---|" * len(columns), *(line(r) for r in rows), ""]
+
+
+def render(result: dict[str, Any]) -> str:
+    c = result["campaign"]
+    out = [f"# bridgebench: {c['study']}, campaign {c['id']}", "", tables.budget_line(result), ""]
+    base = result["baseline"]
+    out += ["## Steady state" + (f" (ratio to {base}, 99% CIs)" if base else ""), ""]
+    out += _table(tables.COLUMNS, tables.cell_rows(result))
+    if result["geomean_ratio"]:
+        out += [f"## Geometric mean of ratios to {base}", ""]
+        out += _table(("Mechanism", "Geomean"), tables.geomean_rows(result))
+    unavailable = tables.unavailable_rows(result)
+    if unavailable:
+        out += ["## Unavailable mechanisms", "", *_table(("Mechanism", "Reason"), unavailable)]
+    problems = tables.check_problems(result)
+    if problems:
+        out += ["## Answer check problems", "", *_table(("Benchmark", "Mechanism", "Status", "Detail"), problems)]
+    out += ["## Machine", "", *_table(("What", "Value"), tables.environment_rows(result))]
+    out += ["## Mechanism versions", ""]
+    out += _table(("Mechanism", "Version"), [(m["label"], m["version"] or "—") for m in result["mechanisms"]
+                                            if m["available"]])
+    return "\n".join(out)

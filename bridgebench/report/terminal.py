@@ -1,0 +1,35 @@
+"""The terminal report (rich)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from bridgebench.report import tables
+
+
+def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> Table:
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def show(result: dict[str, Any], console: Console) -> None:
+    console.print(tables.budget_line(result), style="dim")
+    base = result["baseline"]
+    title = "Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else "")
+    console.print(_table(title, tables.COLUMNS, tables.cell_rows(result)))
+    if result["geomean_ratio"]:
+        console.print(_table(f"Geometric mean of ratios to {base}", ("Mechanism", "Geomean"),
+                             tables.geomean_rows(result)))
+    unavailable = tables.unavailable_rows(result)
+    if unavailable:
+        console.print(_table("Unavailable mechanisms", ("Mechanism", "Reason"), unavailable))
+    problems = tables.check_problems(result)
+    if problems:
+        console.print(_table("Answer check problems", ("Benchmark", "Mechanism", "Status", "Detail"), problems))

@@ -1,0 +1,306 @@
+"""The results store: SQLite in WAL mode, one transaction per process execution.
+
+An interrupt or a crash of the harness loses at most the execution in flight; everything committed
+stays, and a resumed campaign runs exactly the planned executions that are not stored yet.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bridgebench.build import BuildResult
+from bridgebench.runner import Execution, Task
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS campaign (
+    id INTEGER PRIMARY KEY,
+    study TEXT NOT NULL,
+    study_path TEXT NOT NULL,
+    config_hash TEXT NOT NULL,
+    config_json TEXT NOT NULL,      -- the study file as parsed, the budget and the options of the run
+    git_sha TEXT NOT NULL,
+    environment_json TEXT NOT NULL,
+    machine TEXT NOT NULL,
+    created REAL NOT NULL,
+    finished REAL,
+    state TEXT NOT NULL CHECK (state IN ('running', 'interrupted', 'done'))
+);
+CREATE TABLE IF NOT EXISTS mechanism_build (
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    mechanism TEXT NOT NULL,
+    label TEXT NOT NULL,
+    available INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    version TEXT NOT NULL,
+    build_hash TEXT NOT NULL,
+    PRIMARY KEY (campaign_id, mechanism)
+);
+CREATE TABLE IF NOT EXISTS check_answer (
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    benchmark TEXT NOT NULL,
+    mechanism TEXT NOT NULL,
+    status TEXT NOT NULL,
+    answer TEXT,
+    detail TEXT NOT NULL,
+    PRIMARY KEY (campaign_id, benchmark, mechanism)
+);
+CREATE TABLE IF NOT EXISTS planned (
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    seq INTEGER NOT NULL,
+    benchmark TEXT NOT NULL,
+    mechanism TEXT NOT NULL,
+    pexec INTEGER NOT NULL,
+    PRIMARY KEY (campaign_id, seq)
+);
+CREATE TABLE IF NOT EXISTS execution (
+    id INTEGER PRIMARY KEY,
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    seq INTEGER NOT NULL,
+    benchmark TEXT NOT NULL,
+    mechanism TEXT NOT NULL,
+    pexec INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    exit_code INTEGER,
+    stderr_tail TEXT NOT NULL,
+    answer TEXT,
+    batch INTEGER,
+    info_json TEXT,
+    peak_rss_kb INTEGER,
+    started REAL NOT NULL,
+    wall_s REAL NOT NULL,
+    UNIQUE (campaign_id, seq)
+);
+CREATE TABLE IF NOT EXISTS iteration (
+    execution_id INTEGER NOT NULL REFERENCES execution(id),
+    idx INTEGER NOT NULL,
+    seconds REAL NOT NULL,
+    PRIMARY KEY (execution_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS iteration_counter (
+    execution_id INTEGER NOT NULL REFERENCES execution(id),
+    name TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    value REAL NOT NULL,
+    PRIMARY KEY (execution_id, name, idx)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS analysis (
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    computed REAL NOT NULL,
+    result_json TEXT NOT NULL,
+    PRIMARY KEY (campaign_id)
+);
+"""
+
+
+class StoreError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Campaign:
+    id: int
+    study: str
+    study_path: str
+    config_hash: str
+    config: dict[str, Any]
+    git_sha: str
+    environment: dict[str, Any]
+    machine: str
+    created: float
+    finished: float | None
+    state: str
+
+
+@dataclass(frozen=True)
+class StoredExecution:
+    id: int
+    seq: int
+    benchmark: str
+    mechanism: str
+    pexec: int
+    status: str
+    detail: str
+    exit_code: int | None
+    stderr_tail: str
+    answer: str | None
+    batch: int | None
+    peak_rss_kb: int | None
+    wall_s: float
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.executescript(_SCHEMA)
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.DatabaseError as err:
+            raise StoreError(f"{self.path}: not a usable bridgebench store: {err}") from err
+        if row is None:
+            self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        elif int(row[0]) != SCHEMA_VERSION:
+            raise StoreError(f"{self.path}: store schema {row[0]}, this bridgebench reads {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # --- campaigns -----------------------------------------------------------------------------------
+    def create_campaign(self, study: str, study_path: str, config_hash: str, config: dict[str, Any],
+                        git_sha: str, environment: dict[str, Any], machine: str, tasks: list[Task]) -> int:
+        with self.transaction() as db:
+            cur = db.execute(
+                "INSERT INTO campaign (study, study_path, config_hash, config_json, git_sha, environment_json,"
+                " machine, created, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+                (study, study_path, config_hash, json.dumps(config, sort_keys=True), git_sha,
+                 json.dumps(environment, sort_keys=True), machine, time.time()),
+            )
+            campaign_id = int(cur.lastrowid or 0)
+            db.executemany(
+                "INSERT INTO planned VALUES (?, ?, ?, ?, ?)",
+                [(campaign_id, t.seq, t.benchmark, t.mechanism, t.pexec) for t in tasks],
+            )
+        return campaign_id
+
+    def _campaign(self, row: tuple) -> Campaign:
+        return Campaign(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], json.loads(row[6]), row[7],
+                        row[8], row[9], row[10])
+
+    _CAMPAIGN_COLUMNS = ("id, study, study_path, config_hash, config_json, git_sha, environment_json, machine,"
+                         " created, finished, state")
+
+    def campaign(self, campaign_id: int) -> Campaign:
+        row = self.db.execute(f"SELECT {self._CAMPAIGN_COLUMNS} FROM campaign WHERE id=?",
+                              (campaign_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"{self.path}: no campaign {campaign_id}")
+        return self._campaign(row)
+
+    def campaigns(self, study: str | None = None) -> list[Campaign]:
+        query = f"SELECT {self._CAMPAIGN_COLUMNS} FROM campaign"
+        rows = (self.db.execute(query + " WHERE study=? ORDER BY id", (study,)) if study
+                else self.db.execute(query + " ORDER BY id"))
+        return [self._campaign(r) for r in rows]
+
+    def latest_campaign(self, study: str | None = None, unfinished: bool = False) -> Campaign | None:
+        found = [c for c in self.campaigns(study) if not unfinished or c.state != "done"]
+        return found[-1] if found else None
+
+    def set_state(self, campaign_id: int, state: str) -> None:
+        finished = time.time() if state == "done" else None
+        self.db.execute("UPDATE campaign SET state=?, finished=? WHERE id=?", (state, finished, campaign_id))
+
+    # --- builds and the answer check -------------------------------------------------------------------
+    def record_builds(self, campaign_id: int, builds: dict[str, BuildResult], labels: dict[str, str]) -> None:
+        with self.transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO mechanism_build VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(campaign_id, b.mechanism, labels[b.mechanism], int(b.available), b.reason, b.version,
+                  b.build_hash) for b in builds.values()],
+            )
+
+    def builds(self, campaign_id: int) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT mechanism, label, available, reason, version, build_hash FROM mechanism_build"
+            " WHERE campaign_id=? ORDER BY rowid", (campaign_id,))
+        keys = ("mechanism", "label", "available", "reason", "version", "build_hash")
+        return [dict(zip(keys, r, strict=True)) | {"available": bool(r[2])} for r in rows]
+
+    def record_check(self, campaign_id: int, rows: list[tuple[str, str, str, str | None, str]]) -> None:
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO check_answer VALUES (?, ?, ?, ?, ?, ?)",
+                           [(campaign_id, *r) for r in rows])
+
+    def check_answers(self, campaign_id: int) -> list[dict[str, Any]]:
+        rows = self.db.execute("SELECT benchmark, mechanism, status, answer, detail FROM check_answer"
+                               " WHERE campaign_id=? ORDER BY rowid", (campaign_id,))
+        keys = ("benchmark", "mechanism", "status", "answer", "detail")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
+
+    # --- executions ----------------------------------------------------------------------------------
+    def planned(self, campaign_id: int) -> list[Task]:
+        rows = self.db.execute("SELECT seq, benchmark, mechanism, pexec FROM planned WHERE campaign_id=?"
+                               " ORDER BY seq", (campaign_id,))
+        return [Task(*r) for r in rows]
+
+    def done_seqs(self, campaign_id: int) -> set[int]:
+        return {r[0] for r in self.db.execute("SELECT seq FROM execution WHERE campaign_id=?", (campaign_id,))}
+
+    def record_execution(self, campaign_id: int, task: Task, run: Execution) -> int:
+        """Everything about one process execution in one transaction: all of it is stored, or none."""
+        out = run.output
+        with self.transaction() as db:
+            cur = db.execute(
+                "INSERT INTO execution (campaign_id, seq, benchmark, mechanism, pexec, status, detail, exit_code,"
+                " stderr_tail, answer, batch, info_json, peak_rss_kb, started, wall_s)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (campaign_id, task.seq, task.benchmark, task.mechanism, task.pexec, run.status, run.detail,
+                 run.exit_code, run.stderr_tail, out.answer if out else None, out.batch if out else None,
+                 json.dumps(out.info) if out else None, run.peak_rss_kb, run.started, run.wall_s),
+            )
+            execution_id = int(cur.lastrowid or 0)
+            if out:
+                db.executemany("INSERT INTO iteration VALUES (?, ?, ?)",
+                               [(execution_id, i, t) for i, t in enumerate(out.times)])
+                db.executemany(
+                    "INSERT INTO iteration_counter VALUES (?, ?, ?, ?)",
+                    [(execution_id, name, i, v) for name, vs in out.counters.items() for i, v in enumerate(vs)],
+                )
+        return execution_id
+
+    def executions(self, campaign_id: int) -> list[StoredExecution]:
+        rows = self.db.execute(
+            "SELECT id, seq, benchmark, mechanism, pexec, status, detail, exit_code, stderr_tail, answer, batch,"
+            " peak_rss_kb, wall_s FROM execution WHERE campaign_id=? ORDER BY seq", (campaign_id,))
+        return [StoredExecution(*r) for r in rows]
+
+    def times(self, execution_id: int) -> np.ndarray:
+        rows = self.db.execute("SELECT seconds FROM iteration WHERE execution_id=? ORDER BY idx",
+                               (execution_id,)).fetchall()
+        return np.array([r[0] for r in rows], dtype=float)
+
+    def counter(self, execution_id: int, name: str) -> np.ndarray:
+        rows = self.db.execute("SELECT value FROM iteration_counter WHERE execution_id=? AND name=? ORDER BY idx",
+                               (execution_id, name)).fetchall()
+        return np.array([r[0] for r in rows], dtype=float)
+
+    def iteration_count(self, campaign_id: int) -> int:
+        row = self.db.execute("SELECT count(*) FROM iteration JOIN execution ON execution.id=execution_id"
+                              " WHERE campaign_id=?", (campaign_id,)).fetchone()
+        return int(row[0])
+
+    # --- derived -------------------------------------------------------------------------------------
+    def save_analysis(self, campaign_id: int, result: dict[str, Any]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO analysis VALUES (?, ?, ?)",
+                        (campaign_id, time.time(), json.dumps(result)))
+
+    def analysis(self, campaign_id: int) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT result_json FROM analysis WHERE campaign_id=?", (campaign_id,)).fetchone()
+        return json.loads(row[0]) if row else None

@@ -1,0 +1,295 @@
+"""Load and validate a study file (studies/<name>/study.toml).
+
+Standard library only: the installer reads the Debian packages a study needs before the venv exists.
+Every error names the file, the line where it can be found, the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PROBES_DIR = REPO_ROOT / "probes"
+STUDIES_DIR = REPO_ROOT / "studies"
+
+
+class StudyError(Exception):
+    """A study file that cannot be used; the message is one line, ready to print."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    process_executions: int
+    iterations: int
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    name: str
+    label: str
+    run: tuple[str, ...]
+    build: tuple[str, ...] = ()
+    build_inputs: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    debian: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    version: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    param: str
+    check_param: str
+    file: str
+    expect: str | None = None
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    path: Path
+    title: str
+    seed: str | None
+    baseline: str | None
+    budgets: dict[str, Budget]
+    mechanisms: dict[str, Mechanism]
+    benchmarks: dict[str, Benchmark]
+    raw: dict[str, Any]
+
+    @property
+    def dir(self) -> Path:
+        return self.path.parent
+
+    def config_hash(self) -> str:
+        """Identifies what a campaign measured: resuming refuses a study that has changed since."""
+        blob = json.dumps(self.raw, sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+# Keys each table accepts: name -> (type description, checker).
+_STR = ("a string", lambda v: isinstance(v, str))
+_INT_POS = ("a positive integer", lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0)
+_NUM_POS = ("a positive number", lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0)
+_STR_LIST = ("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
+_NONEMPTY_STR_LIST = (
+    "a non-empty list of strings",
+    lambda v: isinstance(v, list) and len(v) > 0 and all(isinstance(x, str) for x in v),
+)
+_STR_TABLE = ("a table of strings", lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()))
+_SCALAR = (
+    "a string or a number",
+    lambda v: isinstance(v, str | int | float) and not isinstance(v, bool),
+)
+
+_STUDY_KEYS = {"name": _STR, "title": _STR, "seed": _STR, "baseline": _STR, "benchmark_file": _STR}
+_BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout_s": _NUM_POS}
+_MECHANISM_KEYS = {
+    "label": _STR,
+    "run": _NONEMPTY_STR_LIST,
+    "build": _STR_LIST,
+    "build_inputs": _STR_LIST,
+    "commands": _STR_LIST,
+    "debian": _STR_LIST,
+    "env": _STR_TABLE,
+    "version": _STR_LIST,
+}
+_BENCHMARK_KEYS = {"param": _SCALAR, "check_param": _SCALAR, "file": _STR, "expect": _STR}
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class _Locator:
+    """Finds the line of a table or key in the TOML text, so errors can say file:line."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line(self, table: str, key: str | None = None) -> int:
+        header = re.compile(r"^\s*\[\s*" + re.escape(table).replace(r"\.", r"\s*\.\s*") + r"\s*\]")
+        start = next((i for i, ln in enumerate(self.lines) if header.match(ln)), None)
+        if start is None:
+            return 1
+        if key is None:
+            return start + 1
+        key_re = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
+        for i in range(start + 1, len(self.lines)):
+            if re.match(r"^\s*\[", self.lines[i]):
+                break
+            if key_re.match(self.lines[i]):
+                return i + 1
+        return start + 1
+
+    def error(self, table: str, key: str | None, message: str) -> StudyError:
+        where = f"{table}.{key}" if key else table
+        return StudyError(f"{self.path}:{self.line(table, key)}: {where}: {message}")
+
+
+def _describe(value: Any) -> str:
+    return f"{type(value).__name__} {value!r}"[:80]
+
+
+def _check_table(loc: _Locator, table: str, data: Any, keys: dict, required: tuple[str, ...] = ()) -> dict:
+    if not isinstance(data, dict):
+        raise loc.error(table, None, f"expected a table, got {_describe(data)}")
+    for key, value in data.items():
+        if key not in keys:
+            raise loc.error(table, key, f"unknown key (expected one of: {', '.join(sorted(keys))})")
+        what, ok = keys[key]
+        if not ok(value):
+            raise loc.error(table, key, f"expected {what}, got {_describe(value)}")
+    for key in required:
+        if key not in data:
+            raise loc.error(table, None, f"missing required key '{key}' ({keys[key][0]})")
+    return data
+
+
+def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget:
+    required = () if base else ("process_executions", "iterations")
+    data = _check_table(loc, table, data, _BUDGET_KEYS, required)
+    return Budget(
+        process_executions=data.get("process_executions", base.process_executions if base else 0),
+        iterations=data.get("iterations", base.iterations if base else 0),
+        timeout_s=float(data.get("timeout_s", base.timeout_s if base else 300.0)),
+    )
+
+
+def load_study(path: Path) -> Study:
+    """Parse and validate a study file; raise StudyError with a one-line message on any problem."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "study.toml"
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise StudyError(f"{path}: cannot read study file: {err.strerror}") from err
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        match = re.search(r"line (\d+)", str(err))
+        line = match.group(1) if match else "1"
+        raise StudyError(f"{path}:{line}: invalid TOML: {err}") from err
+    loc = _Locator(path, text)
+
+    for key in raw:
+        if key not in ("study", "budget", "mechanisms", "benchmarks"):
+            raise StudyError(
+                f"{path}:{loc.line(key)}: {key}: unknown table (expected study, budget, mechanisms, benchmarks)"
+            )
+    for key in ("study", "budget", "mechanisms", "benchmarks"):
+        if key not in raw:
+            raise StudyError(f"{path}:1: missing table [{key}]")
+
+    meta = _check_table(loc, "study", raw["study"], _STUDY_KEYS, ("name",))
+    if not _NAME.match(meta["name"]):
+        raise loc.error("study", "name", f"expected letters, digits, '.', '_' or '-', got {meta['name']!r}")
+
+    budget_raw = dict(raw["budget"]) if isinstance(raw["budget"], dict) else raw["budget"]
+    named = {}
+    if isinstance(budget_raw, dict):
+        named = {k: budget_raw.pop(k) for k in list(budget_raw) if isinstance(budget_raw[k], dict)}
+    default = _budget(loc, "budget", budget_raw, None)
+    budgets = {"default": default}
+    for name, sub in named.items():
+        budgets[name] = _budget(loc, f"budget.{name}", sub, default)
+
+    mechanisms: dict[str, Mechanism] = {}
+    if not isinstance(raw["mechanisms"], dict) or not raw["mechanisms"]:
+        raise StudyError(f"{path}:{loc.line('mechanisms')}: mechanisms: expected at least one [mechanisms.NAME]")
+    for name, data in raw["mechanisms"].items():
+        table = f"mechanisms.{name}"
+        if not _NAME.match(name):
+            raise loc.error(table, None, "mechanism names use letters, digits, '.', '_' or '-'")
+        data = _check_table(loc, table, data, _MECHANISM_KEYS, ("run",))
+        mechanisms[name] = Mechanism(
+            name=name,
+            label=data.get("label", name),
+            run=tuple(data["run"]),
+            build=tuple(data.get("build", ())),
+            build_inputs=tuple(data.get("build_inputs", ())),
+            commands=tuple(data.get("commands", ())),
+            debian=tuple(data.get("debian", ())),
+            env=dict(data.get("env", {})),
+            version=tuple(data.get("version", ())),
+        )
+
+    file_template = meta.get("benchmark_file", "{benchmark}")
+    benchmarks: dict[str, Benchmark] = {}
+    if not isinstance(raw["benchmarks"], dict) or not raw["benchmarks"]:
+        raise StudyError(f"{path}:{loc.line('benchmarks')}: benchmarks: expected at least one [benchmarks.NAME]")
+    for name, data in raw["benchmarks"].items():
+        table = f"benchmarks.{name}"
+        if not _NAME.match(name):
+            raise loc.error(table, None, "benchmark names use letters, digits, '.', '_' or '-'")
+        data = _check_table(loc, table, data, _BENCHMARK_KEYS, ("param",))
+        bench_file = data.get("file", file_template.replace("{benchmark}", name))
+        if "{" not in bench_file and not (path.parent / bench_file).exists() and "file" in data:
+            raise loc.error(table, "file", f"no such file {bench_file!r} beside the study file")
+        benchmarks[name] = Benchmark(
+            name=name,
+            param=str(data["param"]),
+            check_param=str(data.get("check_param", data["param"])),
+            file=bench_file,
+            expect=data.get("expect"),
+        )
+
+    baseline = meta.get("baseline")
+    if baseline is not None and baseline not in mechanisms:
+        raise loc.error("study", "baseline", f"expected one of the mechanisms ({', '.join(mechanisms)})")
+
+    return Study(
+        name=meta["name"],
+        path=path.resolve(),
+        title=meta.get("title", meta["name"]),
+        seed=meta.get("seed"),
+        baseline=baseline,
+        budgets=budgets,
+        mechanisms=mechanisms,
+        benchmarks=benchmarks,
+        raw=raw,
+    )
+
+
+def find_study(name_or_path: str) -> Path:
+    """A study is named by its folder under studies/, or given as a path to a folder or study.toml."""
+    candidate = Path(name_or_path)
+    if candidate.exists():
+        return candidate / "study.toml" if candidate.is_dir() else candidate
+    named = STUDIES_DIR / name_or_path / "study.toml"
+    if named.exists():
+        return named
+    known = ", ".join(sorted(p.parent.name for p in STUDIES_DIR.glob("*/study.toml"))) or "none"
+    raise StudyError(f"{name_or_path}: no such study (known: {known})")
+
+
+def all_studies() -> list[Path]:
+    return sorted(STUDIES_DIR.glob("*/study.toml"))
+
+
+def debian_packages(paths: list[Path]) -> list[str]:
+    """The union of Debian packages the given studies' mechanisms need (used by the installer)."""
+    packages: set[str] = set()
+    for p in paths:
+        packages.update(pkg for m in load_study(p).mechanisms.values() for pkg in m.debian)
+    return sorted(packages)
+
+
+if __name__ == "__main__":  # python3 -m bridgebench.study --debian: for scripts/install.sh, before the venv
+    import sys
+
+    if sys.argv[1:] == ["--debian"]:
+        try:
+            print(" ".join(debian_packages(all_studies())))
+        except StudyError as err:
+            print(f"error: {err}", file=sys.stderr)
+            sys.exit(2)
+    else:
+        print("usage: python3 -m bridgebench.study --debian", file=sys.stderr)
+        sys.exit(2)

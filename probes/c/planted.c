@@ -1,0 +1,79 @@
+/* A benchmark with a known amount of work, for bridgebench's self-test: it can plant a warm-up phase,
+ * a slowdown, or a change in the amount of work, so the harness's verdicts can be checked against truth.
+ * Usage: planted ITERATIONS WORK[/WARMUP_ITERS:FACTOR[/SLOWDOWN_FROM:FACTOR]]   ("-" for no phase)
+ * The environment variable PLANTED_SCALE multiplies the work (1.05 plants a 5% slowdown). */
+#define _POSIX_C_SOURCE 199309L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A dependent chain of integer operations the compiler cannot fold away: time grows with `units`. */
+static unsigned long long work(long units) {
+    unsigned long long x = 88172645463325252ULL;
+    for (long i = 0; i < units; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    return x;
+}
+
+static void phase(const char *arg, long *iters, double *factor) {
+    *iters = 0;
+    *factor = 1.0;
+    if (strcmp(arg, "-") != 0 && sscanf(arg, "%ld:%lf", iters, factor) != 2) {
+        fprintf(stderr, "planted: bad phase %s (expected N:FACTOR)\n", arg);
+        exit(2);
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: planted ITERATIONS WORK[/WARMUP_ITERS:FACTOR[/SLOWDOWN_FROM:FACTOR]]\n");
+        return 2;
+    }
+    long iterations = atol(argv[1]);
+    long base = 0;
+    char warm[64] = "-", slow[64] = "-";
+    if (sscanf(argv[2], "%ld/%63[^/]/%63s", &base, warm, slow) < 1) {
+        fprintf(stderr, "planted: bad parameter %s\n", argv[2]);
+        return 2;
+    }
+    const char *scale_env = getenv("PLANTED_SCALE");
+    double scale = scale_env ? atof(scale_env) : 1.0;
+    long warm_iters, slow_from;
+    double warm_factor, slow_factor;
+    phase(warm, &warm_iters, &warm_factor);
+    phase(slow, &slow_from, &slow_factor);
+    if (iterations < 1 || base < 1 || scale <= 0) {
+        fprintf(stderr, "planted: ITERATIONS, WORK and PLANTED_SCALE must be positive\n");
+        return 2;
+    }
+    double *times = malloc(sizeof(double) * (size_t)iterations);
+    if (!times) return 1;
+    volatile unsigned long long sink = 0;
+    for (long i = 0; i < iterations; i++) {
+        double factor = scale;
+        if (i < warm_iters) factor *= warm_factor;
+        if (slow_from > 0 && i >= slow_from) factor *= slow_factor;
+        long units = (long)((double)base * factor);
+        double t0 = now();
+        unsigned long long r = work(units);
+        double t1 = now();
+        times[i] = t1 - t0;
+        sink ^= r;  /* keeps the work live */
+    }
+    /* The answer is the work asked for, not the work done, so every mechanism agrees. */
+    printf("{\"protocol\":\"bridgebench/1\",\"answer\":\"work=%ld\",\"times\":[", base);
+    for (long i = 0; i < iterations; i++) printf("%s%.9e", i ? "," : "", times[i]);
+    printf("]}\n");
+    free(times);
+    return 0;
+}

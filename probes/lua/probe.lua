@@ -1,0 +1,73 @@
+-- The bridgebench Lua probe: one process execution of one benchmark.
+-- Usage: <lua> probe.lua BENCHMARK_FILE ITERATIONS PARAM
+-- The benchmark file returns a table with run(param) -> answer string. Nothing is printed inside
+-- the timed loop; one JSON object (protocol bridgebench/1) is printed on stdout after it.
+local clock = require("bbclock")
+
+local bench_file, iterations, param = arg[1], tonumber(arg[2]), arg[3]
+if not bench_file or not iterations or iterations < 1 or iterations % 1 ~= 0 then
+  io.stderr:write("usage: probe.lua BENCHMARK_FILE ITERATIONS [PARAM]\n")
+  os.exit(2)
+end
+param = tonumber(param) or param
+
+local bench = dofile(bench_file)
+if type(bench) ~= "table" or type(bench.run) ~= "function" then
+  io.stderr:write("probe: " .. bench_file .. " must return a table with a run(param) function\n")
+  os.exit(2)
+end
+local run = bench.run
+
+-- Pre-allocate so the loop does not grow tables while timing.
+local times, heap_kb = {}, {}
+for i = 1, iterations do times[i] = 0; heap_kb[i] = 0 end
+
+local now = clock.now
+local first_answer = nil
+for i = 1, iterations do
+  local t0 = now()
+  local answer = run(param)
+  local t1 = now()
+  times[i] = t1 - t0
+  heap_kb[i] = collectgarbage("count")
+  -- Every iteration must compute the same answer; compared outside the timed region.
+  if i == 1 then
+    first_answer = answer
+  elseif answer ~= first_answer then
+    io.stderr:write("probe: iteration " .. i .. " answered differently from iteration 1\n")
+    os.exit(3)
+  end
+end
+
+if type(first_answer) ~= "string" then
+  io.stderr:write("probe: run() must return a string answer, got " .. type(first_answer) .. "\n")
+  os.exit(3)
+end
+
+local function json_string(s)
+  s = s:gsub('[%c"\\]', function(c)
+    if c == '"' then return '\\"' elseif c == "\\" then return "\\\\" end
+    return string.format("\\u%04x", c:byte())
+  end)
+  return '"' .. s .. '"'
+end
+
+local function json_numbers(xs)
+  local out = {}
+  for i = 1, #xs do out[i] = string.format("%.17g", xs[i]) end
+  return "[" .. table.concat(out, ",") .. "]"
+end
+
+local vm = _VERSION
+if type(jit) == "table" then
+  vm = jit.version .. (jit.status() and " (JIT on)" or " (JIT off)")
+end
+
+io.stdout:write('{"protocol":"bridgebench/1"',
+  ',"vm":', json_string(vm),
+  ',"clock":', json_string(clock.name),
+  ',"clock_resolution_s":', string.format("%.17g", clock.resolution()),
+  ',"batch":1',
+  ',"answer":', json_string(first_answer),
+  ',"times":', json_numbers(times),
+  ',"counters":{"heap_kb":', json_numbers(heap_kb), '}}\n')

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Install what bridgebench needs on Debian 12: the Debian packages every study names, and a Python venv
+# (.venv) with pinned packages. Safe to run again: it only does what is missing.
+#   scripts/install.sh          runtime only
+#   scripts/install.sh --dev    plus test and lint tools
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dev=0
+[ "${1:-}" = "--dev" ] && dev=1
+as_root=""
+[ "$(id -u)" -eq 0 ] || as_root="sudo"
+export DEBIAN_FRONTEND=noninteractive
+
+missing() {  # the packages of "$@" that dpkg does not have installed
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || echo "$pkg"
+  done
+}
+
+apt_install() {
+  local need
+  need=$(missing "$@")
+  [ -z "$need" ] && return 0
+  # Refresh the package lists unless they are recent (luajit2 is also fetched with apt-get download).
+  if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -360 2>/dev/null | head -1)" ]; then
+    $as_root apt-get update -q
+  fi
+  echo "installing Debian packages: $need"
+  # shellcheck disable=SC2086
+  $as_root apt-get install -y -q --no-install-recommends $need
+}
+
+apt_install python3 python3-venv python3-dev gcc libc6-dev git ca-certificates apt dpkg
+# The studies name the rest; reading them needs only the standard library.
+study_packages=$(/usr/bin/python3 -m bridgebench.study --debian)
+# shellcheck disable=SC2086
+apt_install $study_packages
+if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' 2>/dev/null | head -1)" ]; then
+  $as_root apt-get update -q  # apt-get download (luajit2) needs the lists even when nothing is installed
+fi
+
+lock=requirements.lock
+[ "$dev" = 1 ] && lock=requirements-dev.lock
+stamp=.venv/.installed-$(cat requirements.lock requirements-dev.lock pyproject.toml | sha256sum | cut -c1-16)-$dev
+if [ ! -f "$stamp" ]; then
+  [ -x .venv/bin/python ] || /usr/bin/python3 -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check -r "$lock"
+  .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi
+echo "bridgebench installed: .venv/bin/bridgebench"

@@ -1,0 +1,132 @@
+"""End-to-end behaviour of `bridgebench run` on the fixture study: failures are recorded and the campaign
+goes on; an interrupted or killed campaign resumes without losing or duplicating an iteration."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.conftest import add_benchmark
+
+BRIDGEBENCH = [sys.executable, "-m", "bridgebench.cli"]
+
+
+def bridgebench(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*BRIDGEBENCH, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=os.environ | {"COLUMNS": "200", "PYTHONPATH": str(Path(__file__).parents[1])})
+
+
+def rows(db: Path, query: str) -> list[tuple]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(query).fetchall()
+
+
+def test_crash_hang_and_garbage_are_recorded_and_the_campaign_goes_on(basic_study: Path, tmp_path: Path) -> None:
+    for name in ("crash", "hang", "garbage"):
+        add_benchmark(basic_study, name)
+    result = bridgebench("run", str(basic_study), "--timeout", "2", "--json", cwd=tmp_path)
+    assert result.returncode == 4, result.stderr  # completed, with failed executions
+    assert "process execution(s) failed" in result.stderr
+    report = json.loads(result.stdout)
+    cells = {(c["benchmark"], c["mechanism"]): c for c in report["cells"]}
+    assert report["campaign"]["executions_stored"] == report["campaign"]["executions_planned"] == 16
+    assert cells[("ok", "a")]["executions_ok"] == 2
+    assert cells[("ok", "a")]["steady_performance"] is not None
+    assert {f["status"] for f in cells[("crash", "b")]["failures"]} == {"crashed"}
+    assert "deliberate crash" in cells[("crash", "b")]["failures"][0]["stderr_tail"]
+    assert {f["status"] for f in cells[("hang", "a")]["failures"]} == {"timeout"}
+    assert {f["status"] for f in cells[("garbage", "a")]["failures"]} == {"protocol violation"}
+    db = tmp_path / "results" / "bridgebench.sqlite"
+    statuses = dict(rows(db, "SELECT status, count(*) FROM execution GROUP BY status"))
+    assert statuses == {"ok": 4, "crashed": 4, "timeout": 4, "protocol violation": 4}
+    assert (tmp_path / "results" / "basic-1.md").exists()
+
+
+def test_disagreeing_mechanisms_fail_the_check_and_nothing_is_timed(basic_study: Path, tmp_path: Path) -> None:
+    add_benchmark(basic_study, "wrong")
+    result = bridgebench("run", str(basic_study), cwd=tmp_path)
+    assert result.returncode == 3
+    assert "answer check failed" in result.stderr
+    assert "no answer has a majority" in result.stderr
+    assert not rows(tmp_path / "results" / "bridgebench.sqlite", "SELECT * FROM execution")
+
+
+def test_malformed_study_is_a_one_line_error(tmp_path: Path) -> None:
+    bad = tmp_path / "study.toml"
+    bad.write_text('[study]\nname = "x"\n[budget]\niterations = 0\n')
+    result = bridgebench("run", str(bad), cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "study.toml:4: budget.iterations: expected a positive integer, got int 0" in lines[0]
+
+
+def _start_slow_campaign(basic_study: Path, tmp_path: Path) -> subprocess.Popen[str]:
+    text = basic_study.read_text().replace("param = 20000", "param = 400000")
+    basic_study.write_text(text)
+    return subprocess.Popen([*BRIDGEBENCH, "run", str(basic_study), "-p", "5", "-i", "5"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env=os.environ | {"PYTHONPATH": str(Path(__file__).parents[1])})
+
+
+def _wait_for_executions(db: Path, at_least: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if db.exists():
+            try:
+                if rows(db, "SELECT count(*) FROM execution")[0][0] >= at_least:
+                    return
+            except sqlite3.OperationalError:
+                pass
+        time.sleep(0.05)
+    raise AssertionError("the campaign stored too few executions in time")
+
+
+def _interrupt_then_resume(basic_study: Path, tmp_path: Path, sig: signal.Signals) -> None:
+    db = tmp_path / "results" / "bridgebench.sqlite"
+    proc = _start_slow_campaign(basic_study, tmp_path)
+    _wait_for_executions(db, 3)
+    os.killpg(proc.pid, sig)  # as Ctrl-C at a terminal: the whole foreground group
+    _, stderr = proc.communicate(timeout=60)
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, stderr
+        assert "--resume" in stderr
+        assert rows(db, "SELECT state FROM campaign") == [("interrupted",)]
+    before = rows(db, "SELECT e.seq, i.idx, i.seconds FROM execution e JOIN iteration i ON i.execution_id = e.id")
+    stored = rows(db, "SELECT count(*) FROM execution")[0][0]
+    assert 3 <= stored < 10
+    assert len(before) == stored * 5  # every stored execution whole: no partial executions
+
+    result = bridgebench("run", str(basic_study), "--resume", cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    after = rows(db, "SELECT e.seq, i.idx, i.seconds FROM execution e JOIN iteration i ON i.execution_id = e.id")
+    assert set(before) <= set(after)  # nothing stored was lost or changed
+    assert len(after) == 10 * 5
+    assert sorted(r[0] for r in rows(db, "SELECT seq FROM execution")) == list(range(10))
+    assert rows(db, "SELECT state FROM campaign") == [("done",)]
+
+
+def test_sigint_mid_campaign_then_resume_loses_and_duplicates_nothing(basic_study: Path, tmp_path: Path) -> None:
+    _interrupt_then_resume(basic_study, tmp_path, signal.SIGINT)
+
+
+def test_killed_harness_then_resume_loses_and_duplicates_nothing(basic_study: Path, tmp_path: Path) -> None:
+    _interrupt_then_resume(basic_study, tmp_path, signal.SIGKILL)
+
+
+def test_resume_refuses_a_changed_study(basic_study: Path, tmp_path: Path) -> None:
+    db = tmp_path / "results" / "bridgebench.sqlite"
+    proc = _start_slow_campaign(basic_study, tmp_path)
+    _wait_for_executions(db, 1)
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.communicate(timeout=60)
+    basic_study.write_text(basic_study.read_text().replace("iterations = 4", "iterations = 6"))
+    result = bridgebench("run", str(basic_study), "--resume", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "has changed since campaign 1 started" in result.stderr

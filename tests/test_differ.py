@@ -1,0 +1,100 @@
+"""The differ's decision rules on constructed cells: every verdict is reachable, and only when the data
+carry it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bridgebench.differ import (
+    DIFFERENT,
+    IMPROVED,
+    UNCHANGED,
+    WORSENED,
+    Interval,
+    compare_cells,
+    multinomial_cis,
+    overall,
+)
+
+
+def cell(value: float | None, half: float = 0.01, counts: dict[str, int] | None = None,
+         failures: int = 0, it: tuple[float, float, float] | None = (1, 1, 2)) -> dict[str, Any]:
+    return {
+        "steady_performance": None if value is None else
+        {"value": value, "low": value - half, "high": value + half, "confidence": 0.99, "method": "t"},
+        "class_counts": counts if counts is not None else {"flat": 10},
+        "failures": [{"status": "crashed"}] * failures,
+        "steady_iteration": None if it is None else {"median": it[0], "p5": it[1], "p95": it[2]},
+    }
+
+
+def verdict(a: dict[str, Any], b: dict[str, Any]) -> str:
+    return compare_cells("bench", "A", "B", a, b, None).verdict
+
+
+def test_non_overlapping_cis_give_improved_or_worsened() -> None:
+    assert verdict(cell(1.0), cell(0.9)) == IMPROVED
+    assert verdict(cell(1.0), cell(1.1)) == WORSENED
+
+
+def test_overlapping_cis_give_unchanged() -> None:
+    assert verdict(cell(1.0), cell(1.015)) == UNCHANGED
+    assert verdict(cell(1.0, half=0.2), cell(0.9, half=0.2)) == UNCHANGED  # a big effect, but too noisy to say
+
+
+def test_a_steady_state_on_one_side_only_is_different() -> None:
+    assert verdict(cell(1.0), cell(None, counts={"flat": 5, "no steady state": 5})) == DIFFERENT
+
+
+def test_neither_side_steady_is_unchanged_and_says_why() -> None:
+    c = compare_cells("bench", "A", "B", cell(None, counts={"no steady state": 10}),
+                      cell(None, counts={"no steady state": 10}), None)
+    assert c.verdict == UNCHANGED
+    assert "neither side" in c.reason
+
+
+def test_class_counts_that_clearly_differ_make_it_different_even_if_faster() -> None:
+    a = cell(1.0, counts={"flat": 30})
+    b = cell(0.5, counts={"slowdown": 30})
+    c = compare_cells("bench", "A", "B", a, b, None)
+    assert c.verdict == DIFFERENT
+    assert "flat" in c.reason or "slowdown" in c.reason
+
+
+def test_failures_count_as_a_class() -> None:
+    assert verdict(cell(1.0, counts={"flat": 30}), cell(1.0, counts={}, failures=30)) == DIFFERENT
+
+
+def test_few_process_executions_cannot_show_a_class_change() -> None:
+    # 3 flat vs 2 flat + 1 warmup: the multinomial CIs of 3 executions are far too wide to tell.
+    assert verdict(cell(1.0, counts={"flat": 3}), cell(1.0, counts={"flat": 2, "warmup": 1})) == UNCHANGED
+
+
+def test_goodman_intervals_hold_the_observed_share_and_narrow_with_n() -> None:
+    small = multinomial_cis({"flat": 3, "warmup": 1})
+    large = multinomial_cis({"flat": 300, "warmup": 100})
+    for cis, n in ((small, 4), (large, 400)):
+        assert cis["flat"].low <= 0.75 <= cis["flat"].high
+        assert cis["slowdown"].low == 0.0
+        assert cis["warmup"].low <= 0.25 <= cis["warmup"].high, n
+    assert (large["flat"].high - large["flat"].low) < (small["flat"].high - small["flat"].low) / 5
+
+
+def test_steady_iteration_ranges_are_compared() -> None:
+    c = compare_cells("b", "A", "B", cell(1.0, it=(1, 1, 2)), cell(1.0, it=(50, 40, 60)), None)
+    assert c.steady_iteration_overlap is False
+    c = compare_cells("b", "A", "B", cell(1.0, it=(1, 1, 45)), cell(1.0, it=(50, 40, 60)), None)
+    assert c.steady_iteration_overlap is True
+
+
+@pytest.mark.parametrize(("a", "b", "overlap"), [((0, 1), (1, 2), True), ((0, 1), (1.01, 2), False)])
+def test_interval_overlap(a: tuple[float, float], b: tuple[float, float], overlap: bool) -> None:
+    assert Interval(*a).overlaps(Interval(*b)) is overlap
+
+
+def test_overall_counts_verdicts() -> None:
+    comps = [compare_cells("x", "A", "B", cell(1.0), cell(0.5), None),
+             compare_cells("y", "A", "B", cell(1.0), cell(1.0), None)]
+    assert overall(comps) == "1 improved, 1 unchanged"

@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from bridgebench.protocol import ProtocolError, parse
+from bridgebench.runner import CRASHED, OK, PROTOCOL, SPAWN_FAILED, TIMEOUT, execute, plan
+
+PROBE = str(Path(__file__).parent / "fixtures" / "probe.py")
+
+
+def run(behaviour: str, iterations: int = 3, timeout: float = 20) -> object:
+    return execute([sys.executable, PROBE, behaviour, str(iterations), "1000"], dict(os.environ), Path.cwd(),
+                   iterations, timeout)
+
+
+def test_plan_is_round_robin_and_seeded_shuffle_is_repeatable() -> None:
+    tasks = plan(["x", "y"], ["a", "b"], 2)
+    assert [(t.benchmark, t.mechanism, t.pexec) for t in tasks[:4]] == [
+        ("x", "a", 0), ("x", "b", 0), ("y", "a", 0), ("y", "b", 0)]
+    assert [t.seq for t in tasks] == list(range(8))
+    shuffled = plan(["x", "y", "z"], ["a", "b", "c"], 3, randomise=True, seed=7)
+    assert shuffled == plan(["x", "y", "z"], ["a", "b", "c"], 3, randomise=True, seed=7)
+    assert shuffled != plan(["x", "y", "z"], ["a", "b", "c"], 3)
+    # Every round still holds each pair once.
+    for p in range(3):
+        assert len({(t.benchmark, t.mechanism) for t in shuffled if t.pexec == p}) == 9
+
+
+def test_ok_execution_parses_times_counters_and_rss() -> None:
+    result = run("ok")
+    assert result.status == OK
+    assert len(result.output.times) == 3
+    assert result.output.counters["seen"] == [1.0, 1.0, 1.0]
+    assert result.peak_rss_kb and result.peak_rss_kb > 1000
+
+
+def test_crash_is_recorded_with_signal_and_stderr() -> None:
+    result = run("crash")
+    assert result.status == CRASHED
+    assert "signal 6" in result.detail
+    assert "deliberate crash" in result.stderr_tail
+
+
+def test_hang_is_killed_at_the_timeout() -> None:
+    result = run("hang", timeout=1.0)
+    assert result.status == TIMEOUT
+    assert 1.0 <= result.wall_s < 10
+
+
+def test_garbage_is_a_protocol_violation() -> None:
+    result = run("garbage")
+    assert result.status == PROTOCOL
+    assert "not JSON" in result.detail
+
+
+def test_missing_program_is_recorded() -> None:
+    result = execute(["/nonexistent/vm"], dict(os.environ), Path.cwd(), 1, 5)
+    assert result.status == SPAWN_FAILED
+
+
+def test_protocol_rejects_wrong_counts_and_bad_values() -> None:
+    good = '{"protocol": "bridgebench/1", "times": [0.1, 0.2], "answer": "x"}'
+    assert parse("noise before\n" + good, 2).times == [0.1, 0.2]
+    for bad, message in [
+        (good, "3 values"),
+        (good.replace("0.2", "-1"), "non-negative"),
+        (good.replace('"x"', "5"), "'answer' must be a string"),
+        (good.replace("bridgebench/1", "other"), "expected protocol"),
+        ("", "printed nothing"),
+    ]:
+        try:
+            parse(bad, 3 if message == "3 values" else 2)
+        except ProtocolError as e:
+            assert message in str(e)
+        else:
+            raise AssertionError(f"accepted {bad!r}")

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bridgebench.study import StudyError, all_studies, debian_packages, load_study
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "study.toml"
+    path.write_text(text)
+    return path
+
+
+VALID = """
+[study]
+name = "s"
+baseline = "m"
+
+[budget]
+process_executions = 2
+iterations = 10
+
+[budget.quick]
+iterations = 3
+
+[mechanisms.m]
+run = ["echo", "{benchmark}"]
+debian = ["lua5.1"]
+
+[benchmarks.b]
+param = 5
+"""
+
+
+def test_valid_study_loads_with_budgets_inherited(tmp_path: Path) -> None:
+    study = load_study(write(tmp_path, VALID))
+    assert study.name == "s"
+    assert study.budgets["quick"].process_executions == 2  # inherited from [budget]
+    assert study.budgets["quick"].iterations == 3
+    assert study.benchmarks["b"].param == "5"
+    assert study.benchmarks["b"].check_param == "5"  # defaults to param
+
+
+@pytest.mark.parametrize(
+    ("broken", "expected"),
+    [
+        (VALID.replace("iterations = 10", 'iterations = "ten"'),
+         r"study.toml:8: budget.iterations: expected a positive integer, got str 'ten'"),
+        (VALID.replace('run = ["echo", "{benchmark}"]', "run = 3"),
+         r"study.toml:14: mechanisms.m.run: expected a non-empty list of strings, got int 3"),
+        (VALID.replace('debian = ["lua5.1"]', 'debain = ["lua5.1"]'),
+         r"study.toml:15: mechanisms.m.debain: unknown key"),
+        (VALID.replace('baseline = "m"', 'baseline = "zz"'), r"study.toml:4: study.baseline: expected one of"),
+        (VALID.replace("param = 5", ""), r"benchmarks.b: missing required key 'param'"),
+        (VALID.replace("[budget]\n", "[budget\n"), r"study.toml:6: invalid TOML"),
+        (VALID + "\n[extra]\nx = 1\n", r"extra: unknown table"),
+    ],
+)
+def test_malformed_study_names_file_line_and_key(tmp_path: Path, broken: str, expected: str) -> None:
+    with pytest.raises(StudyError, match=expected):
+        load_study(write(tmp_path, broken))
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(StudyError, match="cannot read study file"):
+        load_study(tmp_path / "nope.toml")
+
+
+def test_repository_studies_are_valid_and_name_their_debian_packages() -> None:
+    studies = all_studies()
+    assert studies, "the repository has no studies"
+    for path in studies:
+        load_study(path)
+    assert "lua5.1" in debian_packages(studies)
