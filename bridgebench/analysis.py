@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -52,34 +52,64 @@ def _spread(x: Any) -> dict[str, float] | None:
     return asdict(x) if x is not None else None
 
 
-def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: int = 0) -> dict[str, Any]:
-    campaign = store.campaign(campaign_id)
-    options = campaign.config["options"]
-    builds = store.builds(campaign_id)
+@dataclass
+class _Cells:
+    """The stored executions of a campaign, grouped by benchmark × mechanism."""
+
+    series: dict[tuple[str, str], list[tuple[StoredExecution, np.ndarray]]]
+    failures: dict[tuple[str, str], list[dict[str, Any]]]
+    rss: dict[tuple[str, str], list[int]]
+
+
+def _gather(store: Store, campaign_id: int) -> _Cells:
     executions = store.executions(campaign_id)
     majority = _majority_answers(executions)
-    rng = np.random.default_rng(seed)
-
-    series: dict[tuple[str, str], list[tuple[StoredExecution, np.ndarray]]] = defaultdict(list)
-    failures: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    rss: dict[tuple[str, str], list[int]] = defaultdict(list)
+    cells = _Cells(defaultdict(list), defaultdict(list), defaultdict(list))
     for e in executions:
         key = (e.benchmark, e.mechanism)
         if e.peak_rss_kb:
-            rss[key].append(e.peak_rss_kb)
+            cells.rss[key].append(e.peak_rss_kb)
         status, detail = e.status, e.detail
-        if status == OK and majority.get(e.benchmark) not in (None, e.answer):
-            status, detail = WRONG_ANSWER, f"answered {e.answer!r}, most gave {majority[e.benchmark]!r}"
-        elif status == OK and majority.get(e.benchmark) is None:
+        if status == OK and majority.get(e.benchmark) is None:
             status, detail = WRONG_ANSWER, "the mechanisms' answers have no majority"
+        elif status == OK and majority[e.benchmark] != e.answer:
+            status, detail = WRONG_ANSWER, f"answered {e.answer!r}, most gave {majority[e.benchmark]!r}"
         if status != OK:
-            failures[key].append({"pexec": e.pexec, "status": status, "detail": detail,
-                                  "stderr_tail": e.stderr_tail[-500:]})
+            cells.failures[key].append({"pexec": e.pexec, "status": status, "detail": detail,
+                                        "stderr_tail": e.stderr_tail[-500:]})
             continue
         times = store.times(e.id)
         if e.batch and e.batch > 1:
             times = times / e.batch  # figures are per call
-        series[key].append((e, times))
+        cells.series[key].append((e, times))
+    return cells
+
+
+def _classify(arrays: list[np.ndarray]) -> list[ExecutionClass | None]:
+    if too_short_for_changepoints(min(len(t) for t in arrays)):
+        return [None] * len(arrays)
+    return [classify_execution(t) for t in arrays]
+
+
+def _pooled_steady(arrays: list[np.ndarray], classes: list[ExecutionClass | None]) -> np.ndarray:
+    return np.concatenate([_steady_samples(t, c) for t, c in zip(arrays, classes, strict=True)])
+
+
+def steady_samples(store: Store, campaign_id: int) -> dict[tuple[str, str], np.ndarray]:
+    """Per benchmark × mechanism, the steady-state iterations of every process execution, pooled."""
+    out = {}
+    for key, runs in _gather(store, campaign_id).series.items():
+        arrays = [t for _, t in runs]
+        out[key] = _pooled_steady(arrays, _classify(arrays))
+    return out
+
+
+def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: int = 0) -> dict[str, Any]:
+    campaign = store.campaign(campaign_id)
+    options = campaign.config["options"]
+    builds = store.builds(campaign_id)
+    gathered = _gather(store, campaign_id)
+    rng = np.random.default_rng(seed)
 
     cells: dict[tuple[str, str], dict[str, Any]] = {}
     steady: dict[tuple[str, str], np.ndarray] = {}
@@ -88,18 +118,18 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
             if not b["available"]:
                 continue
             key = (bench, b["mechanism"])
-            runs = series.get(key, [])
+            runs = gathered.series.get(key, [])
+            rss = gathered.rss.get(key)
             cell: dict[str, Any] = {
                 "benchmark": bench, "mechanism": b["mechanism"], "executions_ok": len(runs),
-                "failures": failures.get(key, []),
-                "peak_rss_kb": float(np.median(rss[key])) if rss.get(key) else None,
+                "failures": gathered.failures.get(key, []),
+                "peak_rss_kb": float(np.median(rss)) if rss else None,
             }
             if runs:
                 arrays = [t for _, t in runs]
-                summary = summarise(arrays, confidence=confidence, rng=rng)
-                short = too_short_for_changepoints(min(len(t) for t in arrays))
-                classes = [None if short else classify_execution(t) for t in arrays]
-                steady[key] = np.concatenate([_steady_samples(t, c) for t, c in zip(arrays, classes, strict=True)])
+                classes = _classify(arrays)
+                summary = summarise(arrays, classes=classes, confidence=confidence, rng=rng)
+                steady[key] = _pooled_steady(arrays, classes)
                 cell |= {
                     "classification": summary.classification,
                     "class_counts": dict(summary.class_counts),
@@ -140,7 +170,8 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
             "id": campaign.id, "study": campaign.study, "state": campaign.state, "created": campaign.created,
             "finished": campaign.finished, "git_sha": campaign.git_sha, "machine": campaign.machine,
             "environment": campaign.environment, "options": options,
-            "executions_planned": len(store.planned(campaign_id)), "executions_stored": len(executions),
+            "executions_planned": len(store.planned(campaign_id)),
+            "executions_stored": len(store.executions(campaign_id)),
         },
         "confidence": confidence,
         "baseline": baseline,

@@ -10,6 +10,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -53,7 +54,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout inst
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -85,7 +86,8 @@ def _builds_table(study: Study, builds: dict[str, BuildResult]) -> Table:
         table.add_column(column, overflow="fold")
     for b in builds.values():
         status = ("[green]available[/]" + (" (cached)" if b.cached else "")) if b.available else "[red]unavailable[/]"
-        table.add_row(study.mechanisms[b.mechanism].label, status, b.version if b.available else b.reason)
+        table.add_row(escape(study.mechanisms[b.mechanism].label), status,
+                      escape(b.version if b.available else b.reason))
     return table
 
 
@@ -109,7 +111,8 @@ def _check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, 
            quiet: bool) -> list[camp.CheckRow]:
     def on_row(row: camp.CheckRow) -> None:
         if not quiet and row.status != "agrees":
-            err.print(f"  [red]{row.status}[/]: {row.benchmark} on {row.mechanism}: {row.detail}", highlight=False)
+            err.print(f"  [red]{row.status}[/]: " + escape(f"{row.benchmark} on {row.mechanism}: {row.detail}"),
+                      highlight=False)
 
     with err.status(f"checking answers of {len(benchmarks)} benchmarks…") if not quiet else _nullcontext():
         rows = camp.check(study, builds, benchmarks, timeout_s, on_row)
@@ -150,8 +153,8 @@ def list_(store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> Non
     for column in ("Study", "Mechanisms", "Benchmarks", "Title / error"):
         table.add_column(column, overflow="fold")
     for s in studies:
-        table.add_row(s["name"], str(len(s.get("mechanisms", []))), str(len(s.get("benchmarks", []))),
-                      s.get("title") or f"[red]{s['error']}[/]")
+        table.add_row(escape(s["name"]), str(len(s.get("mechanisms", []))), str(len(s.get("benchmarks", []))),
+                      escape(s["title"]) if "title" in s else f"[red]{escape(s['error'])}[/]")
     out.print(table)
     if campaigns:
         table = Table(title=f"Campaigns in {store_path}", title_justify="left")
@@ -211,8 +214,9 @@ def _progress_runner(study: Study, store: Store, campaign_id: int, options: camp
             progress.update(bar, advance=1, description=f"{study.name}: {task.benchmark} / {task.mechanism}")
             if run.status != OK:
                 failed += 1
-                progress.console.print(f"  [yellow]{run.status}[/]: {task.benchmark} on {task.mechanism} "
-                                       f"(process execution {task.pexec + 1}): {run.detail}", highlight=False)
+                progress.console.print(f"  [yellow]{run.status}[/]: " + escape(
+                    f"{task.benchmark} on {task.mechanism} (process execution {task.pexec + 1}): {run.detail}"),
+                    highlight=False)
 
         camp.run_pending(store, study, campaign_id, options, builds, on_execution)
     return failed
@@ -390,8 +394,8 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
     def on_finding(f: Finding) -> None:
         if not as_json:
             mark = "[green]ok[/]" if f.ok else "[red]WRONG[/]"
-            err.print(f"  {mark} #{f.repetition} {f.check}: {f.benchmark}: expected {f.expected}, found {f.found}",
-                      highlight=False)
+            err.print(f"  {mark} " + escape(f"#{f.repetition} {f.check}: {f.benchmark}: expected {f.expected}, "
+                                            f"found {f.found}"), highlight=False)
 
     try:
         report = run_selftest(store, build_dir, repetitions, budget, on_finding)
@@ -423,7 +427,7 @@ def doctor(as_json: JsonOpt = False) -> None:
     for column in ("", "Topic", "State", "Advice"):
         table.add_column(column, overflow="fold")
     for f in findings:
-        table.add_row("[green]ok[/]" if f.ok else "[yellow]![/]", f.topic, f.state, f.advice)
+        table.add_row("[green]ok[/]" if f.ok else "[yellow]![/]", f.topic, escape(f.state), f.advice)
     out.print(table)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from bridgebench.analysis import analyse, steady_samples
 from bridgebench.differ import Comparison, compare_cells
 from bridgebench.stats import ratio_ci
-from bridgebench.store import Store
+from bridgebench.store import Campaign, Store
 
 
 class DiffError(Exception):
@@ -25,18 +25,21 @@ def _result(store: Store, campaign_id: int) -> dict[str, Any]:
     return result
 
 
-def _machine_line(result: dict[str, Any]) -> str:
-    env = result["campaign"]["environment"]
+def _machine_line(campaign: Campaign) -> str:
+    env = campaign.environment
     return f"{env.get('hostname')}, {env.get('cpu_model')} × {env.get('cpu_count')}"
 
 
 def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, cross_machine: bool = False,
             seed: int = 0, confidence: float = 0.99) -> tuple[list[Comparison], str]:
-    ra, rb = _result(store, ca), _result(store, cb)
-    same_machine = ra["campaign"]["machine"] == rb["campaign"]["machine"]
+    # The machine check reads the campaigns themselves, never a cached analysis.
+    campaign_a, campaign_b = store.campaign(ca), store.campaign(cb)
+    same_machine = campaign_a.machine == campaign_b.machine
     if not same_machine and not cross_machine:
-        raise DiffError(f"campaign {ca} ran on {_machine_line(ra)} and campaign {cb} on {_machine_line(rb)}: "
+        raise DiffError(f"campaign {ca} ran on {_machine_line(campaign_a)} and campaign {cb} on "
+                        f"{_machine_line(campaign_b)}: "
                         "timings from different machines do not compare; pass --cross-machine to compare anyway")
+    ra, rb = _result(store, ca), _result(store, cb)
     cells_a = {(c["benchmark"], c["mechanism"]): c for c in ra["cells"]}
     cells_b = {(c["benchmark"], c["mechanism"]): c for c in rb["cells"]}
     if ma is not None and mb is not None:
@@ -61,5 +64,6 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
         name_a, name_b = (f"{ca}:{ka[1]}", f"{cb}:{kb[1]}")
         comparisons.append(compare_cells(ka[0], name_a, name_b, cells_a[ka], cells_b[kb], ratio, confidence))
     header = (f"A = campaign {ca} ({ra['campaign']['study']}), B = campaign {cb} ({rb['campaign']['study']}); "
-              f"{'same machine' if same_machine else 'DIFFERENT MACHINES (--cross-machine)'}: {_machine_line(rb)}")
+              f"{'same machine' if same_machine else 'DIFFERENT MACHINES (--cross-machine)'}: "
+              f"{_machine_line(campaign_a)}" + ("" if same_machine else f" vs {_machine_line(campaign_b)}"))
     return comparisons, header

@@ -183,15 +183,18 @@ def load_study(path: Path) -> Study:
             raise StudyError(
                 f"{path}:{loc.line(key)}: {key}: unknown table (expected study, budget, mechanisms, benchmarks)"
             )
-    for key in ("study", "budget", "mechanisms", "benchmarks"):
+    def require(key: str) -> Any:
         if key not in raw:
             raise StudyError(f"{path}:1: missing table [{key}]")
+        return raw[key]
 
+    require("study")
     meta = _check_table(loc, "study", raw["study"], _STUDY_KEYS, ("name",))
     if not _NAME.match(meta["name"]):
         raise loc.error("study", "name", f"expected letters, digits, '.', '_' or '-', got {meta['name']!r}")
 
-    budget_raw = dict(raw["budget"]) if isinstance(raw["budget"], dict) else raw["budget"]
+    budget_raw = require("budget")
+    budget_raw = dict(budget_raw) if isinstance(budget_raw, dict) else budget_raw
     named = {}
     if isinstance(budget_raw, dict):
         named = {k: budget_raw.pop(k) for k in list(budget_raw) if isinstance(budget_raw[k], dict)}
@@ -201,7 +204,7 @@ def load_study(path: Path) -> Study:
         budgets[name] = _budget(loc, f"budget.{name}", sub, default)
 
     mechanisms: dict[str, Mechanism] = {}
-    if not isinstance(raw["mechanisms"], dict) or not raw["mechanisms"]:
+    if not isinstance(require("mechanisms"), dict) or not raw["mechanisms"]:
         raise StudyError(f"{path}:{loc.line('mechanisms')}: mechanisms: expected at least one [mechanisms.NAME]")
     for name, data in raw["mechanisms"].items():
         table = f"mechanisms.{name}"
@@ -222,7 +225,7 @@ def load_study(path: Path) -> Study:
 
     file_template = meta.get("benchmark_file", "{benchmark}")
     benchmarks: dict[str, Benchmark] = {}
-    if not isinstance(raw["benchmarks"], dict) or not raw["benchmarks"]:
+    if not isinstance(require("benchmarks"), dict) or not raw["benchmarks"]:
         raise StudyError(f"{path}:{loc.line('benchmarks')}: benchmarks: expected at least one [benchmarks.NAME]")
     for name, data in raw["benchmarks"].items():
         table = f"benchmarks.{name}"

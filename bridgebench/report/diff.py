@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from bridgebench.differ import Comparison, overall
@@ -22,12 +23,12 @@ def rows(comparisons: list[Comparison]) -> list[tuple[str, ...]]:
 
 
 def show(comparisons: list[Comparison], header: str, console: Console) -> None:
-    console.print(header, style="dim", highlight=False)
+    console.print(escape(header), style="dim", highlight=False)
     table = Table(title="Differ", title_justify="left")
     for column in COLUMNS:
         table.add_column(column, overflow="fold")
     for c, row in zip(comparisons, rows(comparisons), strict=True):
-        table.add_row(*row, style=STYLE.get(c.verdict, ""))
+        table.add_row(*(escape(cell) for cell in row), style=STYLE.get(c.verdict, ""))
     console.print(table)
     console.print(f"overall: {overall(comparisons)}", highlight=False)
 

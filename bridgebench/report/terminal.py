@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from bridgebench.report import tables
@@ -15,12 +16,12 @@ def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) ->
     for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(escape(cell) for cell in row))  # data, not markup
     return table
 
 
 def show(result: dict[str, Any], console: Console) -> None:
-    console.print(tables.budget_line(result), style="dim")
+    console.print(escape(tables.budget_line(result)), style="dim")
     base = result["baseline"]
     title = "Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else "")
     console.print(_table(title, tables.COLUMNS, tables.cell_rows(result)))

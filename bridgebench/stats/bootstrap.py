@@ -1,0 +1,173 @@
+"""Bootstrap estimates: steady-state performance across process executions (warmup_stats's scheme), a
+plain bootstrap for budgets too small for changepoints, and the CI of a ratio of means."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from bridgebench.stats.classify import ExecutionClass
+
+__all__ = ["EXACT_MAX_N", "Estimate", "plain_bootstrap", "ratio_ci", "steady_performance"]
+
+EXACT_MAX_N = 2000
+"""Samples up to this size are resampled draw by draw. For larger ones the mean of a resample is drawn
+from its large-sample limit, normal with the sample's mean and (plug-in) variance / n, instead of drawing
+resamples × n random indices; what that leaves out is the mean's remaining skew (skewness / sqrt(n))."""
+
+_BLOCK_CELLS = 1 << 21  # random indices generated per block (bounds memory)
+
+STEADY_METHOD = "bootstrap within steady segments, pooled over executions (warmup_stats)"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with a two-sided ``confidence`` interval ``[low, high]``; ``method`` says how."""
+
+    value: float
+    low: float
+    high: float
+    confidence: float
+    method: str
+
+
+def steady_performance(executions: Sequence[tuple[np.ndarray, ExecutionClass]], *, confidence: float = 0.99,
+                       resamples: int = 10_000, rng: np.random.Generator | None = None) -> Estimate | None:
+    """Steady-state iteration time across process executions, as warmup_stats computes it.
+
+    Only executions with a steady state count. Each gets ``floor(resamples / k) + 1`` bootstrap resamples
+    (``k`` such executions): every steady segment is resampled with replacement on its own, at its own size,
+    outliers left out, and the resample's statistic is the mean of all its iterations. The resample means of
+    all executions are pooled; the estimate is their median and the interval their percentile interval.
+    Pooling per-execution means makes the interval reflect the spread between executions as well as the
+    noise within them. None when no execution reached a steady state.
+    """
+    _check(confidence, resamples)
+    gen = rng if rng is not None else np.random.default_rng()
+    data: list[list[np.ndarray]] = []
+    for times, cls in executions:
+        if not cls.steady_segments:
+            continue
+        x = np.asarray(times, dtype=np.float64)
+        segs = []
+        for seg in cls.steady_segments:
+            values = x[seg.start:seg.end][~cls.outliers[seg.start:seg.end]]
+            if len(values):
+                segs.append(values)
+        if segs:
+            data.append(segs)
+    if not data:
+        return None
+    per_execution = resamples // len(data) + 1
+    pooled = []
+    for segs in data:
+        total = sum(len(v) for v in segs)
+        sums = np.zeros(per_execution)
+        for values in segs:
+            sums += _resample_sums(values, per_execution, gen)
+        pooled.append(sums / total)
+    means = np.concatenate(pooled)
+    low, high = _interval(means, confidence)
+    return Estimate(float(np.median(means)), low, high, confidence, STEADY_METHOD)
+
+
+def plain_bootstrap(samples: np.ndarray, *, confidence: float = 0.99, resamples: int = 10_000,
+                    statistic: str = "mean", rng: np.random.Generator | None = None) -> Estimate:
+    """Percentile bootstrap CI of the mean (or median) of ``samples``, taken as independent draws; the value
+    is the statistic of the samples themselves."""
+    _check(confidence, resamples)
+    x = _sample(samples, "samples")
+    gen = rng if rng is not None else np.random.default_rng()
+    if statistic == "mean":
+        value = float(np.mean(x))
+        boot = _resample_sums(x, resamples, gen) / len(x)
+    elif statistic == "median":
+        value = float(np.median(x))
+        boot = _resample_medians(x, resamples, gen)
+    else:
+        raise ValueError(f"statistic must be 'mean' or 'median', got {statistic!r}")
+    low, high = _interval(boot, confidence)
+    return Estimate(value, low, high, confidence, f"plain bootstrap of the {statistic}")
+
+
+def ratio_ci(a: np.ndarray, b: np.ndarray, *, confidence: float = 0.99, resamples: int = 10_000,
+             rng: np.random.Generator | None = None) -> Estimate:
+    """mean(b) / mean(a) with a percentile bootstrap CI, ``a`` and ``b`` resampled independently."""
+    _check(confidence, resamples)
+    xa = _sample(a, "a")
+    xb = _sample(b, "b")
+    mean_a = float(np.mean(xa))
+    if mean_a == 0.0:
+        raise ValueError("ratio_ci(): mean(a) is 0")
+    gen = rng if rng is not None else np.random.default_rng()
+    boot_a = _resample_sums(xa, resamples, gen) / len(xa)
+    boot_b = _resample_sums(xb, resamples, gen) / len(xb)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = boot_b / boot_a
+    low, high = _interval(ratios, confidence)
+    return Estimate(float(np.mean(xb)) / mean_a, low, high, confidence, "bootstrap ratio of means")
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+def _check(confidence: float, resamples: int) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+
+
+def _sample(values: np.ndarray, name: str) -> np.ndarray:
+    x = np.asarray(values, dtype=np.float64).ravel()
+    if len(x) == 0:
+        raise ValueError(f"{name} is empty")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} has non-finite values")
+    return x
+
+
+def _indices(n: int, rows: int, gen: np.random.Generator) -> np.ndarray:
+    dtype = np.uint16 if n <= 1 << 16 else np.int64
+    return gen.integers(0, n, size=(rows, n), dtype=dtype)
+
+
+def _resample_sums(x: np.ndarray, count: int, gen: np.random.Generator) -> np.ndarray:
+    """Sums of ``count`` bootstrap resamples of ``x`` (each ``len(x)`` draws with replacement)."""
+    n = len(x)
+    if n > EXACT_MAX_N:
+        return gen.normal(n * float(np.mean(x)), math.sqrt(n * float(np.var(x))), size=count)
+    out = np.empty(count)
+    rows = max(1, _BLOCK_CELLS // n)
+    for start in range(0, count, rows):
+        stop = min(count, start + rows)
+        out[start:stop] = x[_indices(n, stop - start, gen)].sum(axis=1)
+    return out
+
+
+def _resample_medians(x: np.ndarray, count: int, gen: np.random.Generator) -> np.ndarray:
+    n = len(x)
+    out = np.empty(count)
+    rows = max(1, _BLOCK_CELLS // n)
+    for start in range(0, count, rows):
+        stop = min(count, start + rows)
+        out[start:stop] = np.median(x[_indices(n, stop - start, gen)], axis=1)
+    return out
+
+
+def _interval(boot: np.ndarray, confidence: float) -> tuple[float, float]:
+    """Percentile interval of a bootstrap distribution with libkalibera's (and warmup_stats's) choice of
+    order statistics: with L values sorted and e = (1 - confidence) / 2, the floor(e·L)-th and the
+    (ceil((1 - e)·L) - 1)-th, 0-based. The level is read as the decimal it was written as (0.99 is 99/100),
+    so that no binary rounding moves an index."""
+    length = len(boot)
+    level = Fraction(repr(float(confidence)))
+    exclude = (1 - level) / 2
+    lo = min(length - 1, math.floor(exclude * length))
+    hi = max(lo, min(length - 1, math.ceil((1 - exclude) * length) - 1))
+    part = np.partition(boot, (lo, hi))
+    return float(part[lo]), float(part[hi])

@@ -1,0 +1,70 @@
+"""Outliers by warmup_stats's sliding-window rule (Barrett et al. 2017, after Tukey)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["MIN_ITERATIONS_FOR_OUTLIERS", "outlier_mask"]
+
+MIN_ITERATIONS_FOR_OUTLIERS = 10
+"""Below this many iterations nothing is called an outlier: a window that small has no useful spread."""
+
+_BLOCK_CELLS = 1 << 20  # bounds the memory of the window matrix (rows × window) for long series
+
+
+def outlier_mask(times: np.ndarray, window: int = 200) -> np.ndarray:
+    """True where an iteration is an outlier.
+
+    Each iteration ``i`` is judged within the window ``[i - h, i + h)`` (``h = w // 2``, clipped at the
+    ends of the series; ``w`` = ``window``, or the series' length if that is shorter): it is an outlier if
+    it lies outside the window's median ± 3·(P90 - P10), percentiles interpolated linearly. As in
+    warmup_stats, an iteration whose window is cut short by the *start* of the series (``i - h < 0`` and the
+    clipped window shorter than ``w``) is never an outlier, so that warm-up iterations are kept for the
+    changepoint analysis rather than thrown away. Series shorter than 10 have no outliers.
+    """
+    x = np.asarray(times, dtype=np.float64)
+    if x.ndim != 1:
+        raise ValueError("outlier_mask() needs a 1-d series")
+    if window < 2:
+        raise ValueError(f"window must be at least 2, got {window}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("outlier_mask() needs finite values")
+    n = len(x)
+    mask = np.zeros(n, dtype=bool)
+    if n < MIN_ITERATIONS_FOR_OUTLIERS:
+        return mask
+    w = min(window, n)
+    h = w // 2
+    idx = np.arange(n)
+    lo = np.maximum(idx - h, 0)
+    hi = np.minimum(idx + h, n)
+    judged = np.flatnonzero(~((lo == 0) & (hi - lo < w)))
+    if len(judged) == 0:
+        return mask
+    width = 2 * h
+    block = max(1, _BLOCK_CELLS // width)
+    for start in range(0, len(judged), block):
+        rows = judged[start:start + block]
+        # One row per judged iteration: its window, padded with +inf past the end of the series, sorted.
+        cols = lo[rows, None] + np.arange(width)[None, :]
+        windows = np.where(cols < hi[rows, None], x[np.minimum(cols, n - 1)], np.inf)
+        windows.sort(axis=1)
+        count = hi[rows] - lo[rows]
+        p10, p50, p90 = (_percentile_sorted(windows, count, q) for q in (10.0, 50.0, 90.0))
+        band = 3.0 * (p90 - p10)
+        value = x[rows]
+        mask[rows] = (value > p50 + band) | (value < p50 - band)
+    return mask
+
+
+def _percentile_sorted(rows: np.ndarray, count: np.ndarray, q: float) -> np.ndarray:
+    """Per row, the q-th percentile of its first ``count`` entries, interpolated linearly between the closest
+    ranks (numpy's default method, and warmup_stats's)."""
+    pos = (count - 1) * (q / 100.0)
+    below = np.floor(pos).astype(np.intp)
+    above = np.ceil(pos).astype(np.intp)
+    r = np.arange(len(rows))
+    lo_val = rows[r, below]
+    hi_val = rows[r, above]
+    frac = pos - below
+    return np.where(below == above, lo_val, lo_val * (1.0 - frac) + hi_val * frac)

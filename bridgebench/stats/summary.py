@@ -1,0 +1,92 @@
+"""One benchmark's summary over its process executions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bridgebench.stats.bootstrap import Estimate, plain_bootstrap, steady_performance
+from bridgebench.stats.classify import (
+    KINDS,
+    ExecutionClass,
+    classify_benchmark,
+    classify_execution,
+    too_short_for_changepoints,
+)
+from bridgebench.stats.outliers import outlier_mask
+
+__all__ = ["CHANGEPOINTS_METHOD", "NOT_CLASSIFIED", "PLAIN_METHOD", "BenchmarkSummary", "Spread", "summarise"]
+
+CHANGEPOINTS_METHOD = "changepoints"
+PLAIN_METHOD = "plain bootstrap (budget too small for changepoints)"
+NOT_CLASSIFIED = "n/a"
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The median over process executions, with their 5th and 95th percentiles."""
+
+    median: float
+    p5: float
+    p95: float
+
+
+@dataclass(frozen=True)
+class BenchmarkSummary:
+    classification: str
+    class_counts: dict[str, int]
+    steady_iteration: Spread | None
+    steady_seconds: Spread | None
+    steady_performance: Estimate | None
+    method: str
+
+
+def summarise(series: Sequence[np.ndarray], *, confidence: float = 0.99,
+              rng: np.random.Generator | None = None,
+              classes: Sequence[ExecutionClass | None] | None = None,
+              **classify_kwargs: Any) -> BenchmarkSummary:
+    """Summarise one benchmark from its process executions' iteration times.
+
+    Each execution is classified (``classify_execution(times, **classify_kwargs)``), unless the caller
+    passes its classification in ``classes`` (one per series, None to have it computed here; they must come
+    from ``classify_execution`` of the same series with the same options). The benchmark's class
+    comes from ``classify_benchmark``; ``class_counts`` has all four kinds. The steady iteration and the
+    seconds before the steady state are summarised over the executions that reached one (flat ones count
+    as iteration 1, 0 s), and steady performance is ``steady_performance`` over them.
+
+    If the shortest series is too short for changepoints (``too_short_for_changepoints``), nothing is
+    classified (classification "n/a", no counts) and the performance is a plain bootstrap of the mean of all
+    non-outlier iterations of all executions; ``method`` says which was done.
+    """
+    arrays = [np.asarray(s, dtype=np.float64) for s in series]
+    if not arrays or any(a.ndim != 1 or len(a) == 0 for a in arrays):
+        raise ValueError("summarise() needs at least one series, each a non-empty 1-d array")
+    given = list(classes) if classes is not None else [None] * len(arrays)
+    if len(given) != len(arrays):
+        raise ValueError(f"summarise(): {len(given)} classes for {len(arrays)} series")
+    window = classify_kwargs.get("window", 200)
+    if too_short_for_changepoints(min(len(a) for a in arrays)):
+        pooled = np.concatenate([a[~outlier_mask(a, window)] for a in arrays])
+        estimate = plain_bootstrap(pooled, confidence=confidence, rng=rng)
+        return BenchmarkSummary(NOT_CLASSIFIED, {}, None, None, estimate, PLAIN_METHOD)
+
+    done = [c if c is not None else classify_execution(a, **classify_kwargs)
+            for a, c in zip(arrays, given, strict=True)]
+    kinds = [c.kind for c in done]
+    counts = {kind: kinds.count(kind) for kind in KINDS}
+    steady = [c for c in done if c.steady_iteration is not None]
+    iteration = _spread([float(c.steady_iteration) for c in steady if c.steady_iteration is not None])
+    seconds = _spread([c.steady_seconds for c in steady if c.steady_seconds is not None])
+    estimate = steady_performance(list(zip(arrays, done, strict=True)), confidence=confidence, rng=rng)
+    return BenchmarkSummary(classify_benchmark(kinds), counts, iteration, seconds, estimate,
+                            CHANGEPOINTS_METHOD)
+
+
+def _spread(values: list[float]) -> Spread | None:
+    if not values:
+        return None
+    p5, median, p95 = np.percentile(values, [5.0, 50.0, 95.0])
+    return Spread(float(median), float(p5), float(p95))

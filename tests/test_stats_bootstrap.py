@@ -1,0 +1,193 @@
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from bridgebench.stats import (
+    Estimate,
+    ExecutionClass,
+    classify_execution,
+    plain_bootstrap,
+    ratio_ci,
+    steady_performance,
+)
+
+bootstrap_module = importlib.import_module("bridgebench.stats.bootstrap")
+
+REPS = 200
+RESAMPLES = 2000  # fewer than the default, to keep the coverage tests quick; plenty for 99% intervals
+
+
+Maker = Callable[[np.random.Generator, float], Estimate]
+
+
+def _coverage(make: Maker, truth: float, confidence: float) -> float:
+    """How often, over REPS fixed seeds, the interval contains the true value."""
+    hits = 0
+    for rep in range(REPS):
+        est = make(np.random.default_rng(rep), confidence)
+        assert est.low <= est.value <= est.high
+        hits += est.low <= truth <= est.high
+    return hits / REPS
+
+
+def _plain(rng: np.random.Generator, confidence: float) -> Estimate:
+    x = rng.normal(5.0, 2.0, 60)
+    return plain_bootstrap(x, confidence=confidence, resamples=RESAMPLES, rng=rng)
+
+
+def test_plain_bootstrap_coverage() -> None:
+    assert _coverage(_plain, 5.0, 0.99) >= 0.97
+    ninety = _coverage(_plain, 5.0, 0.90)
+    assert 0.8 <= ninety < 1.0
+
+
+def _one_execution(rng: np.random.Generator, confidence: float) -> Estimate:
+    x = rng.normal(0.02, 0.002, 60)
+    runs = [(x, classify_execution(x))]
+    est = steady_performance(runs, confidence=confidence, resamples=RESAMPLES, rng=rng)
+    assert est is not None
+    return est
+
+
+def test_steady_performance_coverage_one_execution() -> None:
+    assert _coverage(_one_execution, 0.02, 0.99) >= 0.97
+    ninety = _coverage(_one_execution, 0.02, 0.90)
+    assert 0.8 <= ninety < 1.0
+
+
+def _five_executions(rng: np.random.Generator, confidence: float) -> Estimate:
+    runs = []
+    for _ in range(5):
+        x = rng.normal(0.02, 0.002, 60)
+        runs.append((x, classify_execution(x)))
+    est = steady_performance(runs, confidence=confidence, resamples=RESAMPLES, rng=rng)
+    assert est is not None
+    return est
+
+
+def test_steady_performance_coverage_several_executions() -> None:
+    # Pooling per-execution resample means (warmup_stats) is conservative when executions do not differ.
+    assert _coverage(_five_executions, 0.02, 0.99) >= 0.97
+
+
+def _ratio(rng: np.random.Generator, confidence: float) -> Estimate:
+    a = rng.normal(2.0, 0.4, 50)
+    b = rng.normal(3.0, 0.6, 50)
+    return ratio_ci(a, b, confidence=confidence, resamples=RESAMPLES, rng=rng)
+
+
+def test_ratio_ci_coverage() -> None:
+    assert _coverage(_ratio, 1.5, 0.99) >= 0.97
+    ninety = _coverage(_ratio, 1.5, 0.90)
+    assert 0.8 <= ninety < 1.0
+
+
+def test_ratio_value_and_direction() -> None:
+    rng = np.random.default_rng(0)
+    a = rng.normal(0.010, 0.0002, 400)
+    b = rng.normal(0.013, 0.0002, 400)
+    est = ratio_ci(a, b, rng=rng)
+    assert est.value == pytest.approx(np.mean(b) / np.mean(a))
+    assert 1.29 < est.low < est.value < est.high < 1.31
+    assert est.confidence == 0.99
+    with pytest.raises(ValueError):
+        ratio_ci(np.zeros(5), b)
+
+
+def test_steady_performance_uses_only_steady_non_outlier_iterations() -> None:
+    rng = np.random.default_rng(1)
+    runs = []
+    for _ in range(4):
+        x = rng.normal(0.010, 0.0001, 600)
+        x[:150] += 0.01  # warm-up: not part of the steady state
+        x[[300, 400]] += 0.5  # outliers
+        cls = classify_execution(x)
+        assert cls.steady_iteration == 151
+        runs.append((x, cls))
+    est = steady_performance(runs, rng=rng)
+    assert est is not None
+    assert est.low < 0.010 < est.high
+    assert est.high - est.low < 0.0001
+    assert est.method == bootstrap_module.STEADY_METHOD
+
+
+def test_steady_performance_none_without_steady_state() -> None:
+    x = 0.1 + np.random.default_rng(2).normal(0.0, 0.0005, 1000)
+    x[850:900] += 0.05
+    cls = classify_execution(x)
+    assert cls.steady_segments == ()
+    assert steady_performance([(x, cls), (x, cls)]) is None
+    assert steady_performance([]) is None
+
+
+def test_steady_performance_skips_executions_without_steady_state() -> None:
+    rng = np.random.default_rng(3)
+    good = rng.normal(0.05, 0.0005, 500)
+    bad = rng.normal(0.05, 0.0005, 500)
+    bad[420:460] += 0.05
+    bad_cls = classify_execution(bad)
+    assert bad_cls.steady_segments == ()
+    alone = steady_performance([(good, classify_execution(good))], rng=np.random.default_rng(9))
+    mixed = steady_performance([(good, classify_execution(good)), (bad, bad_cls)],
+                               rng=np.random.default_rng(9))
+    assert alone is not None and mixed is not None
+    assert alone.value == mixed.value
+
+
+def test_between_execution_spread_widens_the_interval() -> None:
+    rng = np.random.default_rng(4)
+    same = [rng.normal(0.05, 0.001, 300) for _ in range(6)]
+    shifted = [x + 0.002 * (i % 2) for i, x in enumerate(same)]
+    narrow = steady_performance([(x, classify_execution(x)) for x in same], rng=rng)
+    wide = steady_performance([(x, classify_execution(x)) for x in shifted], rng=rng)
+    assert narrow is not None and wide is not None
+    assert wide.high - wide.low > 3 * (narrow.high - narrow.low)
+
+
+def test_percentile_indices_follow_libkalibera() -> None:
+    values = np.arange(10_000, dtype=np.float64)[::-1].copy()
+    assert bootstrap_module._interval(values, 0.99) == (50.0, 9949.0)
+    assert bootstrap_module._interval(values, 0.95) == (250.0, 9749.0)
+    assert bootstrap_module._interval(np.array([3.0]), 0.99) == (3.0, 3.0)
+
+
+def test_large_samples_use_the_normal_limit_consistently(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(5)
+    x = rng.lognormal(0.0, 0.5, 6000)
+    assert len(x) > bootstrap_module.EXACT_MAX_N
+    limit = plain_bootstrap(x, resamples=4000, rng=np.random.default_rng(1))
+    monkeypatch.setattr(bootstrap_module, "EXACT_MAX_N", 10**9)
+    exact = plain_bootstrap(x, resamples=4000, rng=np.random.default_rng(1))
+    half_width = (exact.high - exact.low) / 2
+    assert limit.value == exact.value
+    assert abs(limit.low - exact.low) < 0.1 * half_width
+    assert abs(limit.high - exact.high) < 0.1 * half_width
+
+
+def test_plain_bootstrap_median_and_checks() -> None:
+    rng = np.random.default_rng(6)
+    x = rng.standard_exponential(101)
+    est = plain_bootstrap(x, statistic="median", rng=rng)
+    assert est.value == float(np.median(x))
+    assert est.low <= est.value <= est.high
+    assert "median" in est.method
+    with pytest.raises(ValueError):
+        plain_bootstrap(x, statistic="mode")
+    with pytest.raises(ValueError):
+        plain_bootstrap(np.array([]))
+    with pytest.raises(ValueError):
+        plain_bootstrap(x, confidence=1.0)
+    with pytest.raises(ValueError):
+        plain_bootstrap(x, resamples=0)
+
+
+def test_same_seed_same_answer() -> None:
+    x = np.random.default_rng(7).normal(1.0, 0.1, 200)
+    cls: ExecutionClass = classify_execution(x)
+    first = steady_performance([(x, cls)], rng=np.random.default_rng(42))
+    second = steady_performance([(x, cls)], rng=np.random.default_rng(42))
+    assert first == second
