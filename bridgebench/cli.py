@@ -27,7 +27,7 @@ from bridgebench.analysis import analyse
 from bridgebench.build import BuildResult, build_study
 from bridgebench.compare import DiffError, compare
 from bridgebench.report import diff as diff_report
-from bridgebench.report import markdown, terminal
+from bridgebench.report import exports, html, markdown, terminal
 from bridgebench.runner import OK, Execution, Task
 from bridgebench.selftest import Finding, run_selftest
 from bridgebench.store import Store, StoreError
@@ -50,6 +50,7 @@ err = Console(stderr=True)
 
 StoreOpt = Annotated[Path, typer.Option("--store", envvar="BRIDGEBENCH_STORE", help="SQLite results file.")]
 DEFAULT_STORE = Path("results/bridgebench.sqlite")
+REPORT_FORMATS = ("terminal", "markdown", "json", "html", "csv", "gobench")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of tables.")]
 
 
@@ -229,13 +230,26 @@ def _sigterm_as_interrupt() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
-def _write_reports(result: dict[str, Any], report_dir: Path) -> list[Path]:
+def _render(result: dict[str, Any], store: Store, format_: str) -> str:
+    renderers = {
+        "markdown": lambda: markdown.render(result),
+        "json": lambda: json.dumps(result, indent=2, default=str),
+        "html": lambda: html.render(result, store),
+        "csv": lambda: exports.csv_text(result, store),
+        "gobench": lambda: exports.go_bench_text(result, store),
+    }
+    return renderers[format_]().rstrip("\n") + "\n"
+
+
+def _write_reports(result: dict[str, Any], store: Store, report_dir: Path) -> list[Path]:
     report_dir.mkdir(parents=True, exist_ok=True)
     stem = f"{result['campaign']['study']}-{result['campaign']['id']}"
-    md, js = report_dir / f"{stem}.md", report_dir / f"{stem}.json"
-    md.write_text(markdown.render(result) + "\n")
-    js.write_text(json.dumps(result, indent=2, default=str) + "\n")
-    return [md, js]
+    written = []
+    for format_, suffix in (("markdown", "md"), ("json", "json"), ("html", "html")):
+        path = report_dir / f"{stem}.{suffix}"
+        path.write_text(_render(result, store, format_), encoding="utf-8")
+        written.append(path)
+    return written
 
 
 @app.command()
@@ -286,7 +300,7 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
 
     result = analyse(store, cid, seed=seed)
     store.save_analysis(cid, result)
-    written = _write_reports(result, report_dir)
+    written = _write_reports(result, store, report_dir)
     if as_json:
         _print_json(result)
     else:
@@ -327,12 +341,13 @@ def analyse_(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIG
 @app.command()
 def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]")] = None,
            study: Annotated[str | None, typer.Option(help="The latest campaign of this study.")] = None,
-           format_: Annotated[str, typer.Option("--format", help="terminal, markdown or json.")] = "terminal",
+           format_: Annotated[str, typer.Option("--format", help=f"One of: {', '.join(REPORT_FORMATS)}.")]
+           = "terminal",
            output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file.")] = None,
            store_path: StoreOpt = DEFAULT_STORE) -> None:
     """Show a campaign's results (analysing it first if needed)."""
-    if format_ not in ("terminal", "markdown", "json"):
-        fail(f"--format: expected terminal, markdown or json, got {format_!r}")
+    if format_ not in REPORT_FORMATS:
+        fail(f"--format: expected one of {', '.join(REPORT_FORMATS)}, got {format_!r}")
     store = _store(store_path)
     try:
         cid = _campaign_arg(store, campaign_id, study)
@@ -345,11 +360,11 @@ def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]
     if format_ == "terminal":
         terminal.show(result, Console(file=output.open("w")) if output else out)
         return
-    text = markdown.render(result) if format_ == "markdown" else json.dumps(result, indent=2, default=str)
+    text = _render(result, store, format_)
     if output:
-        output.write_text(text + "\n")
+        output.write_text(text, encoding="utf-8")
     else:
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(text)
 
 
 def _side(spec: str) -> tuple[int, str | None]:

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bridgebench import native
 from bridgebench.protocol import ProbeOutput, ProtocolError, parse
 
 STDERR_TAIL = 2000
@@ -68,6 +69,19 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+_LAUNCHER_SOURCE = Path(__file__).with_name("_launch.c")
+_SPAWN_PREFIX = "bridgebench-launch: cannot execute"
+
+
+def launcher() -> Path | None:
+    """The small launcher that makes peak RSS honest (see _launch.c); None if it cannot be compiled, and
+    then peak RSS is not reported rather than reported wrong."""
+    try:
+        return native.compiled(_LAUNCHER_SOURCE, ("-O2",))
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 def _read_capped(f: tempfile._TemporaryFileWrapper) -> tuple[str, bool]:
     size = f.seek(0, os.SEEK_END)
     f.seek(max(0, size - MAX_STDOUT))
@@ -77,11 +91,14 @@ def _read_capped(f: tempfile._TemporaryFileWrapper) -> tuple[str, bool]:
 def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, timeout_s: float) -> Execution:
     """One process execution. The child runs in its own session so a timeout kills everything it
     started, and a Ctrl-C at the terminal reaches the harness, which kills the child and re-raises."""
+    launch = launcher()
     started = time.time()
     t0 = time.monotonic()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile(prefix="bridgebench-rss-") as rss_file:
+        command = [str(launch), rss_file.name, *argv] if launch else argv
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd,
+            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd,
                                     start_new_session=True)
         except OSError as e:
             return Execution(SPAWN_FAILED, f"cannot start {argv[0]}: {e.strerror}", None, "", None, None,
@@ -104,10 +121,11 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
         _kill_group(proc.pid)  # also reaps grandchildren a benchmark may have left behind
         waiter.join()
         wall_s = time.monotonic() - t0
-        _, status, usage = reaped["w"]
+        _, status, _ = reaped["w"]
         exit_code = os.waitstatus_to_exitcode(status)
         proc.returncode = exit_code  # reaped by wait4 above; tell Popen so it does not try again
-        peak_rss_kb = int(usage.ru_maxrss)  # type: ignore[attr-defined]
+        rss_text = Path(rss_file.name).read_text().strip()
+        peak_rss_kb = int(rss_text) if rss_text.isdigit() else None
         err.seek(0)
         stderr_tail = err.read()[-STDERR_TAIL:].decode("utf-8", errors="replace")
         stdout, too_big = _read_capped(out)
@@ -117,6 +135,8 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
 
     if timed_out:
         return failed(TIMEOUT, f"no result after {timeout_s:g} s; killed")
+    if exit_code == 127 and _SPAWN_PREFIX in stderr_tail:
+        return failed(SPAWN_FAILED, stderr_tail.strip().splitlines()[-1][len("bridgebench-launch: "):])
     if exit_code != 0:
         how = f"killed by signal {-exit_code}" if exit_code < 0 else f"exit status {exit_code}"
         last = stderr_tail.strip().splitlines()[-1:] or ["(no stderr)"]

@@ -40,6 +40,12 @@ if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' 2>/dev/null | 
   $as_root apt-get update -q  # apt-get download (luajit2) needs the lists even when nothing is installed
 fi
 
+if [ "$dev" = 1 ]; then
+  # The tests render the HTML report in a real browser, and read the Go export with the real benchstat.
+  apt_install chromium fonts-dejavu-core
+  command -v go >/dev/null || apt_install golang-go
+fi
+
 lock=requirements.lock
 [ "$dev" = 1 ] && lock=requirements-dev.lock
 stamp=.venv/.installed-$(cat requirements.lock requirements-dev.lock pyproject.toml | sha256sum | cut -c1-16)-$dev
@@ -49,5 +55,11 @@ if [ ! -f "$stamp" ]; then
   .venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
   rm -f .venv/.installed-*
   touch "$stamp"
+fi
+if [ "$dev" = 1 ] && [ ! -x .venv/bin/benchstat ]; then
+  # golang.org/x/perf has no tagged releases: pinned to a pseudo-version the Go module proxy serves.
+  GOBIN="$PWD/.venv/bin" GOFLAGS=-mod=mod go install \
+    golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da \
+    || echo "warning: could not install benchstat; its test will be skipped and say why" >&2
 fi
 echo "bridgebench installed: .venv/bin/bridgebench"

@@ -36,6 +36,16 @@ def test_ok_execution_parses_times_counters_and_rss() -> None:
     assert result.peak_rss_kb and result.peak_rss_kb > 1000
 
 
+def test_peak_rss_is_the_benchmarks_own_not_the_harnesses() -> None:
+    ballast = bytearray(200 * 1024 * 1024)  # make the harness side big: it must not show up below
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    small, big = run("ok"), run("big")
+    assert small.peak_rss_kb is not None and big.peak_rss_kb is not None
+    assert small.peak_rss_kb < 100 * 1024
+    assert 300 * 1024 <= big.peak_rss_kb < 400 * 1024
+    del ballast
+
+
 def test_crash_is_recorded_with_signal_and_stderr() -> None:
     result = run("crash")
     assert result.status == CRASHED

@@ -9,17 +9,16 @@ polynomial; libm's and numpy's differ in the last bit now and then), so they agr
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import logging
 import math
 import os
-import shlex
 import subprocess
-import tempfile
 import threading
 from pathlib import Path
 
 import numpy as np
+
+from bridgebench import native
 
 __all__ = ["DEFAULT_PENALTY_FACTOR", "backend", "changepoints", "default_penalty"]
 
@@ -197,31 +196,6 @@ _dptr = np.ctypeslib.ndpointer(dtype=np.float64, flags="C_CONTIGUOUS")
 _iptr = np.ctypeslib.ndpointer(dtype=np.int64, flags="C_CONTIGUOUS")
 
 
-def _cache_dir() -> Path:
-    env = os.environ.get("BRIDGEBENCH_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "bridgebench"
-
-
-def _compiler() -> list[str]:
-    return shlex.split(os.environ.get("CC", "") or "cc")
-
-
-def _build(source: bytes, target: Path) -> None:
-    """Compile ``source`` (the bytes that were hashed into ``target``'s name) to ``target`` atomically:
-    under private temporary names first, then one rename, so that racing processes never see a partial
-    file (the last rename wins, and every candidate is complete)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{target.stem}-", dir=target.parent) as work:
-        src = Path(work) / "_pelt.c"
-        src.write_bytes(source)
-        tmp = Path(work) / target.name
-        cmd = [*_compiler(), *_C_FLAGS, "-o", str(tmp), str(src), "-lm"]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
-        if done.returncode != 0:
-            raise OSError(f"{shlex.join(cmd)} failed: {done.stderr.strip()[:500]}")
-        os.replace(tmp, target)
-
-
 def _open(path: Path) -> ctypes.CDLL:
     lib = ctypes.CDLL(str(path))
     fn = lib.bb_pelt
@@ -244,15 +218,11 @@ def _load_c() -> ctypes.CDLL | None:
             _state.problem = "BRIDGEBENCH_PELT_BACKEND=numpy"
         else:
             try:
-                source = _C_SOURCE.read_bytes()
-                key = hashlib.sha256(source + repr((_compiler(), _C_FLAGS)).encode()).hexdigest()[:20]
-                target = _cache_dir() / f"pelt-{key}.so"
-                if not target.exists():
-                    _build(source, target)
+                target = native.compiled(_C_SOURCE, _C_FLAGS, ("-lm",), ".so")
                 try:
                     _state.lib = _open(target)
                 except OSError:  # a damaged cache entry: build it again once
-                    _build(source, target)
+                    native.build(_C_SOURCE, target, _C_FLAGS, ("-lm",))
                     _state.lib = _open(target)
                 log.debug("C PELT from %s, %d-lane cost loop", target, _state.lib.bb_lanes(0))
             except (OSError, subprocess.SubprocessError, AttributeError) as exc:

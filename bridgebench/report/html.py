@@ -1,0 +1,511 @@
+"""The HTML report: one self-contained file (inline CSS and SVG, no script, nothing fetched) with the class
+table, a comparison chart per benchmark, and the run-sequence plot of every process execution.
+
+Statistics come from the analysis result; the store is read only for the raw iterations to plot.
+Process executions are numbered from 1 here, as in the terminal output."""
+
+from __future__ import annotations
+
+import html
+import itertools
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bridgebench.report import fmt
+from bridgebench.store import Store, StoredExecution
+
+# class -> (table background, plot/legend colour, verdict)
+CLASS_COLOURS: dict[str, tuple[str, str, str]] = {
+    "flat": ("#d7efd7", "#2e7d32", "good"),
+    "warmup": ("#e4f3cf", "#5b8c1e", "good"),
+    "good inconsistent": ("#fbefc0", "#a67c00", "between"),
+    "slowdown": ("#f9d8cc", "#c43e1c", "bad"),
+    "no steady state": ("#f7d2e2", "#a8275f", "bad"),
+    "bad inconsistent": ("#f3c9c9", "#a61b1b", "bad"),
+}
+NO_CLASS = ("#ececec", "#666666", "not classified")
+TIMES, DASH = " \u00d7 ", "\u2013"
+
+PLOT_W, PLOT_H = 420, 190  # one run-sequence plot, in CSS pixels
+MARGIN_L, MARGIN_R, MARGIN_T, MARGIN_B = 52, 16, 18, 30
+
+CSS = """
+body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color: #1d1d1d;
+       margin: 0 auto; padding: 0 24px 48px; max-width: 1500px; }
+h1 { font-size: 22px; margin: 20px 0 4px; } h2 { font-size: 18px; margin: 32px 0 8px;
+       border-bottom: 1px solid #ccc; padding-bottom: 2px; } h3 { font-size: 15px; margin: 20px 0 6px; }
+.budget { color: #555; margin: 4px 0 10px; }
+nav a { margin-right: 14px; }
+table { border-collapse: collapse; margin: 6px 0 12px; }
+th, td { border: 1px solid #d4d4d4; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 2px 14px; margin: 6px 0; }
+dl.facts dt { color: #555; } dl.facts dd { margin: 0; }
+.legend span { display: inline-block; padding: 1px 8px; margin: 0 6px 4px 0; border: 1px solid #ccc;
+       border-radius: 3px; }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 5px; }
+.grid { display: flex; flex-wrap: wrap; gap: 10px 14px; }
+figure { margin: 0; } figcaption { font-size: 12.5px; margin-bottom: 1px; }
+svg { display: block; max-width: 100%; height: auto; font-family: inherit; }
+svg text { font-size: 10.5px; fill: #333; }
+details { margin: 8px 0 14px; } summary { cursor: pointer; font-weight: 600; }
+pre { background: #f6f6f6; border: 1px solid #ddd; padding: 6px; margin: 2px 0; max-height: 14em;
+      overflow: auto; white-space: pre-wrap; font-size: 12px; }
+.muted { color: #666; }
+.note { color: #555; font-size: 13px; }
+""" + f"figure.run {{ width: {PLOT_W}px; }}\n"
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _class_colours(name: str | None) -> tuple[str, str, str]:
+    return CLASS_COLOURS.get(name or "", NO_CLASS)
+
+
+def _n(x: float) -> str:
+    """An SVG coordinate, short."""
+    return f"{x:.1f}".rstrip("0").rstrip(".")
+
+
+def _when(epoch: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch)) if epoch else "—"
+
+
+# --- axes --------------------------------------------------------------------------------------------
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """Round tick values (1, 2 or 5 times 10^k apart) within [lo, hi], about `count` of them (at most
+    count+1)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return []
+    if hi <= lo:
+        return [lo]
+    mag = 10 ** math.floor(math.log10((hi - lo) / count))
+    step = next(m * mag for m in (1, 2, 5, 10) if (hi - lo) / (m * mag) <= count + 1)
+    first = math.ceil(lo / step - 1e-9) * step
+    ticks = []
+    k = 0
+    while first + k * step <= hi + step * 1e-9:
+        ticks.append(first + k * step)
+        k += 1
+    return ticks
+
+
+def _tick_label(value: float, step: float) -> str:
+    decimals = max(0, -math.floor(math.log10(step))) if step > 0 else 0
+    return f"{value:.{decimals}f}"
+
+
+@dataclass(frozen=True)
+class Segment:
+    start: int  # 0-based, inclusive
+    end: int  # exclusive
+    mean: float
+    steady: bool
+
+
+def _y_range(ys: np.ndarray, marks: np.ndarray | None, segments: Sequence[Segment]) -> tuple[float, float]:
+    """What the y axis spans: the points not marked as outliers, but not isolated spikes far beyond the
+    bulk of them (1st-99th percentile, widened by its width each way), and always the mean of every segment
+    that is not tiny, so a warm-up stays in view while a few huge values do not flatten the plot."""
+    inside = ys[~marks] if marks is not None and len(marks) == len(ys) and not marks.all() else ys
+    q_lo, q_hi = (float(q) for q in np.quantile(inside, [0.01, 0.99]))
+    width = q_hi - q_lo
+    lo = max(float(np.min(inside)), q_lo - width)
+    hi = min(float(np.max(inside)), q_hi + width)
+    means = [seg.mean for seg in segments if seg.end - seg.start >= max(5, len(ys) // 100)]
+    return min([lo, *means]), max([hi, *means])
+
+
+def _downsample(ys: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) for a polyline: every point if few, else the min and max of each pixel column (1-based x)."""
+    n = len(ys)
+    xs = np.arange(1, n + 1, dtype=float)
+    if n <= 2 * columns:
+        return xs, ys
+    edges = np.linspace(0, n, columns + 1).astype(int)
+    starts = edges[:-1]
+    lows = np.minimum.reduceat(ys, starts)
+    highs = np.maximum.reduceat(ys, starts)
+    mids = (edges[:-1] + edges[1:]) / 2 + 0.5
+    return np.repeat(mids, 2), np.column_stack([lows, highs]).ravel()
+
+
+def line_plot(ys: np.ndarray, *, label: str, changepoints: Sequence[int] = (),
+              segments: Sequence[Segment] = (), steady_start: int | None = None,
+              marks: np.ndarray | None = None, colour: str = "#35608f", width: int = PLOT_W,
+              height: int = PLOT_H) -> str:
+    """A run-sequence plot (iteration number on x, seconds on y) as inline SVG: ticks on both axes, the
+    steady region shaded, each segment's mean drawn, changepoints as dashed lines, marked points circled."""
+    n = len(ys)
+    x0, x1, y0, y1 = MARGIN_L, width - MARGIN_R, height - MARGIN_B, MARGIN_T
+    parts = [f'<svg width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(label)}"><title>{_e(label)}</title>']
+    if n == 0:
+        parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle">no iterations</text>'
+                     "</svg>")
+        return "".join(parts)
+    lo, hi = _y_range(ys, marks, segments)
+    pad = (hi - lo) * 0.05 or abs(hi) * 0.05 or 1e-9
+    lo, hi = max(0.0, lo - pad) if lo >= 0 else lo - pad, hi + pad
+
+    def px(i: float) -> float:  # i: 1-based iteration (may be fractional)
+        return x0 + (i - 0.5) / n * (x1 - x0)
+
+    def py(v: float) -> float:
+        return y0 - (v - lo) / (hi - lo) * (y0 - y1)
+
+    scale, unit = fmt.unit_for(max(abs(hi), abs(lo)))
+    if steady_start is not None and steady_start < n:
+        left = px(steady_start + 0.5)
+        parts.append(f'<rect x="{_n(left)}" y="{y1}" width="{_n(px(n + 0.5) - left)}" height="{y0 - y1}" '
+                     'fill="#2e7d32" fill-opacity="0.09"/>')
+    # axes and ticks
+    parts.append(f'<path d="M{x0} {y1}V{y0}H{x1}" fill="none" stroke="#888" stroke-width="1"/>')
+    yticks = nice_ticks(lo / scale, hi / scale, 5)
+    ystep = yticks[1] - yticks[0] if len(yticks) > 1 else 1.0
+    for t in yticks:
+        y = py(t * scale)
+        parts.append(f'<path d="M{x0 - 4} {_n(y)}H{x1}" stroke="#e6e6e6" stroke-width="1"/>'
+                     f'<text x="{x0 - 6}" y="{_n(y + 3.5)}" text-anchor="end">{_tick_label(t, ystep)}</text>')
+    parts.append(f'<text x="{x0 - 6}" y="{y1 - 8}" text-anchor="end">{_e(unit)}</text>')
+    for t in nice_ticks(1, n, 5):
+        if t != int(t):
+            continue
+        x = px(t)
+        parts.append(f'<path d="M{_n(x)} {y0}v4" stroke="#888"/>'
+                     f'<text x="{_n(x)}" y="{y0 + 15}" text-anchor="middle">{int(t)}</text>')
+    parts.append(f'<text x="{x1}" y="{height - 2}" text-anchor="end" class="muted">iteration</text>')
+    # data
+    xs, vs = _downsample(np.clip(ys, lo, hi), int(x1 - x0))
+    points = " ".join(f"{_n(px(x))},{_n(py(v))}" for x, v in zip(xs, vs, strict=True))
+    parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1" '
+                 f'stroke-linejoin="round"/>')
+    for seg in segments:
+        y = py(min(max(seg.mean, lo), hi))
+        parts.append(f'<path d="M{_n(px(seg.start + 0.5))} {_n(y)}H{_n(px(seg.end + 0.5))}" '
+                     f'stroke="{"#2e7d32" if seg.steady else "#e07b00"}" stroke-width="2"/>')
+    for cp in changepoints:
+        x = _n(px(cp + 0.5))
+        parts.append(f'<path d="M{x} {y1}V{y0}" stroke="#c62828" stroke-width="1" stroke-dasharray="4 3"/>')
+    if marks is not None:
+        for i in np.flatnonzero(marks & (ys >= lo) & (ys <= hi))[:2000]:
+            parts.append(f'<circle cx="{_n(px(i + 1))}" cy="{_n(py(float(ys[i])))}" r="2.2" fill="none" '
+                         'stroke="#d32f2f"/>')
+    # points off the scale: a triangle on the edge, pointing the way (red for outliers)
+    for i in np.flatnonzero((ys > hi) | (ys < lo))[:2000]:
+        y, d = (y1, -5) if ys[i] > hi else (y0, 5)
+        fill = "#d32f2f" if marks is not None and marks[i] else "#555"
+        parts.append(f'<path d="M{_n(px(i + 1))} {_n(y + d)}l-3 {-d}h6z" fill="{fill}"/>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def interval_chart(rows: Sequence[tuple[str, dict[str, Any] | None, str, str]], *, reference: float | None,
+                   label: str, bars: int = 300) -> str:
+    """Horizontal bars from 0 to each estimate with its CI as a whisker; rows are (name, estimate, colour,
+    text shown after the bar). A dashed line marks the reference (the baseline's value). The names'
+    column is as wide as the longest name needs (6.5 px a character, at most 260 px)."""
+    row_h, top, bottom, right = 24, 8, 32, 250
+    left = min(260, 16 + round(6.5 * max((len(r[0]) for r in rows), default=4)))
+    width = left + bars + right
+    height = top + bottom + row_h * max(1, len(rows))
+    x0, x1 = left, left + bars
+    highs = [r[1]["high"] for r in rows if r[1]] + [r[1]["value"] for r in rows if r[1]]
+    hi = max(highs) * 1.05 if highs and max(highs) > 0 else 1.0
+    scale, unit = fmt.unit_for(hi)
+
+    def px(v: float) -> float:
+        return x0 + v / hi * (x1 - x0)
+
+    parts = [f'<svg width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(label)}"><title>{_e(label)}</title>']
+    ticks = nice_ticks(0, hi / scale, 5)
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
+    y_axis = height - bottom
+    for t in ticks:
+        x = _n(px(t * scale))
+        parts.append(f'<path d="M{x} {top}V{y_axis + 4}" stroke="#e6e6e6"/>'
+                     f'<text x="{x}" y="{y_axis + 16}" text-anchor="middle">{_tick_label(t, step)}</text>')
+    parts.append(f'<text x="{x1}" y="{height - 4}" text-anchor="end">{_e(unit)} per iteration</text>')
+    parts.append(f'<path d="M{x0} {top}V{y_axis}H{x1}" fill="none" stroke="#888"/>')
+    for k, (name, est, colour, text) in enumerate(rows):
+        yc = top + row_h * k + row_h / 2
+        parts.append(f'<text x="{x0 - 8}" y="{_n(yc + 4)}" text-anchor="end">{_e(name)}</text>')
+        if not est:
+            parts.append(f'<text x="{x0 + 6}" y="{_n(yc + 4)}" class="muted">{_e(text or "no data")}</text>')
+            continue
+        parts.append(f'<rect x="{x0}" y="{_n(yc - 7)}" width="{_n(px(est["value"]) - x0)}" height="14" '
+                     f'fill="{colour}" fill-opacity="0.55"/>')
+        parts.append(f'<path d="M{_n(px(est["low"]))} {_n(yc)}H{_n(px(est["high"]))}'
+                     f'M{_n(px(est["low"]))} {_n(yc - 5)}v10M{_n(px(est["high"]))} {_n(yc - 5)}v10" '
+                     f'stroke="#222" stroke-width="1.3" fill="none"/>')
+        parts.append(f'<text x="{x1 + 8}" y="{_n(yc + 4)}">{_e(text)}</text>')
+    if reference:
+        x = _n(px(reference))
+        parts.append(f'<path d="M{x} {top}V{y_axis}" stroke="#444" stroke-dasharray="3 3"/>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# --- pieces of the page ------------------------------------------------------------------------------
+def _table(columns: Iterable[str], rows: Iterable[Sequence[str]], *, raw: bool = False,
+           row_style: Callable[[int], str] | None = None, numeric: Iterable[int] = ()) -> str:
+    """An HTML table; cells are escaped unless raw (then they are already HTML)."""
+    nums = set(numeric)
+    head = "".join(f"<th>{_e(c)}</th>" for c in columns)
+    body = []
+    for k, row in enumerate(rows):
+        style = f' style="{row_style(k)}"' if row_style else ""
+        cells = "".join(f'<td{" class=num" if i in nums else ""}>{c if raw else _e(c)}</td>'
+                        for i, c in enumerate(row))
+        body.append(f"<tr{style}>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _class_text(cell: dict[str, Any]) -> str:
+    name = cell.get("classification")
+    if not name:
+        return "not classified (run too short)" if cell.get("executions_ok") else "no data"
+    counts = {k: n for k, n in (cell.get("class_counts") or {}).items() if n}
+    if len(counts) > 1 or name.endswith("inconsistent"):
+        return f"{name} (" + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ")"
+    return f"{name} ({sum(counts.values()) or cell.get('executions_ok', 0)})"
+
+
+def _legend() -> str:
+    items = [f'<span style="background:{bg}"><span class="swatch" style="background:{fg}"></span>'
+             f"{_e(name)} — {_e(verdict)}</span>" for name, (bg, fg, verdict) in CLASS_COLOURS.items()]
+    bg, fg, verdict = NO_CLASS
+    items.append(f'<span style="background:{bg}"><span class="swatch" style="background:{fg}"></span>'
+                 f"{_e(verdict)}</span>")
+    return f'<p class="legend">{"".join(items)}</p>'
+
+
+def _labels(result: dict[str, Any]) -> dict[str, str]:
+    return {m["mechanism"]: m.get("label") or m["mechanism"] for m in result.get("mechanisms", [])}
+
+
+def _header(result: dict[str, Any]) -> str:
+    c = result.get("campaign", {})
+    o = c.get("options", {})
+    base = result.get("baseline")
+    confidence = result.get("confidence", 0.99)
+    budget = (f"budget '{o.get('budget', '?')}': {o.get('process_executions', '?')} process executions{TIMES}"
+              f"{o.get('iterations', '?')} iterations, timeout {o.get('timeout_s', '?')} s; "
+              f"{c.get('executions_stored', '?')}/{c.get('executions_planned', '?')} executions stored")
+    methods = sorted({cell["method"] for cell in result.get("cells", []) if cell.get("method")})
+    facts = [("State", c.get("state")), ("Machine", c.get("machine")),
+             ("CPU", (c.get("environment") or {}).get("cpu_model")), ("Started", _when(c.get("created"))),
+             ("Finished", _when(c.get("finished"))), ("Git", c.get("git_sha")),
+             ("Baseline", _labels(result).get(base or "", base) or "none"),
+             ("Confidence", f"{confidence:.0%}"), ("Method", ", ".join(methods) or "—")]
+    dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v if v not in (None, '') else '—')}</dd>" for k, v in facts)
+    return (f"<header><h1>bridgebench: {_e(c.get('study', '?'))}, campaign {_e(c.get('id', '?'))}</h1>"
+            f'<p class="budget">{_e(budget)}</p><dl class="facts">{dl}</dl></header>')
+
+
+def _summary(result: dict[str, Any]) -> str:
+    labels = _labels(result)
+    cells = result.get("cells", [])
+    pct = f"{result.get('confidence', 0.99):.0%}"
+    base = result.get("baseline")
+    columns = ("Benchmark", "Mechanism", "Class (executions)", f"Steady iteration # (5{DASH}95%)",
+               f"Steady performance (\u00b1{pct} CI)",
+               f"Ratio to {labels.get(base or '', base)}" if base else "Ratio", "Peak RSS", "Failures")
+    rows = []
+    for cell in cells:
+        rss = cell.get("peak_rss_kb")
+        is_base = base and cell["mechanism"] == base and cell.get("ratio")
+        ratio = "baseline" if is_base else fmt.ratio(cell.get("ratio"))
+        rows.append((cell["benchmark"], labels.get(cell["mechanism"], cell["mechanism"]), _class_text(cell),
+                     fmt.spread(cell.get("steady_iteration")), fmt.estimate(cell.get("steady_performance")),
+                     ratio, f"{rss / 1024:.0f} MiB" if rss else "—", fmt.failures(cell) or "—"))
+    table = _table(columns, rows, numeric=(3, 4, 5, 6),
+                   row_style=lambda k: f"background:{_class_colours(cells[k].get('classification'))[0]}")
+    out = f'<section id="summary"><h2>Steady state per benchmark{TIMES}mechanism</h2>{_legend()}{table}'
+    geo = result.get("geomean_ratio") or {}
+    if geo:
+        ranked = sorted(geo.items(), key=lambda x: x[1])
+        out += (f"<h3>Geometric mean of ratios to {_e(labels.get(base or '', base))}</h3>"
+                + _table(("Mechanism", "Geomean ratio"), [(labels.get(m, m), f"{TIMES.strip()}{g:.3g}")
+                                                          for m, g in ranked], numeric=(1,)))
+    return out + "</section>"
+
+
+def _comparison(result: dict[str, Any]) -> str:
+    labels = _labels(result)
+    base = result.get("baseline")
+    pct = f"{result.get('confidence', 0.99):.0%}"
+    by_key = {(c["benchmark"], c["mechanism"]): c for c in result.get("cells", [])}
+    figures = []
+    for bench in result.get("benchmarks", []):
+        rows: list[tuple[str, dict[str, Any] | None, str, str]] = []
+        for m in result.get("mechanisms", []):
+            mech = m["mechanism"]
+            cell = by_key.get((bench, mech))
+            if not m.get("available"):
+                rows.append((labels[mech], None, "", "unavailable"))
+                continue
+            if cell is None:
+                continue
+            est = cell.get("steady_performance")
+            text = fmt.estimate(est)
+            if mech == base and est:
+                text += "  (baseline)"
+            elif cell.get("ratio"):
+                text += "  " + fmt.ratio(cell["ratio"])
+            rows.append((labels[mech], est, _class_colours(cell.get("classification"))[1],
+                         text if est else "no steady performance"))
+        reference = (by_key.get((bench, base)) or {}).get("steady_performance") if base else None
+        chart = interval_chart(rows, reference=reference["value"] if reference else None,
+                               label=f"{bench}: steady performance per mechanism")
+        figures.append(f"<figure><figcaption><b>{_e(bench)}</b></figcaption>{chart}</figure>")
+    note = (f"Bars: steady performance (seconds per iteration, per call when batched); whiskers: its {pct} "
+            "CI; bar colour: class; dashed line: the baseline.")
+    return (f'<section id="comparison"><h2>Comparison</h2><p class="note">{_e(note)}</p>'
+            f'<div class="grid">{"".join(figures)}</div></section>')
+
+
+def _problems(result: dict[str, Any]) -> str:
+    labels = _labels(result)
+    out = []
+    unavailable = [(m.get("label") or m["mechanism"], m.get("reason") or "")
+                   for m in result.get("mechanisms", []) if not m.get("available")]
+    if unavailable:
+        out.append("<h3>Unavailable mechanisms</h3>" + _table(("Mechanism", "Reason"), unavailable))
+    check = [(r["benchmark"], labels.get(r["mechanism"], r["mechanism"]), r["status"],
+              r.get("detail") or r.get("answer") or "")
+             for r in result.get("check", []) if r.get("status") != "agrees"]
+    if check:
+        out.append("<h3>Answer check problems</h3>"
+                   + _table(("Benchmark", "Mechanism", "Status", "Detail"), check))
+    failed = []
+    for cell in result.get("cells", []):
+        for f in cell.get("failures") or []:
+            tail = f.get("stderr_tail") or ""
+            shown = f"<pre>{_e(tail)}</pre>" if tail.strip() else '<span class="muted">(empty)</span>'
+            failed.append((_e(cell["benchmark"]), _e(labels.get(cell["mechanism"], cell["mechanism"])),
+                           _e(int(f.get("pexec", 0)) + 1), _e(f.get("status", "")), _e(f.get("detail", "")),
+                           shown))
+    if failed:
+        out.append("<h3>Failed process executions</h3>"
+                   + _table(("Benchmark", "Mechanism", "Process execution #", "Status", "Detail",
+                             "Stderr (tail)"), failed, raw=True))
+    if not out:
+        return ""
+    return '<section id="problems"><h2>Problems</h2>' + "".join(out) + "</section>"
+
+
+def _segments(times: np.ndarray, changepoints: list[int], steady_start: int | None,
+              outliers: np.ndarray | None) -> list[Segment]:
+    n = len(times)
+    bounds = [0, *[c for c in changepoints if 0 < c < n], n]
+    keep = ~outliers if outliers is not None and len(outliers) == n else np.ones(n, dtype=bool)
+    segments = []
+    for start, end in itertools.pairwise(bounds):
+        part = times[start:end][keep[start:end]]
+        if len(part) == 0:
+            part = times[start:end]
+        if len(part):
+            segments.append(Segment(start, end, float(np.mean(part)),
+                                    steady_start is not None and start >= steady_start))
+    return segments
+
+
+def _outlier_function() -> Callable[[np.ndarray], np.ndarray] | None:
+    try:
+        from bridgebench.stats import outlier_mask  # optional: stats may be absent
+    except ImportError:
+        return None
+    return outlier_mask
+
+
+def _runs(result: dict[str, Any], store: Store) -> str:
+    labels = _labels(result)
+    stored: dict[int, StoredExecution] = {e.id: e for e in store.executions(result["campaign"]["id"])}
+    outliers_of = _outlier_function()
+    out = ['<section id="runs"><h2>Run-sequence plots</h2><p class="note">Every successful process '
+           "execution: seconds per iteration (per call when batched). Shaded: the steady state; "
+           "horizontal lines: segment means (green steady, orange not); dashed red lines: changepoints; "
+           "red circles: outliers (left out of the analysis); triangles: points beyond the plotted range "
+           "(red: outliers).</p>"]
+    by_bench: dict[str, list[dict[str, Any]]] = {}
+    for cell in result.get("cells", []):
+        by_bench.setdefault(cell["benchmark"], []).append(cell)
+    for bench, cells in by_bench.items():
+        out.append(f"<h3>{_e(bench)}</h3>")
+        for cell in cells:
+            label = labels.get(cell["mechanism"], cell["mechanism"])
+            runs = cell.get("per_execution") or []
+            head = f"{bench}, {label}: {_class_text(cell)}"
+            if not runs:
+                out.append(f'<p class="muted">{_e(head)} — no successful process execution to plot.</p>')
+                continue
+            figures = []
+            for run in runs:
+                e = stored.get(run.get("execution_id", -1))
+                times = store.times(e.id) if e else np.array([])
+                if e and e.batch and e.batch > 1:
+                    times = times / e.batch
+                mask = outliers_of(times) if outliers_of and len(times) else None
+                steady_start = run.get("steady_start")
+                cps = [int(c) for c in run.get("changepoints") or []]
+                kind = run.get("kind")
+                number = int(run.get("pexec", 0)) + 1
+                title = f"{bench}, {label}, process execution #{number} ({kind or 'not classified'})"
+                plot = line_plot(times, label=title, changepoints=cps, steady_start=steady_start,
+                                 segments=_segments(times, cps, steady_start, mask), marks=mask,
+                                 )
+                extra = f" · {int(run['outliers'])} outliers" if run.get("outliers") else ""
+                figures.append(f'<figure class="run"><figcaption>{_e(title)}<span class="muted">{_e(extra)}'
+                               f"</span></figcaption>{plot}</figure>")
+            bg = _class_colours(cell.get("classification"))[0]
+            out.append(f'<details open><summary style="background:{bg}">{_e(head)}</summary>'
+                       f'<div class="grid">{"".join(figures)}</div></details>')
+    out.append("</section>")
+    return "".join(out)
+
+
+def _machine(result: dict[str, Any]) -> str:
+    env = result.get("campaign", {}).get("environment") or {}
+    first = ("cpu_model", "cpu_count", "memory_gib", "kernel", "os", "governor", "turbo", "aslr",
+             "virtualisation", "load_average")
+    keys = [k for k in first if k in env] + sorted(k for k in env if k not in first)
+
+    def show(v: Any) -> str:
+        if isinstance(v, list | tuple):
+            return ", ".join(f"{x:.2f}" if isinstance(x, float) else str(x) for x in v)
+        return "—" if v is None else str(v)
+
+    env_table = _table(("What", "Value"), [(k, show(env[k])) for k in keys])
+    mechs = _table(("Mechanism", "Label", "Available", "Version", "Build hash"),
+                   [(m["mechanism"], m.get("label") or "", "yes" if m.get("available") else "no",
+                     m.get("version") or "—", (m.get("build_hash") or "—")[:16])
+                    for m in result.get("mechanisms", [])])
+    opts = result.get("campaign", {}).get("options") or {}
+    opt_table = _table(("Option", "Value"), [(k, show(v)) for k, v in opts.items()])
+    return (f'<section id="machine"><h2>Machine and mechanisms</h2><h3>Environment</h3>{env_table}'
+            f"<h3>Mechanism versions</h3>{mechs}<h3>Campaign options</h3>{opt_table}</section>")
+
+
+def render(result: dict[str, Any], store: Store) -> str:
+    """The whole report as one HTML document."""
+    c = result.get("campaign", {})
+    title = f"bridgebench: {c.get('study', '?')}, campaign {c.get('id', '?')}"
+    problems = _problems(result)
+    nav = ('<nav><a href="#summary">Steady state</a><a href="#comparison">Comparison</a>'
+           + ('<a href="#problems">Problems</a>' if problems else "")
+           + '<a href="#runs">Run-sequence plots</a><a href="#machine">Machine</a></nav>')
+    body = "".join((_header(result), nav, _summary(result), _comparison(result), problems,
+                    _runs(result, store), _machine(result)))
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<style>{CSS}</style></head><body>{body}</body></html>\n")

@@ -1,0 +1,174 @@
+"""The HTML report: self-contained, escaped, one plot per process execution, and it renders in a real
+browser (headless Chromium; skipped when Chromium is not installed)."""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bridgebench.runner import OK
+from bridgebench.store import Store
+from tests.test_exports import EVIL, analysed, make_campaign
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
+
+
+def chromium(page: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run headless Chromium on a file with a fresh profile, or skip the test when there is none."""
+    exe = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+    if exe is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install chromium)")
+    with tempfile.TemporaryDirectory(prefix="bb-chromium-") as profile:
+        done = subprocess.run([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
+                              capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def write_report(tmp_path: Path, **kwargs: Any) -> tuple[Store, dict[str, Any], Path]:
+    from bridgebench.report.html import render
+
+    store, result = analysed(tmp_path, **kwargs)
+    page = tmp_path / "report.html"
+    page.write_text(render(result, store), encoding="utf-8")
+    return store, result, page
+
+
+def ok_executions(store: Store, result: dict[str, Any]) -> int:
+    return sum(e.status == OK for e in store.executions(result["campaign"]["id"]))
+
+
+# --- in a browser ------------------------------------------------------------------------------------
+def test_report_renders_in_chromium_with_a_plot_per_execution(tmp_path: Path) -> None:
+    store, result, page = write_report(tmp_path)
+    dom = chromium(page, "--dump-dom").stdout
+    executions = ok_executions(store, result)
+    assert executions == 11
+    assert dom.count("<svg") >= executions + len(result["benchmarks"])  # run plots + comparison charts
+    assert len(re.findall(r"<polyline ", dom)) == executions
+    for text in ("bridgebench: synthetic, campaign 1", "Steady state per benchmark \u00d7 mechanism",
+                 "fib, CPYTHON, process execution #1", "n body, LUA/JIT, process execution #2",
+                 "Unavailable mechanisms", "not found: gone-vm", "Failed process executions",
+                 "exit status 1: boom", "Test  CPU @ 3.00GHz", "cpython 1.0", "Run-sequence plots"):
+        assert html.escape(text, quote=False) in dom, text
+    # The planted script reached the browser as text, not as an element.
+    assert "<script" not in dom.lower()
+    assert "&lt;script&gt;alert('owned')&lt;/script&gt;" in dom
+
+
+def test_report_screenshot_is_not_blank(tmp_path: Path) -> None:
+    _, _, page = write_report(tmp_path)
+    shot, blank_shot = tmp_path / "report.png", tmp_path / "blank.png"
+    chromium(page, f"--screenshot={shot}", "--window-size=1400,3000")
+    blank = tmp_path / "blank.html"
+    blank.write_text("<!DOCTYPE html><html><body><p>x</p></body></html>")
+    chromium(blank, f"--screenshot={blank_shot}", "--window-size=1400,3000")
+    assert png_size(shot) == png_size(blank_shot) == (1400, 3000)
+    # Tables and plots compress far worse than white space: the same-sized screenshot of an empty page is
+    # ~20 KB, the report's several times that.
+    assert shot.stat().st_size > 4 * blank_shot.stat().st_size
+
+
+# --- the page itself ---------------------------------------------------------------------------------
+def test_report_is_self_contained_and_escapes_data(tmp_path: Path) -> None:
+    store, result, page = write_report(tmp_path)
+    text = page.read_text(encoding="utf-8")
+    assert not re.search(r"https?://", text)
+    assert not re.search(r"<(script|link|img|iframe|object|embed)\b", text, re.IGNORECASE)
+    assert not re.search(r"\b(src|href)=\"(?!#)", text)  # only in-page links
+    assert EVIL not in text
+    assert html.escape(EVIL) in text
+    assert text.count("<figure") == ok_executions(store, result) + len(result["benchmarks"])
+    # Every plot is titled as in warmup_stats: benchmark, mechanism, process execution #N (class).
+    titles = re.findall(r"<figcaption>([^<]*process execution #\d+ \([^)]*\))", text)
+    assert len(titles) == ok_executions(store, result)
+    assert "fib, CPYTHON, process execution #3 (" in text
+
+
+def test_changepoints_steady_state_and_outliers_are_drawn(tmp_path: Path) -> None:
+    _, result, page = write_report(tmp_path)
+    text = page.read_text(encoding="utf-8")
+    runs = [r for c in result["cells"] for r in c.get("per_execution") or []]
+    changepoints = sum(len(r["changepoints"]) for r in runs)
+    assert changepoints > 0  # the warm-ups were found
+    assert text.count('stroke-dasharray="4 3"') == changepoints
+    assert text.count('fill-opacity="0.09"') == sum(r["steady_start"] is not None for r in runs)
+    # the outliers the analysis left out are marked, in range (circle) or beyond it (triangle)
+    marked = len(re.findall(r'<circle [^>]*stroke="#d32f2f"', text)) + text.count('h6z" fill="#d32f2f"')
+    assert marked == sum(r["outliers"] for r in runs) > 0
+
+
+def test_short_or_unfinished_campaigns_render_without_classes(tmp_path: Path) -> None:
+    from bridgebench.report.html import render
+
+    store, result = analysed(tmp_path, iterations=12, stop_after=3)
+    assert result["campaign"]["state"] == "running"
+    page = render(result, store)
+    assert "not classified" in page
+    assert "no successful process execution to plot" in page  # cells not reached yet
+    assert page.count("<polyline ") == ok_executions(store, result) == 3
+
+
+def test_long_series_are_downsampled() -> None:
+    from bridgebench.report.html import MARGIN_T, PLOT_W, line_plot
+
+    rng = np.random.default_rng(0)
+    ys = rng.normal(1e-3, 1e-5, 100_000)
+    ys[50_000] = 5e-3
+    svg = line_plot(ys, label="long", changepoints=[20_000])
+    points = re.search(r'<polyline points="([^"]*)"', svg)
+    assert points is not None
+    assert len(points.group(1).split()) <= 2 * PLOT_W
+    assert len(svg) < 25_000
+    # The spike survives the min/max buckets: the line reaches the top edge (SVG y grows downwards), where
+    # a triangle says the point is beyond the plotted range, which fits the bulk of the points.
+    top = min(float(p.split(",")[1]) for p in points.group(1).split())
+    assert top == pytest.approx(MARGIN_T)
+    assert svg.count('h6z" fill="#555"') == 1
+    ticks = [float(t) for t in re.findall(r'text-anchor="end">([0-9.]+)</text>', svg)]
+    assert ticks and max(ticks) < 1.5  # in ms: the axis fits the bulk (~1 ms), not the 5 ms spike
+
+
+def test_nice_ticks() -> None:
+    from bridgebench.report.html import nice_ticks
+
+    assert nice_ticks(0, 1) == pytest.approx([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    assert nice_ticks(1.43, 2.51) == pytest.approx([1.6, 1.8, 2.0, 2.2, 2.4])
+    assert nice_ticks(-0.05, 0.3) == pytest.approx([0, 0.1, 0.2, 0.3])
+    assert nice_ticks(1, 300)[-1] == 300
+    assert nice_ticks(3, 3) == [3]
+
+
+def test_machine_section_lists_environment_versions_and_options(tmp_path: Path) -> None:
+    """The machine section lists every environment key, the mechanism versions and the options; answer
+    check problems get their own table."""
+    store, cid = make_campaign(tmp_path / "s.sqlite", pexecs=1, iterations=60, crash=False)
+    from bridgebench.analysis import analyse
+    from bridgebench.report.html import render
+
+    result = analyse(store, cid)
+    result["campaign"]["environment"]["odd & new"] = "<b>value</b>"
+    assert "Answer check problems" not in render(result, store)
+    result["check"].append({"benchmark": "fib", "mechanism": "cpython", "status": "disagrees", "answer": "<41>",
+                            "detail": ""})
+    page = render(result, store)
+    assert "Answer check problems" in page and "disagrees" in page and "&lt;41&gt;" in page
+    assert "odd &amp; new" in page and "&lt;b&gt;value&lt;/b&gt;" in page
+    assert "gone-vm" in page and "cpython 1.0" in page and "process_executions" in page
