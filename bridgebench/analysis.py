@@ -91,16 +91,18 @@ def _classify(arrays: list[np.ndarray]) -> list[ExecutionClass | None]:
     return [classify_execution(t) for t in arrays]
 
 
-def _pooled_steady(arrays: list[np.ndarray], classes: list[ExecutionClass | None]) -> np.ndarray:
-    return np.concatenate([_steady_samples(t, c) for t, c in zip(arrays, classes, strict=True)])
+def _steady_per_execution(arrays: list[np.ndarray], classes: list[ExecutionClass | None]) -> list[np.ndarray]:
+    """Each process execution's steady iterations; executions with no steady state are left out."""
+    kept = [_steady_samples(t, c) for t, c in zip(arrays, classes, strict=True)]
+    return [k for k in kept if len(k) > 1]
 
 
-def steady_samples(store: Store, campaign_id: int) -> dict[tuple[str, str], np.ndarray]:
-    """Per benchmark × mechanism, the steady-state iterations of every process execution, pooled."""
+def steady_samples(store: Store, campaign_id: int) -> dict[tuple[str, str], list[np.ndarray]]:
+    """Per benchmark × mechanism, the steady-state iterations of each process execution."""
     out = {}
     for key, runs in _gather(store, campaign_id).series.items():
         arrays = [t for _, t in runs]
-        out[key] = _pooled_steady(arrays, _classify(arrays))
+        out[key] = _steady_per_execution(arrays, _classify(arrays))
     return out
 
 
@@ -112,7 +114,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
     rng = np.random.default_rng(seed)
 
     cells: dict[tuple[str, str], dict[str, Any]] = {}
-    steady: dict[tuple[str, str], np.ndarray] = {}
+    steady: dict[tuple[str, str], list[np.ndarray]] = {}
     for bench in options["benchmarks"]:
         for b in builds:
             if not b["available"]:
@@ -129,7 +131,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
                 arrays = [t for _, t in runs]
                 classes = _classify(arrays)
                 summary = summarise(arrays, classes=classes, confidence=confidence, rng=rng)
-                steady[key] = _pooled_steady(arrays, classes)
+                steady[key] = _steady_per_execution(arrays, classes)
                 cell |= {
                     "classification": summary.classification,
                     "class_counts": dict(summary.class_counts),
@@ -154,7 +156,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
     for (bench, mech), cell in cells.items():
         base = steady.get((bench, baseline)) if baseline else None
         mine = steady.get((bench, mech))
-        if base is not None and mine is not None and len(base) > 1 and len(mine) > 1:
+        if base and mine:
             cell["ratio"] = asdict(ratio_ci(base, mine, confidence=confidence, rng=rng))
         else:
             cell["ratio"] = None

@@ -29,7 +29,7 @@ from bridgebench.compare import DiffError, compare
 from bridgebench.report import diff as diff_report
 from bridgebench.report import exports, html, markdown, terminal
 from bridgebench.runner import OK, Execution, Task
-from bridgebench.selftest import Finding, run_selftest
+from bridgebench.selftest import INFORMATION, Finding, run_selftest
 from bridgebench.store import Store, StoreError
 from bridgebench.study import Study, StudyError, all_studies, find_study, load_study
 
@@ -408,7 +408,8 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
 
     def on_finding(f: Finding) -> None:
         if not as_json:
-            mark = "[green]ok[/]" if f.ok else "[red]WRONG[/]"
+            mark = ("[green]ok[/]" if f.ok else "[red]WRONG[/]") if f.counts else ("[dim]info[/]" if f.ok else
+                                                                                 "[yellow]info[/]")
             err.print(f"  {mark} " + escape(f"#{f.repetition} {f.check}: {f.benchmark}: expected {f.expected}, "
                                             f"found {f.found}"), highlight=False)
 
@@ -424,8 +425,12 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
         for column in ("Check", "Right", "Of"):
             table.add_column(column)
         for check_name, (good, total) in tally.items():
-            table.add_row(check_name, str(good), str(total), style="" if good == total else "red")
+            informational = check_name == INFORMATION
+            table.add_row(check_name, str(good), str(total),
+                          style="" if good == total or informational else "red")
         out.print(table)
+        out.print(f"'{INFORMATION}' is not part of the verdict: unplanted drift of this machine can change a class "
+                  "under the published rules (see `bridgebench doctor`).", highlight=False)
     if not report.ok:
         raise typer.Exit(EXIT_SELFTEST_WRONG)
 

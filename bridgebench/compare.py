@@ -59,7 +59,7 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
     for ka, kb in pairs:
         sa, sb = samples_a.get(ka), samples_b.get(kb)
         ratio = None
-        if sa is not None and sb is not None and len(sa) > 1 and len(sb) > 1:
+        if sa and sb:
             ratio = asdict(ratio_ci(sa, sb, confidence=confidence, rng=rng))
         name_a, name_b = (f"{ca}:{ka[1]}", f"{cb}:{kb[1]}")
         comparisons.append(compare_cells(ka[0], name_a, name_b, cells_a[ka], cells_b[kb], ratio, confidence))

@@ -4,8 +4,12 @@ Truth, by construction (probes/c/planted.c, studies/selftest/study.toml):
 - A and "A again" are the same program: the differ must say *unchanged*.
 - "A with 5% more work" does 1.05× the work: the differ must say *worsened*, and the ratio's CI should
   hold 1.05.
-- benchmark `warmup` is 1.5× slower for its first 20 iterations: *warmup*; `slowdown` is 1.3× slower from
-  iteration 60: *slowdown*; `steady` is *flat*.
+- benchmark `warmup` is 1.5× slower for its first 20 iterations, `slowdown` 1.3× slower from iteration 60:
+  in every process execution the analysis must find a changepoint there (±2 iterations), with the segment
+  means on either side in the planted direction and about the planted size (within a third of it).
+- the class of each execution (warmup / slowdown / flat for `steady`) is reported, but is information,
+  not a check: a shared machine drifts by a few percent within a run, and under the published rules a real
+  shift larger than δ after the planted one rightly makes a class "no steady state" or "slowdown".
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from bridgebench import campaign as camp
 from bridgebench.analysis import analyse
@@ -24,6 +30,10 @@ from bridgebench.study import STUDIES_DIR, load_study
 
 PLANTED_RATIO = 1.05
 PLANTED_CLASS = {"steady": "flat", "warmup": "warmup", "slowdown": "slowdown"}
+# benchmark: (iteration where the planted change happens, later/earlier segment mean)
+PLANTED_PHASE = {"warmup": (20, 1 / 1.5), "slowdown": (60, 1.3)}
+PHASE_TOLERANCE = 2
+INFORMATION = "class as planted (information)"
 
 
 @dataclass
@@ -35,6 +45,7 @@ class Finding:
     expected: str
     found: str
     ok: bool
+    counts: bool = True  # False: information only, not part of the verdict
 
 
 @dataclass
@@ -42,6 +53,7 @@ class SelftestReport:
     findings: list[Finding] = field(default_factory=list)
 
     def tally(self) -> dict[str, tuple[int, int]]:
+        """Per check: how many were right, of how many."""
         out: dict[str, tuple[int, int]] = {}
         for f in self.findings:
             good, total = out.get(f.check, (0, 0))
@@ -50,7 +62,7 @@ class SelftestReport:
 
     @property
     def ok(self) -> bool:
-        return all(f.ok for f in self.findings)
+        return all(f.ok for f in self.findings if f.counts)
 
 
 def _judge(store: Store, repetition: int, cid: int) -> list[Finding]:
@@ -69,15 +81,34 @@ def _judge(store: Store, repetition: int, cid: int) -> list[Finding]:
                              bool(r and r["low"] <= PLANTED_RATIO <= r["high"])))
     result = store.analysis(cid) or {}
     for cell in result.get("cells", []):
-        expected = PLANTED_CLASS.get(cell["benchmark"])
-        if expected is None:
-            continue
-        kinds = [e["kind"] for e in cell.get("per_execution", [])]
-        right = sum(k == expected for k in kinds)
-        found.append(Finding(repetition, cid, "planted class found", f"{cell['benchmark']} ({cell['mechanism']})",
-                             expected, f"{right}/{len(kinds)} executions ({cell.get('classification')})",
-                             bool(kinds) and right == len(kinds)))
+        where = f"{cell['benchmark']} ({cell['mechanism']})"
+        executions = cell.get("per_execution", [])
+        if cell["benchmark"] in PLANTED_PHASE:
+            at, shift = PLANTED_PHASE[cell["benchmark"]]
+            found_at = [e for e in executions if _phase_found(store.times(e["execution_id"]), e, at, shift)]
+            found.append(Finding(repetition, cid, "planted phase found", where,
+                                 f"changepoint at {at}±{PHASE_TOLERANCE}, ×{shift:.2f}",
+                                 f"in {len(found_at)}/{len(executions)} executions",
+                                 bool(executions) and len(found_at) == len(executions)))
+        expected = PLANTED_CLASS[cell["benchmark"]]
+        right = sum(e["kind"] == expected for e in executions)
+        found.append(Finding(repetition, cid, INFORMATION, where, expected,
+                             f"{right}/{len(executions)} executions ({cell.get('classification')})",
+                             bool(executions) and right == len(executions), counts=False))
     return found
+
+
+def _phase_found(times: np.ndarray, execution: dict, at: int, shift: float) -> bool:
+    """A changepoint within PHASE_TOLERANCE of `at`, with the segments on either side in the planted
+    direction and within a third of the planted size."""
+    bounds = [0, *execution["changepoints"], len(times)]
+    for i, cp in enumerate(bounds[1:-1], 1):
+        if abs(cp - at) <= PHASE_TOLERANCE:
+            before = float(np.median(times[bounds[i - 1]:cp]))
+            after = float(np.median(times[cp:bounds[i + 1]]))
+            planted = shift - 1
+            return abs((after / before - 1) - planted) <= abs(planted) / 3
+    return False
 
 
 def run_selftest(store: Store, build_root: Path, repetitions: int, budget: str = "default",

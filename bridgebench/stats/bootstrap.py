@@ -94,22 +94,45 @@ def plain_bootstrap(samples: np.ndarray, *, confidence: float = 0.99, resamples:
     return Estimate(value, low, high, confidence, f"plain bootstrap of the {statistic}")
 
 
-def ratio_ci(a: np.ndarray, b: np.ndarray, *, confidence: float = 0.99, resamples: int = 10_000,
+def ratio_ci(a: np.ndarray | Sequence[np.ndarray], b: np.ndarray | Sequence[np.ndarray], *,
+             confidence: float = 0.99, resamples: int = 10_000,
              rng: np.random.Generator | None = None) -> Estimate:
-    """mean(b) / mean(a) with a percentile bootstrap CI, ``a`` and ``b`` resampled independently."""
+    """B's mean over A's, with a percentile bootstrap CI; each side resampled independently.
+
+    A side given as one array is one group of independent iterations. A side given as a list of arrays
+    (one per process execution) is resampled at two levels: process executions with replacement, then
+    iterations within each, and its mean is the mean of the executions' means (each counts once).
+    Process executions differ (layout, frequency, JIT decisions), so iterations pooled across them are
+    not independent; resampling the executions makes the interval carry that spread instead of hiding it.
+    """
     _check(confidence, resamples)
-    xa = _sample(a, "a")
-    xb = _sample(b, "b")
-    mean_a = float(np.mean(xa))
-    if mean_a == 0.0:
-        raise ValueError("ratio_ci(): mean(a) is 0")
     gen = rng if rng is not None else np.random.default_rng()
-    boot_a = _resample_sums(xa, resamples, gen) / len(xa)
-    boot_b = _resample_sums(xb, resamples, gen) / len(xb)
+    point_a, boot_a = _group_means(a, "a", resamples, gen)
+    point_b, boot_b = _group_means(b, "b", resamples, gen)
+    if point_a == 0.0:
+        raise ValueError("ratio_ci(): mean(a) is 0")
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = boot_b / boot_a
     low, high = _interval(ratios, confidence)
-    return Estimate(float(np.mean(xb)) / mean_a, low, high, confidence, "bootstrap ratio of means")
+    method = "bootstrap ratio of means" if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) else \
+        "two-level bootstrap ratio (executions, then iterations)"
+    return Estimate(point_b / point_a, low, high, confidence, method)
+
+
+def _group_means(side: np.ndarray | Sequence[np.ndarray], name: str, resamples: int,
+                 gen: np.random.Generator) -> tuple[float, np.ndarray]:
+    """The side's point mean and `resamples` bootstrap replicates of it."""
+    if isinstance(side, np.ndarray):
+        x = _sample(side, name)
+        return float(np.mean(x)), _resample_sums(x, resamples, gen) / len(x)
+    groups = [_sample(g, f"{name}[{i}]") for i, g in enumerate(side)]
+    if not groups:
+        raise ValueError(f"{name} has no process executions")
+    # inner[j, r]: execution j's r-th resampled mean; each replicate picks k executions with replacement.
+    inner = np.stack([_resample_sums(g, resamples, gen) / len(g) for g in groups])
+    picks = gen.integers(0, len(groups), size=(resamples, len(groups)))
+    boot = inner[picks, np.arange(resamples)[:, None]].mean(axis=1)
+    return float(np.mean([np.mean(g) for g in groups])), boot
 
 
 # --------------------------------------------------------------------------------------------------
