@@ -8,8 +8,8 @@ Rules (after warmup_stats' differ):
 - one side has a steady state and the other has none: *different*.
 - otherwise steady performance: 99% CIs that do not overlap give *improved* (B faster) or *worsened*;
   overlapping CIs give *unchanged*.
-- beside the verdict: the steady iteration's 5–95% ranges (do they overlap?) and the ratio B/A of
-  steady performance with its bootstrap CI.
+- beside it, a warm-up verdict from the 5–95% ranges of the steady iteration: *sooner* or *later* when
+  the ranges do not overlap, *same* when they do; and the ratio B/A of steady performance with its CI.
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ class Comparison:
     steady_iteration_a: dict[str, float] | None
     steady_iteration_b: dict[str, float] | None
     steady_iteration_overlap: bool | None
+    warmup_verdict: str  # "sooner", "later", "same", or "—" when a side has no steady state
     classes_a: str
     classes_b: str
 
@@ -105,10 +106,16 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: dict[str, Any], b
         verdict, reason = WORSENED, f"{b_name}'s steady-performance CI lies wholly above {a_name}'s"
     else:
         verdict, reason = UNCHANGED, "the steady-performance CIs overlap"
+    if it_a is None or it_b is None:
+        warmup = "—"
+    elif it_a.overlaps(it_b):
+        warmup = "same"
+    else:
+        warmup = "sooner" if it_b.high < it_a.low else "later"
     return Comparison(
         benchmark, a_name, b_name, verdict, reason, perf_a, perf_b, ratio,
         a.get("steady_iteration"), b.get("steady_iteration"),
-        it_a.overlaps(it_b) if it_a and it_b else None, _classes(a), _classes(b),
+        it_a.overlaps(it_b) if it_a and it_b else None, warmup, _classes(a), _classes(b),
     )
 
 

@@ -130,3 +130,15 @@ def test_resume_refuses_a_changed_study(basic_study: Path, tmp_path: Path) -> No
     result = bridgebench("run", str(basic_study), "--resume", cwd=tmp_path)
     assert result.returncode == 2
     assert "has changed since campaign 1 started" in result.stderr
+
+
+def test_doctor_and_list_speak_json_and_never_fail(tmp_path: Path) -> None:
+    result = bridgebench("doctor", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert {f["topic"] for f in data["findings"]} >= {"frequency governor", "turbo boost", "ASLR",
+                                                       "virtualisation", "load average (1 min)"}
+    assert data["environment"]["cpu_count"] >= 1
+    result = bridgebench("list", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "lua-vms" in {s["name"] for s in json.loads(result.stdout)["studies"]}

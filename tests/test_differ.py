@@ -84,9 +84,13 @@ def test_goodman_intervals_hold_the_observed_share_and_narrow_with_n() -> None:
 
 def test_steady_iteration_ranges_are_compared() -> None:
     c = compare_cells("b", "A", "B", cell(1.0, it=(1, 1, 2)), cell(1.0, it=(50, 40, 60)), None)
-    assert c.steady_iteration_overlap is False
+    assert (c.steady_iteration_overlap, c.warmup_verdict) == (False, "later")
+    c = compare_cells("b", "A", "B", cell(1.0, it=(50, 40, 60)), cell(1.0, it=(1, 1, 2)), None)
+    assert c.warmup_verdict == "sooner"
     c = compare_cells("b", "A", "B", cell(1.0, it=(1, 1, 45)), cell(1.0, it=(50, 40, 60)), None)
-    assert c.steady_iteration_overlap is True
+    assert (c.steady_iteration_overlap, c.warmup_verdict) == (True, "same")
+    c = compare_cells("b", "A", "B", cell(1.0, it=None), cell(1.0, it=(50, 40, 60)), None)
+    assert c.warmup_verdict == "—"
 
 
 @pytest.mark.parametrize(("a", "b", "overlap"), [((0, 1), (1, 2), True), ((0, 1), (1.01, 2), False)])

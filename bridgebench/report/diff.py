@@ -12,14 +12,14 @@ from bridgebench.differ import Comparison, overall
 from bridgebench.report import fmt
 
 COLUMNS = ("Benchmark", "A", "B", "Verdict", "Steady perf A", "Steady perf B", "B/A (99% CI)",
-           "Steady iter # A", "Steady iter # B", "Classes A", "Classes B", "Why")
+           "Steady iter # A", "Steady iter # B", "B steady", "Classes A", "Classes B", "Why")
 STYLE = {"improved": "green", "worsened": "red", "different": "yellow", "unchanged": ""}
 
 
 def rows(comparisons: list[Comparison]) -> list[tuple[str, ...]]:
     return [(c.benchmark, c.a, c.b, c.verdict, fmt.estimate(c.perf_a), fmt.estimate(c.perf_b), fmt.ratio(c.ratio),
-             fmt.spread(c.steady_iteration_a), fmt.spread(c.steady_iteration_b), c.classes_a, c.classes_b,
-             c.reason) for c in comparisons]
+             fmt.spread(c.steady_iteration_a), fmt.spread(c.steady_iteration_b), c.warmup_verdict, c.classes_a,
+             c.classes_b, c.reason) for c in comparisons]
 
 
 def show(comparisons: list[Comparison], header: str, console: Console) -> None:

@@ -20,6 +20,8 @@ def unit_for(seconds: float) -> tuple[float, str]:
 def duration(seconds: float | None, digits: int = 3) -> str:
     if seconds is None:
         return "—"
+    if seconds == 0:
+        return "0 s"
     scale, unit = unit_for(seconds)
     return f"{seconds / scale:.{digits}g} {unit}"
 
@@ -46,7 +48,7 @@ def classification(cell: dict[str, Any]) -> str:
     counts = cell.get("class_counts") or {}
     shown = CLASS_SYMBOL.get(name, name)
     if name.endswith("inconsistent") and counts:
-        shown += " (" + ", ".join(f"{n} {CLASS_SYMBOL.get(k, k)}" for k, n in sorted(counts.items())) + ")"
+        shown += " (" + ", ".join(f"{n} {CLASS_SYMBOL.get(k, k)}" for k, n in sorted(counts.items()) if n) + ")"
     return shown
 
 
