@@ -411,7 +411,7 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
             mark = ("[green]ok[/]" if f.ok else "[red]WRONG[/]") if f.counts else ("[dim]info[/]" if f.ok else
                                                                                  "[yellow]info[/]")
             err.print(f"  {mark} " + escape(f"#{f.repetition} {f.check}: {f.benchmark}: expected {f.expected}, "
-                                            f"found {f.found}"), highlight=False)
+                                            f"found {f.found}"), highlight=False, soft_wrap=True)
 
     try:
         report = run_selftest(store, build_dir, repetitions, budget, on_finding)
@@ -430,7 +430,7 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
                           style="" if good == total or informational else "red")
         out.print(table)
         out.print(f"'{INFORMATION}' is not part of the verdict: unplanted drift of this machine can change a class "
-                  "under the published rules (see `bridgebench doctor`).", highlight=False)
+                  "under the published rules (see `bridgebench doctor`).", highlight=False, soft_wrap=True)
     if not report.ok:
         raise typer.Exit(EXIT_SELFTEST_WRONG)
 
