@@ -10,7 +10,7 @@ import pytest
 
 from bridgebench.build import build_study
 from bridgebench.campaign import check, command_for
-from bridgebench.runner import CRASHED, OK, execute
+from bridgebench.runner import CRASHED, OK, Execution, execute
 from bridgebench.study import STUDIES_DIR, load_study
 from tests.test_campaign import bridgebench
 
@@ -46,32 +46,31 @@ def test_probe_speaks_the_protocol_with_a_wall_clock(builds: dict, mechanism: st
     assert ("JIT on" in run.output.info["vm"]) is not jit_off
 
 
+def run_probe_on(builds: dict, tmp_path: Path, mechanism: str, lua_source: str, iterations: int) -> Execution:
+    """Run the real probe of `mechanism` on a benchmark file holding `lua_source`."""
+    bench = tmp_path / "bench.lua"
+    bench.write_text(lua_source)
+    argv, env = command_for(STUDY, builds[mechanism], "queens", "6", iterations)
+    argv[argv.index(str(STUDY.dir / "benchmarks/queens.lua"))] = str(bench)
+    return execute(argv, env, STUDY.dir, iterations, 60)
+
+
 def test_probe_refuses_a_benchmark_without_run(builds: dict, tmp_path: Path) -> None:
-    bad = tmp_path / "bad.lua"
-    bad.write_text("return { nope = 1 }\n")
-    argv, env = command_for(STUDY, builds["lua54"], "queens", "6", 2)
-    argv[argv.index(str(STUDY.dir / "benchmarks/queens.lua"))] = str(bad)
-    run = execute(argv, env, STUDY.dir, 2, 60)
+    run = run_probe_on(builds, tmp_path, "lua54", "return { nope = 1 }\n", 2)
     assert run.status == CRASHED
     assert "must return a table with a run(param) function" in run.detail
 
 
 def test_probe_catches_an_answer_that_changes_between_iterations(builds: dict, tmp_path: Path) -> None:
-    flaky = tmp_path / "flaky.lua"
-    flaky.write_text("local n = 0\nreturn { run = function() n = n + 1; return tostring(n) end }\n")
-    argv, env = command_for(STUDY, builds["luajit"], "queens", "6", 3)
-    argv[argv.index(str(STUDY.dir / "benchmarks/queens.lua"))] = str(flaky)
-    run = execute(argv, env, STUDY.dir, 3, 60)
+    flaky = "local n = 0\nreturn { run = function() n = n + 1; return tostring(n) end }\n"
+    run = run_probe_on(builds, tmp_path, "luajit", flaky, 3)
     assert run.status == CRASHED
     assert "answered differently" in run.detail
 
 
 def test_probe_output_escapes_json(builds: dict, tmp_path: Path) -> None:
-    odd = tmp_path / "odd.lua"
-    odd.write_text('return { run = function() return "q\\"uote\\\\ tab\\t nl\\n" end }\n')
-    argv, env = command_for(STUDY, builds["lua51"], "queens", "6", 1)
-    argv[argv.index(str(STUDY.dir / "benchmarks/queens.lua"))] = str(odd)
-    run = execute(argv, env, STUDY.dir, 1, 60)
+    odd = 'return { run = function() return "q\\"uote\\\\ tab\\t nl\\n" end }\n'
+    run = run_probe_on(builds, tmp_path, "lua51", odd, 1)
     assert run.status == OK, run.detail
     assert run.output.answer == 'q"uote\\ tab\t nl\n'
 
