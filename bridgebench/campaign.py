@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from bridgebench import environment
 from bridgebench.build import BuildResult, build_values, mechanism_env
@@ -175,7 +174,3 @@ def run_pending(store: Store, study: Study, campaign_id: int, options: Options, 
         store.set_state(campaign_id, "interrupted")
         raise
     store.set_state(campaign_id, "done")
-
-
-def build_root_default() -> Path:
-    return Path("build")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -93,19 +94,11 @@ def _builds_table(study: Study, builds: dict[str, BuildResult]) -> Table:
 
 
 def _build(study: Study, build_dir: Path, mechanisms: list[str] | None, quiet: bool) -> dict[str, BuildResult]:
-    with err.status(f"building {study.name}…") if not quiet else _nullcontext():
+    with err.status(f"building {study.name}…") if not quiet else nullcontext():
         builds = build_study(study, build_dir, mechanisms)
     if not quiet:
         err.print(_builds_table(study, builds))
     return builds
-
-
-class _nullcontext:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *args: object) -> None:
-        return None
 
 
 def _check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, ...], timeout_s: float,
@@ -115,7 +108,7 @@ def _check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, 
             err.print(f"  [red]{row.status}[/]: " + escape(f"{row.benchmark} on {row.mechanism}: {row.detail}"),
                       highlight=False)
 
-    with err.status(f"checking answers of {len(benchmarks)} benchmarks…") if not quiet else _nullcontext():
+    with err.status(f"checking answers of {len(benchmarks)} benchmarks…") if not quiet else nullcontext():
         rows = camp.check(study, builds, benchmarks, timeout_s, on_row)
     bad = [r for r in rows if r.status != "agrees"]
     if not quiet and not bad:
