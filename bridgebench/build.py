@@ -11,6 +11,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,8 @@ def build_values(study: Study, build_dir: Path) -> dict[str, str]:
 
 def mechanism_env(mech: Mechanism, values: dict[str, str]) -> dict[str, str]:
     env = dict(os.environ)
+    # Tools scripts/install.sh puts beside the venv's python (a Go toolchain, benchstat) come first.
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.update({k: expand(v, values) for k, v in mech.env.items()})
     return env
 

@@ -56,8 +56,11 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
     )
 
 
-def command_for(study: Study, build: BuildResult, benchmark: str, param: str, iterations: int
-                ) -> tuple[list[str], dict[str, str]]:
+AUTO_BATCH = "auto"  # what {batch} is in the answer check: the probe calibrates, the timed runs reuse it
+
+
+def command_for(study: Study, build: BuildResult, benchmark: str, param: str, iterations: int,
+                batch: int | None = None) -> tuple[list[str], dict[str, str]]:
     mech = study.mechanisms[build.mechanism]
     bench = study.benchmarks[benchmark]
     values = build_values(study, build.build_dir) | {
@@ -65,6 +68,7 @@ def command_for(study: Study, build: BuildResult, benchmark: str, param: str, it
         "benchmark_file": str(study.dir / bench.file),
         "param": param,
         "iterations": str(iterations),
+        "batch": str(batch) if batch else AUTO_BATCH,
     }
     return expand_all(mech.run, values), mechanism_env(mech, values)
 
@@ -77,6 +81,7 @@ class CheckRow:
     status: str  # "agrees", "disagrees", "failed"
     answer: str | None
     detail: str
+    batch: int | None = None  # calls per iteration the probe chose; timed runs reuse it
 
 
 def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, ...], timeout_s: float,
@@ -100,11 +105,13 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
             if run.status != OK or run.output is None:
                 row = CheckRow(benchmark, mechanism, "failed", None, f"{run.status}: {run.detail}")
             elif reference is None:
-                row = CheckRow(benchmark, mechanism, "disagrees", run.output.answer, "no answer has a majority")
+                row = CheckRow(benchmark, mechanism, "disagrees", run.output.answer, "no answer has a majority",
+                               run.output.batch)
             elif run.output.answer != reference:
-                row = CheckRow(benchmark, mechanism, "disagrees", run.output.answer, f"expected {reference!r}")
+                row = CheckRow(benchmark, mechanism, "disagrees", run.output.answer, f"expected {reference!r}",
+                               run.output.batch)
             else:
-                row = CheckRow(benchmark, mechanism, "agrees", run.output.answer, "")
+                row = CheckRow(benchmark, mechanism, "agrees", run.output.answer, "", run.output.batch)
             rows.append(row)
             if on_row:
                 on_row(row)
@@ -123,7 +130,8 @@ def start(store: Store, study: Study, options: Options, builds: dict[str, BuildR
         environment.git_sha(), env, environment.machine_id(env), tasks,
     )
     store.record_builds(campaign_id, builds, {m: study.mechanisms[m].label for m in builds})
-    store.record_check(campaign_id, [(r.benchmark, r.mechanism, r.status, r.answer, r.detail) for r in checked])
+    store.record_check(campaign_id, [(r.benchmark, r.mechanism, r.status, r.answer, r.detail, r.batch)
+                                     for r in checked])
     return campaign_id
 
 
@@ -161,11 +169,12 @@ def run_pending(store: Store, study: Study, campaign_id: int, options: Options, 
     """Run what is left of the plan. Each execution is committed as soon as it ends; on Ctrl-C the one in
     flight is killed and discarded, the campaign is marked interrupted, and the interrupt goes on up."""
     store.set_state(campaign_id, "running")
+    batches = {(r["benchmark"], r["mechanism"]): r["batch"] for r in store.check_answers(campaign_id)}
     try:
         for task in pending(store, campaign_id):
             bench = study.benchmarks[task.benchmark]
             argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param,
-                                    options.iterations)
+                                    options.iterations, batches.get((task.benchmark, task.mechanism)))
             run = execute(argv, env, study.dir, options.iterations, options.timeout_s)
             store.record_execution(campaign_id, task, run)
             if on_execution:

@@ -1,12 +1,12 @@
 """Placeholders in study commands: {study}, {build}, {probes}, {benchmark}, {benchmark_file}, {param},
-{iterations}. Only these names are replaced, so shell braces and awk programs pass through untouched."""
+{iterations}, {batch}. Only these names are replaced, so shell braces and awk programs pass through untouched."""
 
 from __future__ import annotations
 
 import re
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
-KNOWN = ("study", "build", "probes", "root", "benchmark", "benchmark_file", "param", "iterations")
+KNOWN = ("study", "build", "probes", "root", "benchmark", "benchmark_file", "param", "iterations", "batch")
 
 
 class PlaceholderError(ValueError):

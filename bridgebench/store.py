@@ -20,7 +20,7 @@ import numpy as np
 from bridgebench.build import BuildResult
 from bridgebench.runner import Execution, Task
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS check_answer (
     status TEXT NOT NULL,
     answer TEXT,
     detail TEXT NOT NULL,
+    batch INTEGER,                  -- calls per iteration the probe calibrated; timed runs reuse it
     PRIMARY KEY (campaign_id, benchmark, mechanism)
 );
 CREATE TABLE IF NOT EXISTS planned (
@@ -156,6 +157,9 @@ class Store:
             raise StoreError(f"{self.path}: not a usable bridgebench store: {err}") from err
         if row is None:
             self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        elif int(row[0]) == 1:  # version 2 added the calibrated batch size to the answer check
+            self.db.execute("ALTER TABLE check_answer ADD COLUMN batch INTEGER")
+            self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
         elif int(row[0]) != SCHEMA_VERSION:
             raise StoreError(f"{self.path}: store schema {row[0]}, this bridgebench reads {SCHEMA_VERSION}")
 
@@ -233,15 +237,15 @@ class Store:
         keys = ("mechanism", "label", "available", "reason", "version", "build_hash")
         return [dict(zip(keys, r, strict=True)) | {"available": bool(r[2])} for r in rows]
 
-    def record_check(self, campaign_id: int, rows: list[tuple[str, str, str, str | None, str]]) -> None:
+    def record_check(self, campaign_id: int, rows: list[tuple[str, str, str, str | None, str, int | None]]) -> None:
         with self.transaction() as db:
-            db.executemany("INSERT OR REPLACE INTO check_answer VALUES (?, ?, ?, ?, ?, ?)",
+            db.executemany("INSERT OR REPLACE INTO check_answer VALUES (?, ?, ?, ?, ?, ?, ?)",
                            [(campaign_id, *r) for r in rows])
 
     def check_answers(self, campaign_id: int) -> list[dict[str, Any]]:
-        rows = self.db.execute("SELECT benchmark, mechanism, status, answer, detail FROM check_answer"
+        rows = self.db.execute("SELECT benchmark, mechanism, status, answer, detail, batch FROM check_answer"
                                " WHERE campaign_id=? ORDER BY rowid", (campaign_id,))
-        keys = ("benchmark", "mechanism", "status", "answer", "detail")
+        keys = ("benchmark", "mechanism", "status", "answer", "detail", "batch")
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
     # --- executions ----------------------------------------------------------------------------------

@@ -142,3 +142,12 @@ def test_doctor_and_list_speak_json_and_never_fail(tmp_path: Path) -> None:
     result = bridgebench("list", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "lua-vms" in {s["name"] for s in json.loads(result.stdout)["studies"]}
+
+
+def test_batch_calibrated_in_the_check_is_reused_by_every_timed_run(basic_study: Path, tmp_path: Path) -> None:
+    result = bridgebench("run", str(basic_study), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    db = tmp_path / "results" / "bridgebench.sqlite"
+    assert {r[0] for r in rows(db, "SELECT batch FROM check_answer")} == {7}  # the probe calibrated on "auto"
+    infos = rows(db, "SELECT batch, info_json FROM execution")
+    assert infos and all(b == 7 and json.loads(i)["given_batch"] == "7" for b, i in infos)
