@@ -43,7 +43,6 @@ fi
 if [ "$dev" = 1 ]; then
   # The tests render the HTML report in a real browser, and read the Go export with the real benchstat.
   apt_install chromium fonts-dejavu-core
-  command -v go >/dev/null || apt_install golang-go
 fi
 
 lock=requirements.lock
@@ -56,6 +55,27 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
+# Go: the studies need 1.24 or newer (go:wasmexport, wazero); Debian 12 packages 1.19. When the go on PATH
+# is older, fetch the toolchain the way Go itself does, as the module golang.org/toolchain from the Go
+# module proxy, and keep it beside the venv (.venv/bin comes first on PATH for study builds).
+GO_TOOLCHAIN=go1.26.8
+go_new_enough() { "$1" version 2>/dev/null | grep -qE 'go1\.(2[4-9]|[3-9][0-9])([^0-9]|$)'; }
+if ! go_new_enough .venv/bin/go && ! { command -v go >/dev/null && go_new_enough go; }; then
+  command -v go >/dev/null || apt_install golang-go
+  arch=$(dpkg --print-architecture)
+  modcache=$(mktemp -d)
+  dir=$(GOMODCACHE="$modcache" GOTOOLCHAIN=local GOFLAGS=-mod=mod \
+        go mod download -json "golang.org/toolchain@v0.0.1-$GO_TOOLCHAIN.linux-$arch" |
+        sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  [ -n "$dir" ] || { echo "could not fetch the Go toolchain $GO_TOOLCHAIN" >&2; exit 1; }
+  rm -rf .venv/go && cp -r "$dir" .venv/go
+  chmod -R u+w .venv/go "$modcache" && rm -rf "$modcache"
+  chmod +x .venv/go/bin/* .venv/go/pkg/tool/*/*  # a module zip keeps no file modes
+  ln -sf ../go/bin/go .venv/bin/go
+  ln -sf ../go/bin/gofmt .venv/bin/gofmt
+fi
+export PATH="$PWD/.venv/bin:$PATH"
+
 if [ "$dev" = 1 ] && [ ! -x .venv/bin/benchstat ]; then
   # golang.org/x/perf has no tagged releases: pinned to a pseudo-version the Go module proxy serves.
   GOBIN="$PWD/.venv/bin" GOFLAGS=-mod=mod go install \
