@@ -3,5 +3,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh --dev
+export PATH="$PWD/.venv/bin:$PATH"  # the Go toolchain install.sh chose
+
 .venv/bin/ruff check bridgebench tests
+# Go modules: vet, formatting, tests (extra build tags where a module has optional cgo parts).
+for module in probes/go; do
+  (cd "$module" && go vet ./... && test -z "$(gofmt -l .)" && go test ./...)
+done
 .venv/bin/python -m pytest -q "$@"
