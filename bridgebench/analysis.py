@@ -97,6 +97,20 @@ def _steady_per_execution(arrays: list[np.ndarray], classes: list[ExecutionClass
     return [k for k in kept if len(k) > 1]
 
 
+REPORTED_COUNTERS = ("bytes_per_op", "allocs_per_op", "heap_kb")
+
+
+def _counter_medians(store: Store, executions: list[StoredExecution]) -> dict[str, float]:
+    """Per counter the probe reported (B/op, allocs/op, heap KB…), the median over all iterations."""
+    out = {}
+    for name in REPORTED_COUNTERS:
+        values = [store.counter(e.id, name) for e in executions]
+        values = [v for v in values if len(v)]
+        if values:
+            out[name] = float(np.median(np.concatenate(values)))
+    return out
+
+
 def steady_samples(store: Store, campaign_id: int) -> dict[tuple[str, str], list[np.ndarray]]:
     """Per benchmark × mechanism, the steady-state iterations of each process execution."""
     out = {}
@@ -128,6 +142,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
                 "peak_rss_kb": float(np.median(rss)) if rss else None,
             }
             if runs:
+                cell["counters"] = _counter_medians(store, [e for e, _ in runs])
                 arrays = [t for _, t in runs]
                 classes = _classify(arrays)
                 summary = summarise(arrays, classes=classes, confidence=confidence, rng=rng)

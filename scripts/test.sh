@@ -7,7 +7,7 @@ export PATH="$PWD/.venv/bin:$PATH"  # the Go toolchain install.sh chose
 
 .venv/bin/ruff check bridgebench tests
 # Go modules: vet, formatting, tests (extra build tags where a module has optional cgo parts).
-for module in probes/go; do
+for module in probes/go studies/udf-trim/go; do
   (cd "$module" && go vet ./... && test -z "$(gofmt -l .)" && go test ./...)
 done
 .venv/bin/python -m pytest -q "$@"

@@ -35,6 +35,13 @@ def estimate(est: dict[str, Any] | None) -> str:
     return f"{est['value'] / scale:.4g} ±{half / scale:.2g} {unit}"
 
 
+def count(value: float | None) -> str:
+    """B/op, allocs/op: whole numbers where large, one decimal where small."""
+    if value is None:
+        return "—"
+    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+
+
 def ratio(est: dict[str, Any] | None) -> str:
     if not est:
         return "—"

@@ -19,7 +19,7 @@ def render(result: dict[str, Any]) -> str:
     out = [f"# bridgebench: {c['study']}, campaign {c['id']}", "", tables.budget_line(result), ""]
     base = result["baseline"]
     out += ["## Steady state" + (f" (ratio to {base}, 99% CIs)" if base else ""), ""]
-    out += _table(tables.COLUMNS, tables.cell_rows(result))
+    out += _table(tables.columns(result), tables.cell_rows(result))
     if result["geomean_ratio"]:
         out += [f"## Geometric mean of ratios to {base}", ""]
         out += _table(("Mechanism", "Geomean"), tables.geomean_rows(result))

@@ -14,11 +14,24 @@ def mechanism_labels(result: dict[str, Any]) -> dict[str, str]:
     return {m["mechanism"]: m["label"] for m in result["mechanisms"]}
 
 
+def has_allocation_counters(result: dict[str, Any]) -> bool:
+    return any("bytes_per_op" in (c.get("counters") or {}) for c in result["cells"])
+
+
+def columns(result: dict[str, Any]) -> tuple[str, ...]:
+    extra = ("B/op", "allocs/op") if has_allocation_counters(result) else ()
+    return COLUMNS[:-2] + extra + COLUMNS[-2:]
+
+
 def cell_rows(result: dict[str, Any]) -> list[tuple[str, ...]]:
     labels = mechanism_labels(result)
+    allocations = has_allocation_counters(result)
     rows = []
     for cell in result["cells"]:
         rss = cell.get("peak_rss_kb")
+        counters = cell.get("counters") or {}
+        extra = (fmt.count(counters.get("bytes_per_op")), fmt.count(counters.get("allocs_per_op"))) \
+            if allocations else ()
         rows.append((
             cell["benchmark"],
             labels.get(cell["mechanism"], cell["mechanism"]),
@@ -27,6 +40,7 @@ def cell_rows(result: dict[str, Any]) -> list[tuple[str, ...]]:
             fmt.spread(cell.get("steady_seconds"), as_duration=True),
             fmt.estimate(cell.get("steady_performance")),
             fmt.ratio(cell.get("ratio")),
+            *extra,
             f"{rss / 1024:.0f} MiB" if rss else "—",
             fmt.failures(cell),
         ))

@@ -24,7 +24,7 @@ def show(result: dict[str, Any], console: Console) -> None:
     console.print(escape(tables.budget_line(result)), style="dim")
     base = result["baseline"]
     title = "Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else "")
-    console.print(_table(title, tables.COLUMNS, tables.cell_rows(result)))
+    console.print(_table(title, tables.columns(result), tables.cell_rows(result)))
     if result["geomean_ratio"]:
         console.print(_table(f"Geometric mean of ratios to {base}", ("Mechanism", "Geomean"),
                              tables.geomean_rows(result)))
