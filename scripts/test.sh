@@ -10,4 +10,8 @@ export PATH="$PWD/.venv/bin:$PATH"  # the Go toolchain install.sh chose
 for module in probes/go studies/udf-trim/go; do
   (cd "$module" && go vet ./... && test -z "$(gofmt -l .)" && go test ./...)
 done
+# udf-trim's cgo loaders: LuaJIT and Lua 5.4 cannot link into one binary, so each has its build tag.
+for tag in luajit lua54; do
+  (cd studies/udf-trim/go && go vet -tags "$tag" ./... && go test -tags "$tag" "./loaders/$tag/..." ./cmd/udfbench)
+done
 .venv/bin/python -m pytest -q "$@"

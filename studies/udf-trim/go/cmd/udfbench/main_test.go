@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"bridgebench/probe"
@@ -55,7 +57,11 @@ func TestEveryMechanismAgrees(t *testing.T) {
 		if loader == "plugin" {
 			continue // TestBinaryWithPlugin: a plugin must be opened by a binary built like it
 		}
-		env := envOf(map[string]string{"UDF_LOADER": loader, "UDF_STUDY_DIR": studyDir})
+		vars := map[string]string{"UDF_LOADER": loader, "UDF_STUDY_DIR": studyDir}
+		if loader == "wasm" {
+			vars["UDF_WASM"] = wasmModule(t)
+		}
+		env := envOf(vars)
 		for _, param := range params() {
 			res, err := probe.RunWith(setup(env), answer, 2, param, 1)
 			if err != nil {
@@ -97,6 +103,7 @@ func TestSetupErrors(t *testing.T) {
 		{map[string]string{"UDF_LOADER": "gopherlua-pooled"}, "trim/small", "UDF_STUDY_DIR is not set"},
 		{map[string]string{"UDF_LOADER": "yaegi", "UDF_STUDY_DIR": t.TempDir()}, "trim/small", "no such file"},
 		{map[string]string{"UDF_LOADER": "plugin"}, "trim/small", "UDF_PLUGIN is not set"},
+		{map[string]string{"UDF_LOADER": "wasm"}, "trim/small", "UDF_WASM is not set"},
 	}
 	for _, c := range cases {
 		_, err := probe.RunWith(setup(envOf(c.env)), answer, 1, c.param, 1)
@@ -104,7 +111,7 @@ func TestSetupErrors(t *testing.T) {
 			t.Errorf("%v %s: error %v, want one mentioning %q", c.env, c.param, err, c.want)
 		}
 	}
-	if _, err := sourceFor("wasm-something"); err == nil {
+	if _, err := sourceFor("nosuch-something"); err == nil {
 		t.Error("a mechanism without a source must be an error")
 	}
 	if _, err := sourceFor("gopherlua-fresh"); err != nil {
@@ -149,4 +156,31 @@ func TestBinaryWithPlugin(t *testing.T) {
 			}
 		}
 	}
+}
+
+var (
+	wasmOnce         sync.Once
+	wasmPath, wasmNo string
+)
+
+// wasmModule builds the wasm mechanism's guest module once for the package's tests, or skips.
+func wasmModule(t *testing.T) string {
+	t.Helper()
+	wasmOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "udfbench-wasm-")
+		if err != nil {
+			wasmNo = err.Error()
+			return
+		}
+		wasmPath = filepath.Join(dir, "udf.wasm")
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", wasmPath, "bridgebench/udftrim/wasm/guest")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			wasmNo = fmt.Sprintf("cannot build the wasm guest: %v\n%s", err, out)
+		}
+	})
+	if wasmNo != "" {
+		t.Skip(wasmNo)
+	}
+	return wasmPath
 }
