@@ -55,11 +55,11 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
-# Go: the studies need 1.24 or newer (go:wasmexport, wazero); Debian 12 packages 1.19. When the go on PATH
+# Go: the studies need 1.25 or newer (udf-trim's go.mod, for wazero); Debian 12 packages 1.19. When the go on PATH
 # is older, fetch the toolchain the way Go itself does, as the module golang.org/toolchain from the Go
 # module proxy, and keep it beside the venv (.venv/bin comes first on PATH for study builds).
 GO_TOOLCHAIN=go1.26.8
-go_new_enough() { "$1" version 2>/dev/null | grep -qE 'go1\.(2[4-9]|[3-9][0-9])([^0-9]|$)'; }
+go_new_enough() { "$1" version 2>/dev/null | grep -qE 'go1\.(2[5-9]|[3-9][0-9])([^0-9]|$)'; }
 if ! go_new_enough .venv/bin/go && ! { command -v go >/dev/null && go_new_enough go; }; then
   command -v go >/dev/null || apt_install golang-go
   arch=$(dpkg --print-architecture)
