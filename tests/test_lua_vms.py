@@ -91,3 +91,13 @@ def test_a_small_real_campaign(tmp_path: Path) -> None:
         assert cell["ratio"]["low"] <= cell["ratio"]["value"] <= cell["ratio"]["high"]
     assert (tmp_path / "results" / "lua-vms-1.md").read_text().startswith("# bridgebench: lua-vms")
 
+
+
+def test_probe_reports_a_benchmarks_batch_and_rejects_a_bad_one(builds: dict, tmp_path: Path) -> None:
+    batched = "return { batch = 1000, run = function() return 'x' end }\n"
+    run = run_probe_on(builds, tmp_path, "luajit", batched, 2)
+    assert run.status == OK, run.detail
+    assert run.output.batch == 1000  # the harness divides by it: figures per call
+    run = run_probe_on(builds, tmp_path, "lua54", "return { batch = 0.5, run = function() return 'x' end }\n", 1)
+    assert run.status == CRASHED
+    assert "batch must be a positive integer" in run.detail

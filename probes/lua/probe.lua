@@ -1,7 +1,8 @@
 -- The bridgebench Lua probe: one process execution of one benchmark.
 -- Usage: <lua> probe.lua BENCHMARK_FILE ITERATIONS PARAM
--- The benchmark file returns a table with run(param) -> answer string. Nothing is printed inside
--- the timed loop; one JSON object (protocol bridgebench/1) is printed on stdout after it.
+-- The benchmark file returns a table with run(param) -> answer string, and optionally batch: how many
+-- calls of the measured operation one run() makes (figures are then reported per call). Nothing is
+-- printed inside the timed loop; one JSON object (protocol bridgebench/1) is printed on stdout after it.
 local clock = require("bbclock")
 
 local bench_file, iterations, param = arg[1], tonumber(arg[2]), arg[3]
@@ -17,6 +18,11 @@ if type(bench) ~= "table" or type(bench.run) ~= "function" then
   os.exit(2)
 end
 local run = bench.run
+local batch = bench.batch or 1
+if type(batch) ~= "number" or batch < 1 or batch % 1 ~= 0 then
+  io.stderr:write("probe: " .. bench_file .. ": batch must be a positive integer\n")
+  os.exit(2)
+end
 
 -- Pre-allocate so the loop does not grow tables while timing.
 local times, heap_kb = {}, {}
@@ -67,7 +73,7 @@ io.stdout:write('{"protocol":"bridgebench/1"',
   ',"vm":', json_string(vm),
   ',"clock":', json_string(clock.name),
   ',"clock_resolution_s":', string.format("%.17g", clock.resolution()),
-  ',"batch":1',
+  ',"batch":', string.format("%d", batch),
   ',"answer":', json_string(first_answer),
   ',"times":', json_numbers(times),
   ',"counters":{"heap_kb":', json_numbers(heap_kb), '}}\n')

@@ -22,10 +22,15 @@ func IntFunc(x int64) int64 { return (x*2654435761 + 12345) & 0xffffffff }
 // BytesFunc is the f(bytes) bytes every mechanism computes: the payload reversed, each byte XOR 0x5a.
 func BytesFunc(in []byte) []byte {
 	out := make([]byte, len(in))
+	BytesInto(out, in)
+	return out
+}
+
+// BytesInto is BytesFunc writing into out (len(out) >= len(in)), for hosts that own the output buffer.
+func BytesInto(out, in []byte) {
 	for i, b := range in {
 		out[len(in)-1-i] = b ^ 0x5a
 	}
-	return out
 }
 
 // Payloads are the sizes of the bytes shape, by the name a benchmark uses.
