@@ -4,6 +4,7 @@ store and read by every report."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
@@ -111,6 +112,13 @@ def _counter_medians(store: Store, executions: list[StoredExecution]) -> dict[st
     return out
 
 
+def _setup_median(executions: list[StoredExecution]) -> float | None:
+    """Start-up (load, spawn, instantiate: the probe's setup_s), the median over executions."""
+    values = [json.loads(e.info_json).get("setup_s") for e in executions if e.info_json]
+    values = [v for v in values if isinstance(v, int | float)]
+    return float(np.median(values)) if values else None
+
+
 def steady_samples(store: Store, campaign_id: int) -> dict[tuple[str, str], list[np.ndarray]]:
     """Per benchmark × mechanism, the steady-state iterations of each process execution."""
     out = {}
@@ -143,6 +151,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
             }
             if runs:
                 cell["counters"] = _counter_medians(store, [e for e, _ in runs])
+                cell["setup_s"] = _setup_median([e for e, _ in runs])
                 arrays = [t for _, t in runs]
                 classes = _classify(arrays)
                 summary = summarise(arrays, classes=classes, confidence=confidence, rng=rng)

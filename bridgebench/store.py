@@ -140,6 +140,7 @@ class StoredExecution:
     batch: int | None
     peak_rss_kb: int | None
     wall_s: float
+    info_json: str | None = None  # what else the probe reported (vm, clock, setup_s…)
 
 
 class Store:
@@ -282,7 +283,7 @@ class Store:
     def executions(self, campaign_id: int) -> list[StoredExecution]:
         rows = self.db.execute(
             "SELECT id, seq, benchmark, mechanism, pexec, status, detail, exit_code, stderr_tail, answer, batch,"
-            " peak_rss_kb, wall_s FROM execution WHERE campaign_id=? ORDER BY seq", (campaign_id,))
+            " peak_rss_kb, wall_s, info_json FROM execution WHERE campaign_id=? ORDER BY seq", (campaign_id,))
         return [StoredExecution(*r) for r in rows]
 
     def times(self, execution_id: int) -> np.ndarray:

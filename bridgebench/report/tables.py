@@ -18,20 +18,27 @@ def has_allocation_counters(result: dict[str, Any]) -> bool:
     return any("bytes_per_op" in (c.get("counters") or {}) for c in result["cells"])
 
 
+def has_setup(result: dict[str, Any]) -> bool:
+    return any(c.get("setup_s") is not None for c in result["cells"])
+
+
 def columns(result: dict[str, Any]) -> tuple[str, ...]:
     extra = ("B/op", "allocs/op") if has_allocation_counters(result) else ()
+    extra += ("Start-up",) if has_setup(result) else ()
     return COLUMNS[:-2] + extra + COLUMNS[-2:]
 
 
 def cell_rows(result: dict[str, Any]) -> list[tuple[str, ...]]:
     labels = mechanism_labels(result)
     allocations = has_allocation_counters(result)
+    setup = has_setup(result)
     rows = []
     for cell in result["cells"]:
         rss = cell.get("peak_rss_kb")
         counters = cell.get("counters") or {}
         extra = (fmt.count(counters.get("bytes_per_op")), fmt.count(counters.get("allocs_per_op"))) \
             if allocations else ()
+        extra += (fmt.duration(cell.get("setup_s")),) if setup else ()
         rows.append((
             cell["benchmark"],
             labels.get(cell["mechanism"], cell["mechanism"]),
