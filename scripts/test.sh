@@ -7,9 +7,12 @@ export PATH="$PWD/.venv/bin:$PATH"  # the Go toolchain install.sh chose
 
 .venv/bin/ruff check bridgebench tests
 # Go modules: vet, formatting, tests (extra build tags where a module has optional cgo parts).
-for module in probes/go studies/udf-trim/go; do
+for module in probes/go studies/udf-trim/go studies/plugin-call/go; do
   (cd "$module" && go vet ./... && test -z "$(gofmt -l .)" && go test ./...)
 done
+# The wasip1 guests are built for another GOOS: vet them as such.
+(cd studies/udf-trim/go && GOOS=wasip1 GOARCH=wasm go vet ./wasm/guest)
+(cd studies/plugin-call/go && GOOS=wasip1 GOARCH=wasm go vet ./wasm/guest ./servers/extismplugin)
 # udf-trim's cgo loaders: LuaJIT and Lua 5.4 cannot link into one binary, so each has its build tag.
 for tag in luajit lua54; do
   (cd studies/udf-trim/go && go vet -tags "$tag" ./... && go test -tags "$tag" "./loaders/$tag/..." ./cmd/udfbench)
