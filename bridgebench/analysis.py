@@ -101,14 +101,16 @@ def _steady_per_execution(arrays: list[np.ndarray], classes: list[ExecutionClass
 REPORTED_COUNTERS = ("bytes_per_op", "allocs_per_op", "heap_kb")
 
 
-def _counter_medians(store: Store, executions: list[StoredExecution]) -> dict[str, float]:
-    """Per counter the probe reported (B/op, allocs/op, heap KB…), the median over all iterations."""
+def _counter_means(store: Store, executions: list[StoredExecution]) -> dict[str, float]:
+    """Per counter the probe reported (B/op, allocs/op, heap KB…), the mean over all iterations. The mean,
+    not the median: Go books small allocations a span at a time, so with few calls per iteration most
+    iterations read 0 and a few read a span's worth; only the mean adds up to what was allocated."""
     out = {}
     for name in REPORTED_COUNTERS:
         values = [store.counter(e.id, name) for e in executions]
         values = [v for v in values if len(v)]
         if values:
-            out[name] = float(np.median(np.concatenate(values)))
+            out[name] = float(np.mean(np.concatenate(values)))
     return out
 
 
@@ -150,7 +152,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
                 "peak_rss_kb": float(np.median(rss)) if rss else None,
             }
             if runs:
-                cell["counters"] = _counter_medians(store, [e for e, _ in runs])
+                cell["counters"] = _counter_means(store, [e for e, _ in runs])
                 cell["setup_s"] = _setup_median([e for e, _ in runs])
                 arrays = [t for _, t in runs]
                 classes = _classify(arrays)

@@ -42,10 +42,19 @@ def count(value: float | None) -> str:
     return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
 
 
+def _plain(x: float) -> str:
+    return f"{x:,.0f}" if x >= 1000 else f"{x:.3g}"
+
+
+def times(x: float) -> str:
+    """A ratio as "×2.47" or "×24,700", never in exponent notation."""
+    return f"×{_plain(x)}"
+
+
 def ratio(est: dict[str, Any] | None) -> str:
     if not est:
         return "—"
-    return f"×{est['value']:.3g} ({est['low']:.3g}–{est['high']:.3g})"
+    return f"{times(est['value'])} ({_plain(est['low'])}–{_plain(est['high'])})"
 
 
 def classification(cell: dict[str, Any]) -> str:

@@ -65,7 +65,8 @@ def check_problems(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
 
 def geomean_rows(result: dict[str, Any]) -> list[tuple[str, str]]:
     labels = mechanism_labels(result)
-    return [(labels.get(m, m), f"×{g:.3g}") for m, g in sorted(result["geomean_ratio"].items(), key=lambda x: x[1])]
+    ordered = sorted(result["geomean_ratio"].items(), key=lambda x: x[1])
+    return [(labels.get(m, m), fmt.times(g)) for m, g in ordered]
 
 
 def environment_rows(result: dict[str, Any]) -> list[tuple[str, str]]:
