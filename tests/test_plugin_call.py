@@ -4,11 +4,19 @@ module proxy's reason, never dropped; the available ones agree on the contract."
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from bridgebench.build import build_study
+from bridgebench.campaign import command_for
+from bridgebench.runner import CRASHED, execute
+from bridgebench.study import STUDIES_DIR, load_study
 from tests.test_campaign import bridgebench
 
 
@@ -33,3 +41,44 @@ def test_luajit_ffi_into_go_agrees_with_the_go_mechanisms(tmp_path: Path) -> Non
     rows = json.loads(result.stdout)
     assert {r["status"] for r in rows} == {"agrees"}
     assert {r["batch"] for r in rows if r["mechanism"] == "luajit-ffi"} == {10000}  # the FFI benchmark's batch
+
+
+def _pids_of(executable: Path) -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if Path(proc / "exe").resolve() == executable.resolve():
+                    pids.append(int(proc.name))
+            except OSError:
+                pass
+    return pids
+
+
+@pytest.mark.skipif(shutil.which("go") is None and not Path(".venv/bin/go").exists(), reason="no Go toolchain")
+def test_a_plugin_process_killed_mid_run_is_a_failed_execution(tmp_path: Path) -> None:
+    study = load_study(STUDIES_DIR / "plugin-call" / "study.toml")
+    build = build_study(study, tmp_path / "build", ["hcrpc"])["hcrpc"]
+    assert build.available, build.reason
+    server = build.build_dir / "hcplugin"
+    argv, env = command_for(study, build, "int", "int", 5000, 8)  # ~5000 × 8 RPC calls: seconds of work
+
+    def kill_the_plugin() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            pids = _pids_of(server)
+            if pids:
+                time.sleep(0.5)  # let the timed loop get going
+                for pid in pids:
+                    os.kill(pid, signal.SIGKILL)
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_the_plugin)
+    killer.start()
+    run = execute(argv, env, study.dir, 5000, 120)
+    killer.join()
+    assert run.status == CRASHED, (run.status, run.detail)
+    assert "failed" in run.detail  # the probe names the call that failed; no times were kept as if fast
+    assert run.output is None
+    assert not _pids_of(server)  # nothing left behind
