@@ -20,7 +20,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -94,8 +93,7 @@ type Handler struct {
 
 	name   string // the script's file name, for messages
 	code   string
-	tokens chan *state // a free state, or nil: room for one more
-	closed atomic.Bool
+	pool   *udf.Pool[state]
 	loaded bool
 }
 
@@ -166,11 +164,7 @@ func (h *Handler) Load(uriOrCode string) (udf.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.tokens = make(chan *state, out.PoolSize)
-	out.tokens <- first
-	for i := 1; i < out.PoolSize; i++ {
-		out.tokens <- nil
-	}
+	out.pool = udf.NewPool(out.PoolSize, first, out.newState, (*state).close)
 	out.loaded = true
 	return out, nil
 }
@@ -237,49 +231,22 @@ func (st *state) close() {
 	st.vm = nil
 }
 
-var errClosed = errors.New("handler closed")
-
-// get takes a free state, or makes one if the pool has room, or waits.
+// get takes a state from the pool (see udf.Pool).
 func (h *Handler) get() (*state, error) {
-	st := <-h.tokens
-	if h.closed.Load() {
-		h.put(st)
-		return nil, fmt.Errorf("%s: %w", h, errClosed)
-	}
-	if st != nil {
-		return st, nil
-	}
-	st, err := h.newState()
+	st, err := h.pool.Get()
 	if err != nil {
-		h.tokens <- nil
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", h, err)
 	}
 	return st, nil
 }
 
-// put gives a state (or nil, for a state discarded) back to the pool.
-func (h *Handler) put(st *state) {
-	if st != nil && h.closed.Load() {
-		st.close()
-		st = nil
-	}
-	h.tokens <- st
-}
+// put gives a state (or nil, for one discarded) back to the pool.
+func (h *Handler) put(st *state) { h.pool.Put(st) }
 
 // Close closes the states in the pool; states in use are closed when their calls end.
 func (h *Handler) Close() error {
-	if !h.loaded || h.closed.Swap(true) {
-		return nil
-	}
-	for range h.PoolSize {
-		select {
-		case st := <-h.tokens:
-			if st != nil {
-				st.close()
-			}
-			defer func() { h.tokens <- nil }()
-		default:
-		}
+	if h.loaded {
+		h.pool.Close()
 	}
 	return nil
 }

@@ -36,7 +36,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -77,8 +76,7 @@ type Handler struct {
 
 	path, export string
 	module       *module
-	tokens       chan *instance // a free instance, or nil: room for one more
-	closed       atomic.Bool
+	pool         *udf.Pool[instance]
 	loaded       bool
 }
 
@@ -190,11 +188,7 @@ func (h *Handler) Load(uriOrCode string) (udf.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.tokens = make(chan *instance, out.PoolSize)
-	out.tokens <- first
-	for i := 1; i < out.PoolSize; i++ {
-		out.tokens <- nil
-	}
+	out.pool = udf.NewPool(out.PoolSize, first, out.newInstance, (*instance).close)
 	out.loaded = true
 	return out, nil
 }
@@ -259,48 +253,23 @@ func (h *Handler) newInstance() (*instance, error) {
 
 func (inst *instance) close() { _ = inst.mod.Close(context.Background()) }
 
-var errClosed = errors.New("handler closed")
-
+// get takes an instance from the pool (see udf.Pool).
 func (h *Handler) get() (*instance, error) {
-	inst := <-h.tokens
-	if h.closed.Load() {
-		h.put(inst)
-		return nil, fmt.Errorf("%s: %w", Name, errClosed)
-	}
-	if inst != nil {
-		return inst, nil
-	}
-	inst, err := h.newInstance()
+	inst, err := h.pool.Get()
 	if err != nil {
-		h.tokens <- nil
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
 	return inst, nil
 }
 
-func (h *Handler) put(inst *instance) {
-	if inst != nil && h.closed.Load() {
-		inst.close()
-		inst = nil
-	}
-	h.tokens <- inst
-}
+// put gives an instance (or nil, for one discarded) back to the pool.
+func (h *Handler) put(inst *instance) { h.pool.Put(inst) }
 
 // Close closes the instances in the pool; instances in use are closed when their calls end. The
 // compiled module stays, for other handlers of the same bytes.
 func (h *Handler) Close() error {
-	if !h.loaded || h.closed.Swap(true) {
-		return nil
-	}
-	for range h.PoolSize {
-		select {
-		case inst := <-h.tokens:
-			if inst != nil {
-				inst.close()
-			}
-			defer func() { h.tokens <- nil }()
-		default:
-		}
+	if h.loaded {
+		h.pool.Close()
 	}
 	return nil
 }
