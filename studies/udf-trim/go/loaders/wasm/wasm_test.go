@@ -66,15 +66,6 @@ func load(t testing.TB, export string) *Handler {
 	return wh
 }
 
-func canonical(t testing.TB, v any) string {
-	t.Helper()
-	s, err := udf.Canonical(v)
-	if err != nil {
-		t.Fatalf("%v (%.200v)", err, v)
-	}
-	return s
-}
-
 func TestAnswersMatchNative(t *testing.T) {
 	if guestSkip != "" {
 		t.Skip(guestSkip)
@@ -94,7 +85,7 @@ func TestAnswersMatchNative(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s/%s: %v", w, size, err)
 				}
-				if canonical(t, got) != canonical(t, want) {
+				if udftest.Canonical(t, got) != udftest.Canonical(t, want) {
 					t.Fatalf("%s/%s:\n got %.300s\nwant %.300s", w, size, got, want)
 				}
 			}
@@ -102,13 +93,13 @@ func TestAnswersMatchNative(t *testing.T) {
 		// Smaller rows after larger ones reuse the guest's buffer.
 		small, _ := udf.MakeRow("small")
 		want, _ := native(small)
-		if got, err := h.Value(small); err != nil || canonical(t, got) != canonical(t, want) {
+		if got, err := h.Value(small); err != nil || udftest.Canonical(t, got) != udftest.Canonical(t, want) {
 			t.Fatalf("%s/small after large: %v %v", w, got, err)
 		}
 	}
 	row := udf.Row{"null": nil, "nul": "a\x00b", "uni": "héllo ✓", "html": "<&>", "arr": []any{nil, 1.5}}
 	want, _ := udf.Encode(row)
-	if got, err := load(t, "encode").Value(row); err != nil || canonical(t, got) != canonical(t, want) {
+	if got, err := load(t, "encode").Value(row); err != nil || udftest.Canonical(t, got) != udftest.Canonical(t, want) {
 		t.Errorf("awkward values: %v %v", got, err)
 	}
 }

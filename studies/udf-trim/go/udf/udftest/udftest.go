@@ -96,3 +96,13 @@ func RejectsUncrossable(t *testing.T, loaded udf.Handler) {
 		}
 	}
 }
+
+// Canonical is udf.Canonical for tests: it fails the test if v is not JSON.
+func Canonical(t testing.TB, v any) string {
+	t.Helper()
+	s, err := udf.Canonical(v)
+	if err != nil {
+		t.Fatalf("%v (%.200v)", err, v)
+	}
+	return s
+}

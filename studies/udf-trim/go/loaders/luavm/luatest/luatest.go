@@ -65,15 +65,6 @@ func script(c luavm.Crossing, body string) string {
 	return fmt.Sprintf("local json = require(\"json\")\nfunction %s(x)\n%s\nend\n", c.Entry(), body)
 }
 
-func canonical(t testing.TB, v any) string {
-	t.Helper()
-	s, err := udf.Canonical(v)
-	if err != nil {
-		t.Fatalf("%v (%.200v)", err, v)
-	}
-	return s
-}
-
 // Main is the loader package's TestMain: it runs the JIT-loop child (see jitLoop) when asked to.
 func Main(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
@@ -120,8 +111,8 @@ func answers(t *testing.T) {
 					if err != nil {
 						t.Fatalf("%s %s/%s: %v", c.Name(), w, size, err)
 					}
-					if canonical(t, got) != canonical(t, want) {
-						t.Fatalf("%s %s/%s:\n got %.300s\nwant %.300s", c.Name(), w, size, canonical(t, got), canonical(t, want))
+					if udftest.Canonical(t, got) != udftest.Canonical(t, want) {
+						t.Fatalf("%s %s/%s:\n got %.300s\nwant %.300s", c.Name(), w, size, udftest.Canonical(t, got), udftest.Canonical(t, want))
 					}
 				}
 			}
@@ -140,8 +131,8 @@ func awkwardValues(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name(), err)
 		}
-		if canonical(t, got) != canonical(t, want) {
-			t.Errorf("%s:\n got %s\nwant %s", c.Name(), canonical(t, got), canonical(t, want))
+		if udftest.Canonical(t, got) != udftest.Canonical(t, want) {
+			t.Errorf("%s:\n got %s\nwant %s", c.Name(), udftest.Canonical(t, got), udftest.Canonical(t, want))
 		}
 	}
 }
