@@ -7,28 +7,34 @@ import (
 	"testing"
 )
 
-// BuildGoPlugin builds ../../plugins/goplugin (package bridgebench/plugincall/plugins/goplugin) into
-// dir with go build -buildmode=plugin, the go command on PATH (it must be the toolchain that built the
-// test binary, or plugin.Open refuses the .so), and returns its path; it skips t if the build fails.
-func BuildGoPlugin(t testing.TB, dir string) string {
+// Build runs `go build flags -o dir/file pkg` with env added (the go command on PATH: for a Go plugin it
+// must be the toolchain that built the test binary, or plugin.Open refuses the .so) and returns the
+// output's path; it skips t, with the reason, if the build fails.
+func Build(t testing.TB, dir, pkg, file string, env []string, flags ...string) string {
 	t.Helper()
-	so := filepath.Join(dir, "goplugin.so")
-	cmd := exec.Command("go", "build", "-buildmode=plugin", "-o", so, "bridgebench/plugincall/plugins/goplugin")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("go build -buildmode=plugin failed: %v\n%s", err, out)
+	out := filepath.Join(dir, file)
+	cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", out, pkg)...)
+	cmd.Env = append(os.Environ(), env...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("go build %s failed: %v\n%s", pkg, err, msg)
 	}
-	return so
+	return out
 }
 
-// BuildWasm builds ../../wasm/guest into dir with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared
-// and returns the module's path; it skips t if the build fails.
+// BuildWasmModule builds the Go program pkg as a wasip1 reactor (-buildmode=c-shared) into dir.
+func BuildWasmModule(t testing.TB, dir, pkg, file string) string {
+	t.Helper()
+	return Build(t, dir, pkg, file, []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"}, "-buildmode=c-shared")
+}
+
+// BuildGoPlugin builds plugins/goplugin into dir with -buildmode=plugin and returns the .so's path.
+func BuildGoPlugin(t testing.TB, dir string) string {
+	t.Helper()
+	return Build(t, dir, "bridgebench/plugincall/plugins/goplugin", "goplugin.so", nil, "-buildmode=plugin")
+}
+
+// BuildWasm builds wasm/guest (the wazero mechanism's module) into dir and returns the module's path.
 func BuildWasm(t testing.TB, dir string) string {
 	t.Helper()
-	wasm := filepath.Join(dir, "plugin.wasm")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", wasm, "bridgebench/plugincall/wasm/guest")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("building the wasm guest failed: %v\n%s", err, out)
-	}
-	return wasm
+	return BuildWasmModule(t, dir, "bridgebench/plugincall/wasm/guest", "plugin.wasm")
 }
