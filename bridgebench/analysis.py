@@ -60,12 +60,13 @@ class _Cells:
     series: dict[tuple[str, str], list[tuple[StoredExecution, np.ndarray]]]
     failures: dict[tuple[str, str], list[dict[str, Any]]]
     rss: dict[tuple[str, str], list[int]]
+    stored: int  # executions in the store, failed ones included
 
 
 def _gather(store: Store, campaign_id: int) -> _Cells:
     executions = store.executions(campaign_id)
     majority = _majority_answers(executions)
-    cells = _Cells(defaultdict(list), defaultdict(list), defaultdict(list))
+    cells = _Cells(defaultdict(list), defaultdict(list), defaultdict(list), len(executions))
     for e in executions:
         key = (e.benchmark, e.mechanism)
         if e.peak_rss_kb:
@@ -199,7 +200,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
             "finished": campaign.finished, "git_sha": campaign.git_sha, "machine": campaign.machine,
             "environment": campaign.environment, "options": options,
             "executions_planned": len(store.planned(campaign_id)),
-            "executions_stored": len(store.executions(campaign_id)),
+            "executions_stored": gathered.stored,
         },
         "confidence": confidence,
         "baseline": baseline,
@@ -209,3 +210,12 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
         "cells": list(cells.values()),
         "geomean_ratio": geomeans,
     }
+
+
+def current_analysis(store: Store, campaign_id: int) -> dict[str, Any]:
+    """The stored analysis of a campaign, recomputed (and stored) if executions were added since."""
+    result = store.analysis(campaign_id)
+    if result is None or result["campaign"]["executions_stored"] != len(store.executions(campaign_id)):
+        result = analyse(store, campaign_id)
+        store.save_analysis(campaign_id, result)
+    return result

@@ -24,7 +24,7 @@ from rich.table import Table
 
 from bridgebench import campaign as camp
 from bridgebench import environment
-from bridgebench.analysis import analyse
+from bridgebench.analysis import analyse, current_analysis
 from bridgebench.build import BuildResult, build_study
 from bridgebench.compare import DiffError, compare
 from bridgebench.report import diff as diff_report
@@ -344,10 +344,7 @@ def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]
     store = _store(store_path)
     try:
         cid = _campaign_arg(store, campaign_id, study)
-        result = store.analysis(cid)
-        if result is None or result["campaign"]["executions_stored"] != len(store.executions(cid)):
-            result = analyse(store, cid)
-            store.save_analysis(cid, result)
+        result = current_analysis(store, cid)
     except StoreError as e:
         fail(str(e))
     if format_ == "terminal":

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
 
 import numpy as np
 
-from bridgebench.analysis import analyse, steady_samples
+from bridgebench.analysis import current_analysis, steady_samples
 from bridgebench.differ import Comparison, compare_cells
 from bridgebench.stats import ratio_ci
 from bridgebench.store import Campaign, Store
@@ -15,14 +14,6 @@ from bridgebench.store import Campaign, Store
 
 class DiffError(Exception):
     pass
-
-
-def _result(store: Store, campaign_id: int) -> dict[str, Any]:
-    result = store.analysis(campaign_id)
-    if result is None or result["campaign"]["executions_stored"] != len(store.executions(campaign_id)):
-        result = analyse(store, campaign_id)
-        store.save_analysis(campaign_id, result)
-    return result
 
 
 def _machine_line(campaign: Campaign) -> str:
@@ -39,7 +30,7 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
         raise DiffError(f"campaign {ca} ran on {_machine_line(campaign_a)} and campaign {cb} on "
                         f"{_machine_line(campaign_b)}: "
                         "timings from different machines do not compare; pass --cross-machine to compare anyway")
-    ra, rb = _result(store, ca), _result(store, cb)
+    ra, rb = current_analysis(store, ca), current_analysis(store, cb)
     cells_a = {(c["benchmark"], c["mechanism"]): c for c in ra["cells"]}
     cells_b = {(c["benchmark"], c["mechanism"]): c for c in rb["cells"]}
     if ma is not None and mb is not None:
