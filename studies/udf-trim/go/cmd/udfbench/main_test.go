@@ -2,19 +2,23 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"bridgebench/probe"
 	"bridgebench/udftrim/udf"
+	"bridgebench/udftrim/udf/udftest"
 )
 
 const studyDir = "../../.."
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	udftest.RemoveBuilds()
+	os.Exit(code)
+}
 
 func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
@@ -59,7 +63,7 @@ func TestEveryMechanismAgrees(t *testing.T) {
 		}
 		vars := map[string]string{"UDF_LOADER": loader, "UDF_STUDY_DIR": studyDir}
 		if loader == "wasm" {
-			vars["UDF_WASM"] = wasmModule(t)
+			vars["UDF_WASM"] = udftest.Guest(t)
 		}
 		env := envOf(vars)
 		for _, param := range params() {
@@ -124,16 +128,8 @@ func TestBinaryWithPlugin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
-	dir := t.TempDir()
-	bin, so := filepath.Join(dir, "udfbench"), filepath.Join(dir, "udf.so")
-	for _, args := range [][]string{
-		{"build", "-o", bin, "bridgebench/udftrim/cmd/udfbench"},
-		{"build", "-buildmode=plugin", "-o", so, "bridgebench/udftrim/plugins/udf"},
-	} {
-		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
-			t.Skipf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	bin := udftest.Built(t, "bridgebench/udftrim/cmd/udfbench", "udfbench", nil)
+	so := udftest.Plugin(t)
 	for _, loader := range []string{"plugin", "native"} {
 		for _, param := range []string{"trim/small", "encode/medium"} {
 			cmd := exec.Command(bin, "3", param)
@@ -156,31 +152,4 @@ func TestBinaryWithPlugin(t *testing.T) {
 			}
 		}
 	}
-}
-
-var (
-	wasmOnce         sync.Once
-	wasmPath, wasmNo string
-)
-
-// wasmModule builds the wasm mechanism's guest module once for the package's tests, or skips.
-func wasmModule(t *testing.T) string {
-	t.Helper()
-	wasmOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "udfbench-wasm-")
-		if err != nil {
-			wasmNo = err.Error()
-			return
-		}
-		wasmPath = filepath.Join(dir, "udf.wasm")
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", wasmPath, "bridgebench/udftrim/wasm/guest")
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			wasmNo = fmt.Sprintf("cannot build the wasm guest: %v\n%s", err, out)
-		}
-	})
-	if wasmNo != "" {
-		t.Skip(wasmNo)
-	}
-	return wasmPath
 }

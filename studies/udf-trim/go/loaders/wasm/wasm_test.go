@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,42 +16,15 @@ import (
 	"bridgebench/udftrim/udf/udftest"
 )
 
-// guest is the module built from ../../wasm/guest once for the package's tests (TestMain).
-var guest, guestSkip string
-
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "udf-wasm-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	guest, guestSkip = build(dir)
 	code := m.Run()
-	_ = os.RemoveAll(dir)
+	udftest.RemoveBuilds()
 	os.Exit(code)
-}
-
-// build compiles the guest module; on failure it returns why the tests that need it are skipped.
-func build(dir string) (path, skip string) {
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		return "", "no go command to build the GOOS=wasip1 guest: " + err.Error()
-	}
-	path = filepath.Join(dir, "udf.wasm")
-	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", path, "./wasm/guest")
-	cmd.Dir = "../.."
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Sprintf("cannot build the guest with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared: %v\n%s", err, out)
-	}
-	return path, ""
 }
 
 func load(t testing.TB, export string) *Handler {
 	t.Helper()
-	if guestSkip != "" {
-		t.Skip(guestSkip)
-	}
+	guest := udftest.Guest(t)
 	h, err := udf.Lookup(Name)
 	if err != nil {
 		t.Fatal(err)
@@ -67,9 +39,7 @@ func load(t testing.TB, export string) *Handler {
 }
 
 func TestAnswersMatchNative(t *testing.T) {
-	if guestSkip != "" {
-		t.Skip(guestSkip)
-	}
+	guest := udftest.Guest(t)
 	udftest.AgreesWithNative(t, New(), func(w string) string { return guest + "#" + w })
 	for _, w := range udf.Workloads {
 		h := load(t, w)
@@ -175,9 +145,7 @@ func TestGuestFailures(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	if guestSkip != "" {
-		t.Skip(guestSkip)
-	}
+	guest := udftest.Guest(t)
 	notWasm := filepath.Join(t.TempDir(), "not.wasm")
 	if err := os.WriteFile(notWasm, []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
