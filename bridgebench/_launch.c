@@ -1,52 +1,146 @@
-/* Starts one benchmark process from a process of ~1 MB, so that the peak RSS wait4 reports is the
- * benchmark's own: Linux carries a process's peak RSS across fork and exec, so a benchmark forked
- * straight from the harness (a Python process of ~100 MB) would report the harness's footprint.
+/* Starts one benchmark process and answers for everything it starts.
  *
- * Usage: launch RSS_FILE PROGRAM [ARG...]
- * Writes the child's ru_maxrss (KiB) to RSS_FILE, then exits as the child did: with its exit status,
- * or killed by the same signal. */
+ * Usage: launch USAGE_FILE PROGRAM [ARG...]
+ *
+ * 1. Honest peak RSS: Linux carries a process's peak RSS across fork and exec, so a benchmark forked
+ *    straight from the harness (a Python process of ~100 MB) would report the harness's footprint. This
+ *    process is ~1 MB.
+ * 2. Nothing escapes: it is a child subreaper, so descendants that leave the process group (setsid,
+ *    double fork) are reparented here and are still found. When the benchmark ends, when the harness asks
+ *    (SIGTERM, SIGINT, SIGHUP), or when the harness dies (PR_SET_PDEATHSIG), every descendant is killed
+ *    and reaped before this process exits.
+ * 3. CPU time: the benchmark's own user and system time (from wait4), which the disturbance audit sets
+ *    against its wall time.
+ *
+ * Writes "maxrss_kb N", "user_s X" and "sys_s X" lines to USAGE_FILE, then exits as the benchmark did:
+ * with its exit status, or killed by the same signal. */
 #define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+static volatile sig_atomic_t stop_requested = 0;
+static volatile pid_t benchmark = 0;
+
+static void on_stop(int sig) {
+    (void)sig;
+    stop_requested = 1;
+    if (benchmark > 0) kill(benchmark, SIGKILL); /* async-signal-safe; wait4 then returns */
+}
+
+/* The parent pid of `pid`, from /proc/PID/stat (the field after the command, which may hold spaces or
+ * parentheses: read from the last ')'). */
+static pid_t parent_of(pid_t pid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *end = strrchr(buf, ')');
+    char state;
+    int ppid;
+    if (!end || sscanf(end + 1, " %c %d", &state, &ppid) != 2) return -1;
+    return (pid_t)ppid;
+}
+
+/* SIGKILL every direct child; return how many were found. Grandchildren are reparented here when their
+ * parent dies, so repeating this until no child is left reaches every descendant. */
+static int kill_children(void) {
+    pid_t self = getpid();
+    int found = 0;
+    DIR *proc = opendir("/proc");
+    if (!proc) return 0;
+    struct dirent *entry;
+    while ((entry = readdir(proc)) != NULL) {
+        if (!isdigit((unsigned char)entry->d_name[0])) continue;
+        pid_t pid = (pid_t)atoi(entry->d_name);
+        if (parent_of(pid) == self) {
+            kill(pid, SIGKILL);
+            found++;
+        }
+    }
+    closedir(proc);
+    return found;
+}
+
+static void kill_and_reap_all(void) {
+    for (;;) {
+        kill_children();
+        if (waitpid(-1, NULL, 0) < 0 && errno != EINTR) return; /* ECHILD: nothing is left */
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: launch RSS_FILE PROGRAM [ARG...]\n");
+        fprintf(stderr, "usage: launch USAGE_FILE PROGRAM [ARG...]\n");
         return 2;
     }
+    pid_t harness = getppid();
+    struct sigaction stop = {0};
+    stop.sa_handler = on_stop;
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGTERM, &stop, NULL);
+    sigaction(SIGINT, &stop, NULL);
+    sigaction(SIGHUP, &stop, NULL);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != harness) return 125; /* the harness died before the death signal was armed */
+
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "bridgebench-launch: fork failed: %s\n", strerror(errno));
         return 126;
     }
     if (pid == 0) {
+        /* The benchmark starts with default signal handling, however the harness was started (a shell
+         * starts background jobs with SIGINT ignored). */
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
         execvp(argv[2], argv + 2);
         fprintf(stderr, "bridgebench-launch: cannot execute %s: %s\n", argv[2], strerror(errno));
         _exit(127);
     }
-    int status;
+    benchmark = pid;
+    if (stop_requested) kill(pid, SIGKILL); /* asked to stop before the pid was known */
+    int status = 0;
     struct rusage usage;
-    while (wait4(pid, &status, 0, &usage) < 0) {
-        if (errno != EINTR) {
+    memset(&usage, 0, sizeof usage);
+    for (;;) {
+        pid_t r = wait4(pid, &status, 0, &usage);
+        if (r == pid) break;
+        if (r < 0 && errno != EINTR) {
             fprintf(stderr, "bridgebench-launch: wait4 failed: %s\n", strerror(errno));
+            kill_and_reap_all();
             return 126;
         }
     }
+    kill_and_reap_all(); /* whatever the benchmark left behind, in its group or not */
+
     FILE *out = fopen(argv[1], "w");
     if (out) {
-        fprintf(out, "%ld\n", usage.ru_maxrss);
+        fprintf(out, "maxrss_kb %ld\nuser_s %ld.%06ld\nsys_s %ld.%06ld\n", usage.ru_maxrss,
+                (long)usage.ru_utime.tv_sec, (long)usage.ru_utime.tv_usec, (long)usage.ru_stime.tv_sec,
+                (long)usage.ru_stime.tv_usec);
         fclose(out);
     }
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         struct rlimit no_core = {0, 0};
-        setrlimit(RLIMIT_CORE, &no_core);  /* the child already dumped core if it was going to */
+        setrlimit(RLIMIT_CORE, &no_core); /* the child already dumped core if it was going to */
         signal(sig, SIG_DFL);
+        prctl(PR_SET_PDEATHSIG, 0);
         raise(sig);
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : 126;

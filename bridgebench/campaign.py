@@ -5,16 +5,20 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from bridgebench import environment
 from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.placeholders import expand_all
-from bridgebench.runner import OK, Execution, Task, execute, plan
+from bridgebench.runner import OK, PROTOCOL, Execution, Task, execute, plan
 from bridgebench.store import Store
-from bridgebench.study import Budget, Study
+from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
 
 CHECK_ITERATIONS = 2  # two, so the probe also sees that repeated calls give the same answer
+# A campaign's plan is stored up front, one row per process execution: bound it so a typo (-p 100000000)
+# is a clear refusal, not minutes of planning and gigabytes of memory.
+MAX_PLANNED_EXECUTIONS = 1_000_000
+MAX_ITERATIONS = 10_000_000  # per process execution; the probe's stdout (64 MiB) could not hold more
 
 
 class CampaignError(Exception):
@@ -44,7 +48,7 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         unknown = [n for n in chosen or [] if n not in known]
         if unknown:
             raise CampaignError(f"{study.name}: no {kind} {', '.join(unknown)} (has: {', '.join(known)})")
-    return Options(
+    options = Options(
         budget=budget_name,
         process_executions=process_executions or budget.process_executions,
         iterations=iterations or budget.iterations,
@@ -54,6 +58,17 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         randomise=randomise,
         seed=seed,
     )
+    planned = options.process_executions * len(options.benchmarks) * len(options.mechanisms)
+    if planned > MAX_PLANNED_EXECUTIONS:
+        raise CampaignError(f"{study.name}: {options.process_executions} process executions × "
+                            f"{len(options.benchmarks)} benchmarks × {len(options.mechanisms)} mechanisms is "
+                            f"{planned} executions; at most {MAX_PLANNED_EXECUTIONS} are planned in one campaign")
+    if options.iterations > MAX_ITERATIONS:
+        raise CampaignError(f"{study.name}: {options.iterations} iterations per process execution; at most "
+                            f"{MAX_ITERATIONS}")
+    if not 0 < options.timeout_s <= MAX_TIMEOUT_S:
+        raise CampaignError(f"timeout {options.timeout_s:g} s: expected above 0 and at most {MAX_TIMEOUT_S:g} s")
+    return options
 
 
 AUTO_BATCH = "auto"  # what {batch} is in the answer check: the probe calibrates, the timed runs reuse it
@@ -176,7 +191,11 @@ def run_pending(store: Store, study: Study, campaign_id: int, options: Options, 
             argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param,
                                     options.iterations, batches.get((task.benchmark, task.mechanism)))
             run = execute(argv, env, study.dir, options.iterations, options.timeout_s)
-            store.record_execution(campaign_id, task, run)
+            try:
+                store.record_execution(campaign_id, task, run)
+            except (OverflowError, ValueError) as e:  # a value the protocol's checks let through: that
+                run = replace(run, status=PROTOCOL, detail=f"output cannot be stored: {e}"[:300], output=None)
+                store.record_execution(campaign_id, task, run)  # execution fails, the campaign goes on
             if on_execution:
                 on_execution(task, run)
     except BaseException:

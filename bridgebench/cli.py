@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import tempfile
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -24,14 +25,14 @@ from rich.table import Table
 
 from bridgebench import campaign as camp
 from bridgebench import environment
-from bridgebench.analysis import analyse, current_analysis
+from bridgebench.analysis import WRONG_ANSWER, analyse, current_analysis
 from bridgebench.build import BuildResult, build_study
 from bridgebench.compare import DiffError, compare
 from bridgebench.report import diff as diff_report
 from bridgebench.report import exports, html, markdown, terminal
 from bridgebench.runner import OK, Execution, Task
 from bridgebench.selftest import INFORMATION, Finding, run_selftest
-from bridgebench.store import Store, StoreError
+from bridgebench.store import Store, StoreError, StoreWriteError
 from bridgebench.study import Study, StudyError, all_studies, find_study, load_study
 
 # Exit codes that mean something to a script.
@@ -41,6 +42,7 @@ EXIT_USAGE = 2  # bad input: a malformed study file, an unknown name, a store th
 EXIT_CHECK_FAILED = 3  # mechanisms disagree on the answer, or cannot compute it: nothing was timed
 EXIT_FAILED_EXECUTIONS = 4  # the campaign completed, but some process executions failed (recorded)
 EXIT_SELFTEST_WRONG = 5  # the self-test found a wrong verdict
+EXIT_STORE_WRITE = 6  # the store could not be written mid-run (disk full, locked, read-only); the rest is kept
 EXIT_INTERRUPTED = 130
 
 app = typer.Typer(help="Measure what it costs to run user code through each mechanism, and whether the "
@@ -67,11 +69,23 @@ def _load(name: str) -> Study:
         fail(str(e))
 
 
-def _store(path: Path) -> Store:
+def _store(path: Path, create: bool = True) -> Store:
+    """Open the store; read-only commands pass create=False so a mistyped path is an error, not a new
+    empty store."""
     try:
-        return Store(path)
+        return Store(path, create=create)
     except StoreError as e:
         fail(str(e))
+
+
+def _writable_folder(folder: Path, option: str) -> None:
+    """Check before a campaign, not after it, that its reports can be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".bridgebench-probe-"):
+            pass
+    except OSError as e:
+        fail(f"{option} {folder}: cannot write reports there: {e.strerror}")
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -137,7 +151,7 @@ def list_(store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> Non
             studies.append({"name": path.parent.name, "error": str(e), "path": str(path)})
     campaigns = []
     if store_path.exists():
-        store = _store(store_path)
+        store = _store(store_path, create=False)
         campaigns = [{"id": c.id, "study": c.study, "state": c.state, "created": c.created,
                       "budget": c.config["options"]["budget"], "machine": c.machine} for c in store.campaigns()]
     if as_json:
@@ -193,33 +207,32 @@ def check(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
 
 
 def _progress_runner(study: Study, store: Store, campaign_id: int, options: camp.Options,
-                     builds: dict[str, BuildResult], quiet: bool) -> int:
-    """Run the pending executions with a progress bar; return how many failed."""
+                     builds: dict[str, BuildResult], quiet: bool) -> None:
+    """Run the pending executions with a progress bar, saying which failed as they fail."""
     total = len(store.planned(campaign_id))
     done = total - len(camp.pending(store, campaign_id))
-    failed = 0
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
     with Progress(*columns, console=err, disable=quiet, transient=False) as progress:
         bar = progress.add_task(f"{study.name}", total=total, completed=done)
 
         def on_execution(task: Task, run: Execution) -> None:
-            nonlocal failed
             progress.update(bar, advance=1, description=f"{study.name}: {task.benchmark} / {task.mechanism}")
             if run.status != OK:
-                failed += 1
                 progress.console.print(f"  [yellow]{run.status}[/]: " + escape(
                     f"{task.benchmark} on {task.mechanism} (process execution {task.pexec + 1}): {run.detail}"),
                     highlight=False)
 
         camp.run_pending(store, study, campaign_id, options, builds, on_execution)
-    return failed
 
 
-def _sigterm_as_interrupt() -> None:
+def _signals_stop_the_run() -> None:
+    """SIGINT and SIGTERM always stop a run cleanly (the execution in flight is killed and discarded), also
+    when a shell started it in the background with SIGINT ignored, as POSIX shells do for `cmd &`."""
     def handler(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
+    signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)
 
 
@@ -251,7 +264,8 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
         budget: Annotated[str, typer.Option(help="A budget named in the study file.")] = "default",
         process_executions: Annotated[int | None, typer.Option("-p", "--process-executions", min=1)] = None,
         iterations: Annotated[int | None, typer.Option("-i", "--iterations", min=1)] = None,
-        timeout: Annotated[float | None, typer.Option(help="Seconds per process execution.", min=0.1)] = None,
+        timeout: Annotated[float | None, typer.Option(help="Seconds per process execution (at most 86400).")]
+        = None,
         benchmarks: Annotated[str | None, typer.Option(help="Comma-separated benchmarks.")] = None,
         mechanisms: Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")] = None,
         random_order: Annotated[bool, typer.Option("--random-order", help="Shuffle each round.")] = False,
@@ -264,11 +278,16 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
         as_json: JsonOpt = False) -> None:
     """Build, check answers, run the campaign (or resume it), analyse, and report."""
     study = _load(study_name)
+    _writable_folder(report_dir, "--report-dir")
     store = _store(store_path)
-    _sigterm_as_interrupt()
+    _signals_stop_the_run()
+    cid: int | None = None
+    owner = None
     try:
         if resume:
-            cid, options = camp.resumable(store, study, campaign_id)
+            with store.planning():
+                cid, options = camp.resumable(store, study, campaign_id)
+                owner = store.claim(cid)
             builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
             camp.verify_builds(store, cid, builds)
         else:
@@ -281,26 +300,41 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
             rows = _check(study, builds, options.benchmarks, options.timeout_s, quiet=as_json)
             if any(r.status != "agrees" for r in rows):
                 fail(_check_failure_message(rows), EXIT_CHECK_FAILED)
-            cid = camp.start(store, study, options, builds, rows)
-        failed = _progress_runner(study, store, cid, options, builds, quiet=as_json)
-    except camp.CampaignError as e:
-        fail(str(e))
+            with store.planning():
+                cid = camp.start(store, study, options, builds, rows)
+                owner = store.claim(cid)
+        _progress_runner(study, store, cid, options, builds, quiet=as_json)
+        result = analyse(store, cid, seed=seed)
+        store.save_analysis(cid, result)
+    except (camp.CampaignError, StoreError) as e:
+        fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
     except KeyboardInterrupt:
-        stored = len(store.done_seqs(cid)) if "cid" in locals() else 0
-        err.print(f"\ninterrupted: {stored} process executions are stored; continue with "
-                  f"`bridgebench run {study_name} --resume`", highlight=False)
+        if cid is None:
+            err.print("\ninterrupted before the campaign started: nothing was timed or stored", highlight=False)
+        else:
+            stored = len(store.done_seqs(cid))
+            err.print(f"\ninterrupted: {stored} process executions of campaign {cid} are stored; continue with "
+                      f"`bridgebench run {study_name} --resume`", highlight=False)
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    finally:
+        if owner:
+            owner.release()
 
-    result = analyse(store, cid, seed=seed)
-    store.save_analysis(cid, result)
-    written = _write_reports(result, store, report_dir)
+    try:
+        written = _write_reports(result, store, report_dir)
+    except OSError as e:
+        fail(f"--report-dir {report_dir}: cannot write the reports: {e.strerror} (the campaign is stored; "
+             f"`bridgebench report {cid}` writes them again)")
     if as_json:
         _print_json(result)
     else:
         terminal.show(result, out)
         err.print("reports: " + ", ".join(str(p) for p in written), highlight=False)
-    if failed:
-        fail(f"{failed} process execution(s) failed (recorded; see the Failed column)", EXIT_FAILED_EXECUTIONS)
+    failures = [f for c in result["cells"] for f in c["failures"]]
+    if failures:
+        wrong = sum(f["status"] == WRONG_ANSWER for f in failures)
+        fail(f"{len(failures)} process execution(s) failed (recorded; see the Failed column)"
+             + (f", {wrong} of them with a wrong answer in timed runs" if wrong else ""), EXIT_FAILED_EXECUTIONS)
 
 
 def _campaign_arg(store: Store, campaign_id: int | None, study: str | None) -> int:
@@ -318,13 +352,13 @@ def analyse_(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIG
              seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
              store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
     """(Re)compute the analysis of a campaign from its stored iterations."""
-    store = _store(store_path)
+    store = _store(store_path, create=False)
     try:
         cid = _campaign_arg(store, campaign_id, study)
         result = analyse(store, cid, seed=seed)
+        store.save_analysis(cid, result)
     except StoreError as e:
-        fail(str(e))
-    store.save_analysis(cid, result)
+        fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
     if as_json:
         _print_json(result)
     else:
@@ -341,20 +375,26 @@ def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]
     """Show a campaign's results (analysing it first if needed)."""
     if format_ not in REPORT_FORMATS:
         fail(f"--format: expected one of {', '.join(REPORT_FORMATS)}, got {format_!r}")
-    store = _store(store_path)
+    if output and not output.parent.is_dir():
+        fail(f"-o {output}: no folder {output.parent}")
+    store = _store(store_path, create=False)
     try:
         cid = _campaign_arg(store, campaign_id, study)
         result = current_analysis(store, cid)
     except StoreError as e:
-        fail(str(e))
-    if format_ == "terminal":
-        terminal.show(result, Console(file=output.open("w")) if output else out)
-        return
-    text = _render(result, store, format_)
-    if output:
-        output.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+        fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
+    try:
+        if format_ == "terminal":
+            with output.open("w") if output else nullcontext(None) as f:
+                terminal.show(result, Console(file=f) if f else out)
+            return
+        text = _render(result, store, format_)
+        if output:
+            output.write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+    except OSError as e:
+        fail(f"-o {output}: cannot write: {e.strerror}")
 
 
 def _side(spec: str) -> tuple[int, str | None]:
@@ -375,7 +415,7 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
     (ca, ma), (cb, mb) = _side(a), _side(b)
     if (ma is None) != (mb is None):
         fail("name a mechanism on both sides (3:luajit 4:luajit2) or on neither (3 4)")
-    store = _store(store_path)
+    store = _store(store_path, create=False)
     try:
         comparisons, header = compare(store, ca, ma, cb, mb, cross_machine=cross_machine, seed=seed)
     except (StoreError, DiffError) as e:

@@ -46,6 +46,7 @@ class Execution:
     peak_rss_kb: int | None
     started: float
     wall_s: float
+    cpu_s: float | None = None  # the benchmark's own user + system CPU time, where the launcher measured it
 
 
 def plan(benchmarks: list[str], mechanisms: list[str], process_executions: int,
@@ -71,67 +72,132 @@ def _kill_group(pid: int) -> None:
 
 _LAUNCHER_SOURCE = Path(__file__).with_name("_launch.c")
 _SPAWN_PREFIX = "bridgebench-launch: cannot execute"
+STOP_GRACE_S = 10.0  # how long the launcher gets to kill and reap what the benchmark started
 
 
 def launcher() -> Path | None:
-    """The small launcher that makes peak RSS honest (see _launch.c); None if it cannot be compiled, and
-    then peak RSS is not reported rather than reported wrong."""
+    """The small launcher that makes peak RSS honest and lets nothing escape (see _launch.c); None if it
+    cannot be compiled, and then peak RSS is not reported rather than reported wrong, and only the
+    benchmark's process group is killed."""
     try:
         return native.compiled(_LAUNCHER_SOURCE, ("-O2",))
     except (OSError, subprocess.SubprocessError):
         return None
 
 
-def _read_capped(f: tempfile._TemporaryFileWrapper) -> tuple[str, bool]:
-    size = f.seek(0, os.SEEK_END)
-    f.seek(max(0, size - MAX_STDOUT))
-    return f.read().decode("utf-8", errors="replace"), size > MAX_STDOUT
+class _Capture(threading.Thread):
+    """Drains one pipe so the child never blocks on it, keeping a bounded part in memory and nothing on
+    disk: the head (stdout: the protocol line is the last one, and a stdout over the cap is a violation
+    anyway) or the tail (stderr: the last lines say why a process failed)."""
+
+    def __init__(self, fd: int, limit: int, keep_tail: bool) -> None:
+        super().__init__(daemon=True)
+        self.fd, self.limit, self.keep_tail = fd, limit, keep_tail
+        self.data = bytearray()
+        self.total = 0
+
+    def run(self) -> None:
+        try:
+            while chunk := os.read(self.fd, 1 << 16):
+                self.total += len(chunk)
+                if self.keep_tail:
+                    self.data += chunk
+                    if len(self.data) > 2 * self.limit:
+                        del self.data[:-self.limit]
+                elif len(self.data) <= self.limit:
+                    self.data += chunk[:self.limit + 1 - len(self.data)]
+        except OSError:
+            pass
+        finally:
+            os.close(self.fd)
+
+    def text(self) -> str:
+        data = self.data[-self.limit:] if self.keep_tail else self.data[:self.limit]
+        return bytes(data).decode("utf-8", errors="replace")
+
+    @property
+    def overflowed(self) -> bool:
+        return self.total > self.limit
+
+
+def _read_usage(path: str) -> dict[str, float]:
+    """What the launcher wrote about the benchmark: peak RSS (KiB), user and system CPU seconds."""
+    usage: dict[str, float] = {}
+    with contextlib.suppress(OSError):
+        for line in Path(path).read_text().splitlines():
+            key, _, value = line.partition(" ")
+            with contextlib.suppress(ValueError):
+                usage[key] = float(value)
+    return usage
 
 
 def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, timeout_s: float) -> Execution:
-    """One process execution. The child runs in its own session so a timeout kills everything it
-    started, and a Ctrl-C at the terminal reaches the harness, which kills the child and re-raises."""
+    """One process execution. The child runs in its own session, under the launcher, so a timeout or an
+    interrupt kills everything it started; a Ctrl-C at the terminal reaches the harness, which stops the
+    child and re-raises."""
     launch = launcher()
     started = time.time()
     t0 = time.monotonic()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            tempfile.NamedTemporaryFile(prefix="bridgebench-rss-") as rss_file:
-        command = [str(launch), rss_file.name, *argv] if launch else argv
+    with tempfile.NamedTemporaryFile(prefix="bridgebench-usage-") as usage_file:
+        command = [str(launch), usage_file.name, *argv] if launch else argv
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
         try:
-            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd,
-                                    start_new_session=True)
+            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w, env=env,
+                                    cwd=cwd, start_new_session=True)
         except OSError as e:
+            for fd in (out_r, err_r):
+                os.close(fd)
             return Execution(SPAWN_FAILED, f"cannot start {argv[0]}: {e.strerror}", None, "", None, None,
                              started, 0.0)
+        finally:  # the child has its copies; the harness must not hold the write ends or EOF never comes
+            os.close(out_w)
+            os.close(err_w)
+        captures = [_Capture(out_r, MAX_STDOUT, keep_tail=False), _Capture(err_r, STDERR_TAIL, keep_tail=True)]
+        for c in captures:
+            c.start()
         reaped: dict[str, tuple[int, int, object]] = {}
 
         def reap() -> None:
             reaped["w"] = os.wait4(proc.pid, 0)
+
+        def stop() -> None:
+            """Ask the launcher to kill and reap everything; the process group is the fallback."""
+            if launch:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGTERM)
+                waiter.join(STOP_GRACE_S)
+            _kill_group(proc.pid)
+            waiter.join()
 
         waiter = threading.Thread(target=reap, daemon=True)
         waiter.start()
         try:
             waiter.join(timeout_s)
         except BaseException:
-            _kill_group(proc.pid)
-            waiter.join()
+            stop()
             proc.returncode = -9
             raise
         timed_out = waiter.is_alive()
-        _kill_group(proc.pid)  # also reaps grandchildren a benchmark may have left behind
+        if timed_out:
+            stop()
+        _kill_group(proc.pid)  # without the launcher, this is what reaps grandchildren left in the group
         waiter.join()
         wall_s = time.monotonic() - t0
+        for c in captures:
+            c.join(STOP_GRACE_S)  # a descendant that escaped without the launcher may hold a pipe open
         _, status, _ = reaped["w"]
         exit_code = os.waitstatus_to_exitcode(status)
         proc.returncode = exit_code  # reaped by wait4 above; tell Popen so it does not try again
-        rss_text = Path(rss_file.name).read_text().strip()
-        peak_rss_kb = int(rss_text) if rss_text.isdigit() else None
-        err.seek(0)
-        stderr_tail = err.read()[-STDERR_TAIL:].decode("utf-8", errors="replace")
-        stdout, too_big = _read_capped(out)
+        usage = _read_usage(usage_file.name)
+    peak_rss_kb = int(usage["maxrss_kb"]) if "maxrss_kb" in usage else None
+    cpu_s = usage["user_s"] + usage["sys_s"] if "user_s" in usage and "sys_s" in usage else None
+    stdout_capture, stderr_capture = captures
+    stderr_tail = stderr_capture.text()
+    stdout, too_big = stdout_capture.text(), stdout_capture.overflowed
 
     def failed(kind: str, detail: str) -> Execution:
-        return Execution(kind, detail, exit_code, stderr_tail, None, peak_rss_kb, started, wall_s)
+        return Execution(kind, detail, exit_code, stderr_tail, None, peak_rss_kb, started, wall_s, cpu_s)
 
     if timed_out:
         return failed(TIMEOUT, f"no result after {timeout_s:g} s; killed")
@@ -147,4 +213,4 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
         output = parse(stdout, iterations)
     except ProtocolError as e:
         return failed(PROTOCOL, str(e))
-    return Execution(OK, "", exit_code, stderr_tail, output, peak_rss_kb, started, wall_s)
+    return Execution(OK, "", exit_code, stderr_tail, output, peak_rss_kb, started, wall_s, cpu_s)

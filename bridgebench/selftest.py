@@ -33,6 +33,8 @@ PLANTED_CLASS = {"steady": "flat", "warmup": "warmup", "slowdown": "slowdown"}
 # benchmark: (iteration where the planted change happens, later/earlier segment mean)
 PLANTED_PHASE = {"warmup": (20, 1 / 1.5), "slowdown": (60, 1.3)}
 PHASE_TOLERANCE = 2
+# The last planted phase must be followed by enough iterations for a segment of its own.
+MIN_ITERATIONS = max(at for at, _ in PLANTED_PHASE.values()) + 20
 INFORMATION = "class as planted (information)"
 
 
@@ -114,6 +116,9 @@ def _phase_found(times: np.ndarray, execution: dict, at: int, shift: float) -> b
 def run_selftest(store: Store, build_root: Path, repetitions: int, budget: str = "default",
                  on_finding: Callable[[Finding], None] | None = None) -> SelftestReport:
     study = load_study(STUDIES_DIR / "selftest" / "study.toml")
+    if budget in study.budgets and study.budgets[budget].iterations < MIN_ITERATIONS:
+        raise camp.CampaignError(f"selftest: budget '{budget}' has {study.budgets[budget].iterations} iterations; "
+                                 f"the planted phases need at least {MIN_ITERATIONS}")
     builds = build_study(study, build_root)
     broken = [b for b in builds.values() if not b.available]
     if broken:

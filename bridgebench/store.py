@@ -6,7 +6,9 @@ stays, and a resumed campaign runs exactly the planned executions that are not s
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -18,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from bridgebench.build import BuildResult
+from bridgebench.locks import Busy, FileLock
 from bridgebench.runner import Execution, Task
 
 SCHEMA_VERSION = 2
@@ -107,7 +110,16 @@ CREATE TABLE IF NOT EXISTS analysis (
 
 
 class StoreError(Exception):
-    pass
+    """A store that cannot be opened or written; the message is one line, ready to print."""
+
+
+class StoreWriteError(StoreError):
+    """A write failed mid-run (disk full, locked by another writer, read-only): what was committed before
+    is kept, and `run --resume` continues once the cause is gone."""
+
+
+class CampaignBusy(StoreError):
+    """Another running harness owns the campaign."""
 
 
 @dataclass(frozen=True)
@@ -143,25 +155,40 @@ class StoredExecution:
     info_json: str | None = None  # what else the probe reported (vm, clock, setup_s…)
 
 
+def busy_timeout_s() -> float:
+    """How long a write waits for another writer before it fails (BRIDGEBENCH_STORE_BUSY_S, default 30)."""
+    try:
+        return max(0.0, float(os.environ.get("BRIDGEBENCH_STORE_BUSY_S", "30")))
+    except ValueError:
+        return 30.0
+
+
 class Store:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, create: bool = True) -> None:
+        """Open the store at `path`; with create=False (read-only commands) a missing store is an error,
+        never a new empty file."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not create and not self.path.is_file():
+            raise StoreError(f"{self.path}: no store there (run a campaign first, or name one with --store)")
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise StoreError(f"{self.path}: cannot create its folder: {err.strerror}") from err
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=busy_timeout_s())
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(_SCHEMA)
             row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None:
+                self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif int(row[0]) == 1:  # version 2 added the calibrated batch size to the answer check
+                self.db.execute("ALTER TABLE check_answer ADD COLUMN batch INTEGER")
+                self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError as err:
             raise StoreError(f"{self.path}: not a usable bridgebench store: {err}") from err
-        if row is None:
-            self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        elif int(row[0]) == 1:  # version 2 added the calibrated batch size to the answer check
-            self.db.execute("ALTER TABLE check_answer ADD COLUMN batch INTEGER")
-            self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
-        elif int(row[0]) != SCHEMA_VERSION:
+        if row is not None and int(row[0]) not in (1, SCHEMA_VERSION):
             raise StoreError(f"{self.path}: store schema {row[0]}, this bridgebench reads {SCHEMA_VERSION}")
 
     def close(self) -> None:
@@ -169,13 +196,37 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        self.db.execute("BEGIN IMMEDIATE")
+        """All or nothing. SQLite's errors (disk full, locked for longer than the busy timeout,
+        read-only) become one StoreWriteError naming the store."""
         try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+                self.db.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    self.db.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as err:
+            raise StoreWriteError(f"{self.path}: cannot write: {err}") from err
+
+    def claim(self, campaign_id: int) -> FileLock:
+        """Own a campaign while running it: a second harness (a `--resume` of a campaign still running)
+        is refused instead of timing the same executions beside the first. The lock dies with its holder;
+        release it with .release() or a with-block."""
+        lock = FileLock(self.path.with_name(f"{self.path.name}.locks") / f"campaign-{campaign_id}")
+        try:
+            return lock.acquire()
+        except Busy as busy:
+            raise CampaignBusy(f"campaign {campaign_id} is being run by another bridgebench ({busy}); wait for "
+                               "it to finish or stop it, then `--resume`") from None
+        except OSError as err:
+            raise StoreError(f"{lock.path}: cannot lock: {err.strerror}") from err
+
+    def planning(self) -> FileLock:
+        """Held briefly while a campaign is created or chosen for resuming, so that choosing and claiming
+        are one step for every harness sharing this store."""
+        return FileLock(self.path.with_name(f"{self.path.name}.locks") / "planning").acquire(blocking=True)
 
     # --- campaigns -----------------------------------------------------------------------------------
     def create_campaign(self, study: str, study_path: str, config_hash: str, config: dict[str, Any],
@@ -220,7 +271,8 @@ class Store:
 
     def set_state(self, campaign_id: int, state: str) -> None:
         finished = time.time() if state == "done" else None
-        self.db.execute("UPDATE campaign SET state=?, finished=? WHERE id=?", (state, finished, campaign_id))
+        with self.transaction() as db:
+            db.execute("UPDATE campaign SET state=?, finished=? WHERE id=?", (state, finished, campaign_id))
 
     # --- builds and the answer check -------------------------------------------------------------------
     def record_builds(self, campaign_id: int, builds: dict[str, BuildResult], labels: dict[str, str]) -> None:
@@ -260,6 +312,12 @@ class Store:
 
     def record_execution(self, campaign_id: int, task: Task, run: Execution) -> int:
         """Everything about one process execution in one transaction: all of it is stored, or none."""
+        try:
+            return self._insert_execution(campaign_id, task, run)
+        except sqlite3.InterfaceError as err:  # a value SQLite cannot bind; rolled back, nothing stored
+            raise ValueError(str(err)) from err
+
+    def _insert_execution(self, campaign_id: int, task: Task, run: Execution) -> int:
         out = run.output
         with self.transaction() as db:
             cur = db.execute(
@@ -303,8 +361,9 @@ class Store:
 
     # --- derived -------------------------------------------------------------------------------------
     def save_analysis(self, campaign_id: int, result: dict[str, Any]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO analysis VALUES (?, ?, ?)",
-                        (campaign_id, time.time(), json.dumps(result)))
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO analysis VALUES (?, ?, ?)",
+                       (campaign_id, time.time(), json.dumps(result)))
 
     def analysis(self, campaign_id: int) -> dict[str, Any] | None:
         row = self.db.execute("SELECT result_json FROM analysis WHERE campaign_id=?", (campaign_id,)).fetchone()

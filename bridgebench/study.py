@@ -77,7 +77,9 @@ class Study:
 # Keys each table accepts: name -> (type description, checker).
 _STR = ("a string", lambda v: isinstance(v, str))
 _INT_POS = ("a positive integer", lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0)
-_NUM_POS = ("a positive number", lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0)
+MAX_TIMEOUT_S = 86400.0  # one process execution may take up to a day; inf or 1e300 is a typo, not a plan
+_TIMEOUT = ("a number of seconds above 0 and at most 86400",
+            lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 < v <= MAX_TIMEOUT_S)
 _STR_LIST = ("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v))
 _NONEMPTY_STR_LIST = (
     "a non-empty list of strings",
@@ -90,7 +92,7 @@ _SCALAR = (
 )
 
 _STUDY_KEYS = {"name": _STR, "title": _STR, "seed": _STR, "baseline": _STR, "benchmark_file": _STR}
-_BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout_s": _NUM_POS}
+_BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout_s": _TIMEOUT}
 _MECHANISM_KEYS = {
     "label": _STR,
     "run": _NONEMPTY_STR_LIST,
@@ -167,9 +169,13 @@ def load_study(path: Path) -> Study:
     if path.is_dir():
         path = path / "study.toml"
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise StudyError(f"{path}: cannot read study file: {err.strerror}") from err
+    except UnicodeDecodeError as err:
+        line = path.read_bytes()[:err.start].count(b"\n") + 1
+        raise StudyError(f"{path}:{line}: not UTF-8 text (byte {err.object[err.start]:#04x}); TOML files are "
+                         "UTF-8") from err
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:

@@ -6,25 +6,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-from tests.conftest import add_benchmark
-
-BRIDGEBENCH = [sys.executable, "-m", "bridgebench.cli"]
-
-
-def bridgebench(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*BRIDGEBENCH, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          env=os.environ | {"COLUMNS": "200", "PYTHONPATH": str(Path(__file__).parents[1])})
-
-
-def rows(db: Path, query: str) -> list[tuple]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(query).fetchall()
+from tests.conftest import add_benchmark, bridgebench, gated_campaign, rows
 
 
 def test_crash_hang_and_garbage_are_recorded_and_the_campaign_goes_on(basic_study: Path, tmp_path: Path) -> None:
@@ -67,31 +51,9 @@ def test_malformed_study_is_a_one_line_error(tmp_path: Path) -> None:
     assert "study.toml:4: budget.iterations: expected a positive integer, got int 0" in lines[0]
 
 
-def _start_slow_campaign(basic_study: Path, tmp_path: Path) -> subprocess.Popen[str]:
-    text = basic_study.read_text().replace("param = 20000", "param = 400000")
-    basic_study.write_text(text)
-    return subprocess.Popen([*BRIDGEBENCH, "run", str(basic_study), "-p", "5", "-i", "5"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env=os.environ | {"PYTHONPATH": str(Path(__file__).parents[1])})
-
-
-def _wait_for_executions(db: Path, at_least: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if db.exists():
-            try:
-                if rows(db, "SELECT count(*) FROM execution")[0][0] >= at_least:
-                    return
-            except sqlite3.OperationalError:
-                pass
-        time.sleep(0.05)
-    raise AssertionError("the campaign stored too few executions in time")
-
-
 def _interrupt_then_resume(basic_study: Path, tmp_path: Path, sig: signal.Signals) -> None:
     db = tmp_path / "results" / "bridgebench.sqlite"
-    proc = _start_slow_campaign(basic_study, tmp_path)
-    _wait_for_executions(db, 3)
+    proc, env = gated_campaign(basic_study, tmp_path, after=3)  # 3 stored, the 4th held at the gate
     os.killpg(proc.pid, sig)  # as Ctrl-C at a terminal: the whole foreground group
     _, stderr = proc.communicate(timeout=60)
     if sig == signal.SIGINT:
@@ -99,11 +61,11 @@ def _interrupt_then_resume(basic_study: Path, tmp_path: Path, sig: signal.Signal
         assert "--resume" in stderr
         assert rows(db, "SELECT state FROM campaign") == [("interrupted",)]
     before = rows(db, "SELECT e.seq, i.idx, i.seconds FROM execution e JOIN iteration i ON i.execution_id = e.id")
-    stored = rows(db, "SELECT count(*) FROM execution")[0][0]
-    assert 3 <= stored < 10
-    assert len(before) == stored * 5  # every stored execution whole: no partial executions
+    assert rows(db, "SELECT count(*) FROM execution")[0][0] == 3  # the one in flight was discarded
+    assert len(before) == 3 * 5  # every stored execution whole: no partial executions
 
-    result = bridgebench("run", str(basic_study), "--resume", cwd=tmp_path, timeout=300)
+    (tmp_path / "gate").touch()
+    result = bridgebench("run", str(basic_study), "--resume", cwd=tmp_path, timeout=300, env=env)
     assert result.returncode == 0, result.stderr
     after = rows(db, "SELECT e.seq, i.idx, i.seconds FROM execution e JOIN iteration i ON i.execution_id = e.id")
     assert set(before) <= set(after)  # nothing stored was lost or changed
@@ -121,9 +83,7 @@ def test_killed_harness_then_resume_loses_and_duplicates_nothing(basic_study: Pa
 
 
 def test_resume_refuses_a_changed_study(basic_study: Path, tmp_path: Path) -> None:
-    db = tmp_path / "results" / "bridgebench.sqlite"
-    proc = _start_slow_campaign(basic_study, tmp_path)
-    _wait_for_executions(db, 1)
+    proc, _ = gated_campaign(basic_study, tmp_path, after=1)
     os.killpg(proc.pid, signal.SIGINT)
     proc.communicate(timeout=60)
     basic_study.write_text(basic_study.read_text().replace("iterations = 4", "iterations = 6"))

@@ -7,7 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from tests.test_campaign import bridgebench
+from tests.conftest import bridgebench
 
 
 def _two_campaigns(basic_study: Path, tmp_path: Path) -> Path:

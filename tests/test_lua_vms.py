@@ -12,7 +12,7 @@ from bridgebench.build import build_study
 from bridgebench.campaign import check, command_for
 from bridgebench.runner import CRASHED, OK, Execution, execute
 from bridgebench.study import STUDIES_DIR, load_study
-from tests.test_campaign import bridgebench
+from tests.conftest import bridgebench
 
 STUDY = load_study(STUDIES_DIR / "lua-vms" / "study.toml")
 

@@ -17,7 +17,7 @@ from bridgebench.build import build_study
 from bridgebench.campaign import command_for
 from bridgebench.runner import CRASHED, execute
 from bridgebench.study import STUDIES_DIR, load_study
-from tests.test_campaign import bridgebench
+from tests.conftest import bridgebench
 
 
 @pytest.mark.skipif(shutil.which("go") is None and not Path(".venv/bin/go").exists(), reason="no Go toolchain")

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from bridgebench.selftest import _phase_found
-from tests.test_campaign import bridgebench
+from bridgebench import selftest
+from bridgebench.campaign import CampaignError
+from bridgebench.selftest import MIN_ITERATIONS, _phase_found
+from bridgebench.store import Store
+from bridgebench.study import STUDIES_DIR, Budget, load_study
+from tests.conftest import bridgebench
 
 
 def series(at: int, factor: float, n: int = 120) -> np.ndarray:
@@ -39,3 +45,13 @@ def test_selftest_command_reports_every_check_and_exits_by_its_verdict(tmp_path:
     counted_ok = all(f["ok"] for f in report["findings"] if f["counts"])
     assert report["ok"] is counted_ok
     assert result.returncode == (0 if counted_ok else 5), result.stderr
+
+
+def test_a_budget_too_short_for_the_planted_phases_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    study = load_study(STUDIES_DIR / "selftest" / "study.toml")
+    assert all(b.iterations >= MIN_ITERATIONS for b in study.budgets.values())  # the shipped budgets fit
+    short = dataclasses.replace(study, budgets={"short": Budget(2, 10, 60.0)})
+    monkeypatch.setattr(selftest, "load_study", lambda path: short)
+    with pytest.raises(CampaignError, match="budget 'short' has 10 iterations; the planted phases need at least 80"):
+        selftest.run_selftest(Store(tmp_path / "s.sqlite"), tmp_path / "build", 1, "short")

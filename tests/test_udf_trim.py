@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_campaign import bridgebench
+from tests.conftest import bridgebench
 
 
 @pytest.mark.skipif(shutil.which("go") is None and not Path(".venv/bin/go").exists(), reason="no Go toolchain")
