@@ -56,7 +56,7 @@ def test_crash_is_recorded_with_signal_and_stderr() -> None:
 def test_hang_is_killed_at_the_timeout() -> None:
     result = run("hang", timeout=1.0)
     assert result.status == TIMEOUT
-    assert 1.0 <= result.wall_s < 10
+    assert 1.0 <= result.wall_s < 120  # killed at the timeout, not after the probe's hour (a bound, not a speed claim)
 
 
 def test_garbage_is_a_protocol_violation() -> None:

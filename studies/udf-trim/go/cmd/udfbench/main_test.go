@@ -14,11 +14,7 @@ import (
 
 const studyDir = "../../.."
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	udftest.RemoveBuilds()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { udftest.Main(m) }
 
 func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }

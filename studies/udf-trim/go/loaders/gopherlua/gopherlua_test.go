@@ -11,6 +11,8 @@ import (
 	"bridgebench/udftrim/udf/udftest"
 )
 
+func TestMain(m *testing.M) { udftest.Main(m) }
+
 const scripts = "../../../scripts"
 
 func script(workload string) string { return filepath.Join(scripts, workload+".lua") }

@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,11 +9,7 @@ import (
 	"bridgebench/udftrim/udf/udftest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	udftest.RemoveBuilds()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { udftest.Main(m) }
 
 // load loads a symbol of the test plugin, skipping when this test binary cannot open plugins built
 // by `go build` (e.g. under -cover or -race, which change the shared packages).

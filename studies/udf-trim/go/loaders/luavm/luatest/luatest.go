@@ -65,12 +65,13 @@ func script(c luavm.Crossing, body string) string {
 	return fmt.Sprintf("local json = require(\"json\")\nfunction %s(x)\n%s\nend\n", c.Entry(), body)
 }
 
-// Main is the loader package's TestMain: it runs the JIT-loop child (see jitLoop) when asked to.
+// Main is the loader package's TestMain: it runs the JIT-loop child (see jitLoop) when asked to, and
+// otherwise the tests, without the per-call deadline unless a test sets one (see udftest.Main).
 func Main(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(jitLoopChild())
 	}
-	os.Exit(m.Run())
+	udftest.Main(m)
 }
 
 // Run runs the suite.
