@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from bridgebench import audit
 from bridgebench.runner import OK
 from bridgebench.stats import (
     ExecutionClass,
@@ -60,17 +61,23 @@ class _Cells:
     series: dict[tuple[str, str], list[tuple[StoredExecution, np.ndarray]]]
     failures: dict[tuple[str, str], list[dict[str, Any]]]
     rss: dict[tuple[str, str], list[int]]
+    disturbed: dict[tuple[str, str], int]  # executions the audit flagged, failed ones included
+    excluded: dict[tuple[str, str], int]  # good executions left out because they were disturbed
     stored: int  # executions in the store, failed ones included
+    executions: list[StoredExecution]
 
 
-def _gather(store: Store, campaign_id: int) -> _Cells:
+def _gather(store: Store, campaign_id: int, exclude_disturbed: bool = False) -> _Cells:
     executions = store.executions(campaign_id)
     majority = _majority_answers(executions)
-    cells = _Cells(defaultdict(list), defaultdict(list), defaultdict(list), len(executions))
+    cells = _Cells(defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(int), defaultdict(int),
+                   len(executions), executions)
     for e in executions:
         key = (e.benchmark, e.mechanism)
         if e.peak_rss_kb:
             cells.rss[key].append(e.peak_rss_kb)
+        if e.disturbed:
+            cells.disturbed[key] += 1
         status, detail = e.status, e.detail
         if status == OK and majority.get(e.benchmark) is None:
             status, detail = WRONG_ANSWER, "the mechanisms' answers have no majority"
@@ -79,6 +86,9 @@ def _gather(store: Store, campaign_id: int) -> _Cells:
         if status != OK:
             cells.failures[key].append({"pexec": e.pexec, "status": status, "detail": detail,
                                         "stderr_tail": e.stderr_tail[-500:]})
+            continue
+        if exclude_disturbed and e.disturbed:
+            cells.excluded[key] += 1
             continue
         times = store.times(e.id)
         if e.batch and e.batch > 1:
@@ -122,20 +132,41 @@ def _setup_median(executions: list[StoredExecution]) -> float | None:
     return float(np.median(values)) if values else None
 
 
-def steady_samples(store: Store, campaign_id: int) -> dict[tuple[str, str], list[np.ndarray]]:
+def steady_samples(store: Store, campaign_id: int, exclude_disturbed: bool = False
+                   ) -> dict[tuple[str, str], list[np.ndarray]]:
     """Per benchmark × mechanism, the steady-state iterations of each process execution."""
     out = {}
-    for key, runs in _gather(store, campaign_id).series.items():
+    for key, runs in _gather(store, campaign_id, exclude_disturbed).series.items():
         arrays = [t for _, t in runs]
         out[key] = _steady_per_execution(arrays, _classify(arrays))
     return out
 
 
-def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: int = 0) -> dict[str, Any]:
+def _audit_summary(executions: list[StoredExecution], exclude_disturbed: bool) -> dict[str, Any]:
+    """The campaign's disturbance audit in a few figures: how many executions were audited and flagged,
+    and the median and largest share of a core that others and steal took."""
+    audited = [e for e in executions if e.others_cpu_s is not None and e.wall_s > 0]
+    others = [e.others_cpu_s / e.wall_s for e in audited]  # type: ignore[operator]
+    steal = [(e.steal_s or 0.0) / e.wall_s for e in audited]
+    return {
+        "audited": len(audited),
+        "disturbed": sum(1 for e in executions if e.disturbed),
+        "excluded": exclude_disturbed,
+        "others_cores_median": float(np.median(others)) if others else None,
+        "others_cores_max": float(np.max(others)) if others else None,
+        "steal_cores_median": float(np.median(steal)) if steal else None,
+        "steal_cores_max": float(np.max(steal)) if steal else None,
+        "waited_s": float(sum(e.waited_s or 0.0 for e in executions)),
+        "thresholds": asdict(audit.DEFAULT),
+    }
+
+
+def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: int = 0,
+            exclude_disturbed: bool = False) -> dict[str, Any]:
     campaign = store.campaign(campaign_id)
     options = campaign.config["options"]
     builds = store.builds(campaign_id)
-    gathered = _gather(store, campaign_id)
+    gathered = _gather(store, campaign_id, exclude_disturbed)
     rng = np.random.default_rng(seed)
 
     cells: dict[tuple[str, str], dict[str, Any]] = {}
@@ -151,6 +182,8 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
                 "benchmark": bench, "mechanism": b["mechanism"], "executions_ok": len(runs),
                 "failures": gathered.failures.get(key, []),
                 "peak_rss_kb": float(np.median(rss)) if rss else None,
+                "disturbed": gathered.disturbed.get(key, 0),
+                "excluded_disturbed": gathered.excluded.get(key, 0),
             }
             if runs:
                 cell["counters"] = _counter_means(store, [e for e, _ in runs])
@@ -168,6 +201,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
                     "method": summary.method,
                     "per_execution": [
                         {"execution_id": e.id, "pexec": e.pexec, "kind": c.kind if c else None,
+                         "disturbed": e.disturbed,
                          "steady_iteration": c.steady_iteration if c else None,
                          "changepoints": [s.start for s in c.segments[1:]] if c else [],
                          "steady_start": c.steady_segments[0].start if c and c.steady_segments else None,
@@ -207,15 +241,18 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
         "mechanisms": builds,
         "benchmarks": list(options["benchmarks"]),
         "check": store.check_answers(campaign_id),
+        "audit": _audit_summary(gathered.executions, exclude_disturbed),
         "cells": list(cells.values()),
         "geomean_ratio": geomeans,
     }
 
 
-def current_analysis(store: Store, campaign_id: int) -> dict[str, Any]:
-    """The stored analysis of a campaign, recomputed (and stored) if executions were added since."""
+def current_analysis(store: Store, campaign_id: int, exclude_disturbed: bool = False) -> dict[str, Any]:
+    """The stored analysis of a campaign, recomputed (and stored) if executions were added since or it
+    was computed with the other choice about disturbed executions."""
     result = store.analysis(campaign_id)
-    if result is None or result["campaign"]["executions_stored"] != len(store.executions(campaign_id)):
-        result = analyse(store, campaign_id)
+    if (result is None or result["campaign"]["executions_stored"] != len(store.executions(campaign_id))
+            or result.get("audit", {}).get("excluded", False) != exclude_disturbed):
+        result = analyse(store, campaign_id, exclude_disturbed=exclude_disturbed)
         store.save_analysis(campaign_id, result)
     return result

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
-from bridgebench import environment
+from bridgebench import audit, environment
 from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.placeholders import expand_all
 from bridgebench.runner import OK, PROTOCOL, Execution, Task, execute, plan
@@ -35,11 +35,13 @@ class Options:
     mechanisms: tuple[str, ...]
     randomise: bool = False
     seed: int = 0
+    wait_quiet_s: float = 0.0  # before each execution, wait up to this long for a quiet machine (0: don't)
 
 
 def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, mechanisms: list[str] | None,
                 process_executions: int | None = None, iterations: int | None = None,
-                timeout_s: float | None = None, randomise: bool = False, seed: int = 0) -> Options:
+                timeout_s: float | None = None, randomise: bool = False, seed: int = 0,
+                wait_quiet_s: float = 0.0) -> Options:
     if budget_name not in study.budgets:
         raise CampaignError(f"{study.path}: no budget '{budget_name}' (has: {', '.join(study.budgets)})")
     budget: Budget = study.budgets[budget_name]
@@ -57,7 +59,10 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         mechanisms=tuple(mechanisms or study.mechanisms),
         randomise=randomise,
         seed=seed,
+        wait_quiet_s=wait_quiet_s,
     )
+    if not 0 <= wait_quiet_s <= MAX_TIMEOUT_S:
+        raise CampaignError(f"--wait-quiet {wait_quiet_s:g} s: expected 0 to {MAX_TIMEOUT_S:g} s")
     planned = options.process_executions * len(options.benchmarks) * len(options.mechanisms)
     if planned > MAX_PLANNED_EXECUTIONS:
         raise CampaignError(f"{study.name}: {options.process_executions} process executions × "
@@ -190,7 +195,10 @@ def run_pending(store: Store, study: Study, campaign_id: int, options: Options, 
             bench = study.benchmarks[task.benchmark]
             argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param,
                                     options.iterations, batches.get((task.benchmark, task.mechanism)))
+            waited = audit.wait_quiet(options.wait_quiet_s) if options.wait_quiet_s > 0 else 0.0
             run = execute(argv, env, study.dir, options.iterations, options.timeout_s)
+            if waited and run.machine:
+                run = replace(run, machine=replace(run.machine, waited_s=waited))
             try:
                 store.record_execution(campaign_id, task, run)
             except (OverflowError, ValueError) as e:  # a value the protocol's checks let through: that

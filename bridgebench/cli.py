@@ -55,6 +55,8 @@ StoreOpt = Annotated[Path, typer.Option("--store", envvar="BRIDGEBENCH_STORE", h
 DEFAULT_STORE = Path("results/bridgebench.sqlite")
 REPORT_FORMATS = ("terminal", "markdown", "json", "html", "csv", "gobench")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of tables.")]
+ExcludeOpt = Annotated[bool, typer.Option("--exclude-disturbed", help="Leave out the process executions the "
+                                          "disturbance audit flagged (the report says so).")]
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
@@ -270,6 +272,10 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
         mechanisms: Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")] = None,
         random_order: Annotated[bool, typer.Option("--random-order", help="Shuffle each round.")] = False,
         seed: Annotated[int, typer.Option(help="Seed for --random-order and the bootstrap.")] = 0,
+        wait_quiet: Annotated[float, typer.Option("--wait-quiet", help="Before each process execution, wait up "
+                                                  "to SECONDS (alone: 60) for a quiet machine; the wait is "
+                                                  "recorded.", metavar="[SECONDS]")] = 0.0,
+        exclude_disturbed: ExcludeOpt = False,
         resume: Annotated[bool, typer.Option("--resume", help="Continue the latest unfinished campaign.")] = False,
         campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --resume: which one.")] = None,
         report_dir: Annotated[Path, typer.Option(help="Where the reports are written.")] = Path("results"),
@@ -293,7 +299,7 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
         else:
             budget_name = "quick" if quick else budget
             options = camp.options_for(study, budget_name, _split(benchmarks), _split(mechanisms),
-                                       process_executions, iterations, timeout, random_order, seed)
+                                       process_executions, iterations, timeout, random_order, seed, wait_quiet)
             builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
             if not any(b.available for b in builds.values()):
                 fail(f"{study.name}: no mechanism could be built; see the reasons above")
@@ -304,7 +310,7 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
                 cid = camp.start(store, study, options, builds, rows)
                 owner = store.claim(cid)
         _progress_runner(study, store, cid, options, builds, quiet=as_json)
-        result = analyse(store, cid, seed=seed)
+        result = analyse(store, cid, seed=seed, exclude_disturbed=exclude_disturbed)
         store.save_analysis(cid, result)
     except (camp.CampaignError, StoreError) as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
@@ -350,12 +356,13 @@ def _campaign_arg(store: Store, campaign_id: int | None, study: str | None) -> i
 def analyse_(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]")] = None,
              study: Annotated[str | None, typer.Option(help="The latest campaign of this study.")] = None,
              seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+             exclude_disturbed: ExcludeOpt = False,
              store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
     """(Re)compute the analysis of a campaign from its stored iterations."""
     store = _store(store_path, create=False)
     try:
         cid = _campaign_arg(store, campaign_id, study)
-        result = analyse(store, cid, seed=seed)
+        result = analyse(store, cid, seed=seed, exclude_disturbed=exclude_disturbed)
         store.save_analysis(cid, result)
     except StoreError as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
@@ -371,6 +378,7 @@ def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]
            format_: Annotated[str, typer.Option("--format", help=f"One of: {', '.join(REPORT_FORMATS)}.")]
            = "terminal",
            output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file.")] = None,
+           exclude_disturbed: ExcludeOpt = False,
            store_path: StoreOpt = DEFAULT_STORE) -> None:
     """Show a campaign's results (analysing it first if needed)."""
     if format_ not in REPORT_FORMATS:
@@ -380,7 +388,7 @@ def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]
     store = _store(store_path, create=False)
     try:
         cid = _campaign_arg(store, campaign_id, study)
-        result = current_analysis(store, cid)
+        result = current_analysis(store, cid, exclude_disturbed)
     except StoreError as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
     try:
@@ -410,20 +418,38 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
          cross_machine: Annotated[bool, typer.Option("--cross-machine",
                                                      help="Compare runs from different machines.")] = False,
          seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+         exclude_disturbed: ExcludeOpt = False,
+         format_: Annotated[str, typer.Option("--format", help=f"One of: {', '.join(diff_report.FORMATS)}.")]
+         = "terminal",
+         output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file.")] = None,
          store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
     """Is the difference real? Compare two campaigns, or two mechanisms (3:luajit 3:luajit2)."""
+    format_ = "json" if as_json else format_
+    if format_ not in diff_report.FORMATS:
+        fail(f"--format: expected one of {', '.join(diff_report.FORMATS)}, got {format_!r}")
+    if output and not output.parent.is_dir():
+        fail(f"-o {output}: no folder {output.parent}")
     (ca, ma), (cb, mb) = _side(a), _side(b)
     if (ma is None) != (mb is None):
         fail("name a mechanism on both sides (3:luajit 4:luajit2) or on neither (3 4)")
     store = _store(store_path, create=False)
     try:
-        comparisons, header = compare(store, ca, ma, cb, mb, cross_machine=cross_machine, seed=seed)
+        comparisons, header = compare(store, ca, ma, cb, mb, cross_machine=cross_machine, seed=seed,
+                                      exclude_disturbed=exclude_disturbed)
     except (StoreError, DiffError) as e:
         fail(str(e))
-    if as_json:
-        _print_json(diff_report.as_json(comparisons, header))
-    else:
-        diff_report.show(comparisons, header, out)
+    try:
+        if format_ == "terminal":
+            with output.open("w") if output else nullcontext(None) as f:
+                diff_report.show(comparisons, header, Console(file=f) if f else out)
+            return
+        text = diff_report.render(format_, comparisons, header)
+        if output:
+            output.write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+    except OSError as e:
+        fail(f"-o {output}: cannot write: {e.strerror}")
 
 
 @app.command()
@@ -481,7 +507,23 @@ def doctor(as_json: JsonOpt = False) -> None:
     out.print(table)
 
 
+DEFAULT_WAIT_QUIET_S = 60.0
+
+
+def _optional_values(argv: list[str]) -> list[str]:
+    """`--wait-quiet` may stand alone (then it waits up to DEFAULT_WAIT_QUIET_S) or take seconds, as
+    `--wait-quiet=30` or `--wait-quiet 30`; click options take a value or none, not either."""
+    out = []
+    for i, arg in enumerate(argv):
+        following = argv[i + 1] if i + 1 < len(argv) else ""
+        if arg == "--wait-quiet" and not following.replace(".", "", 1).isdigit():
+            arg = f"--wait-quiet={DEFAULT_WAIT_QUIET_S:g}"
+        out.append(arg)
+    return out
+
+
 def main() -> None:
+    sys.argv = _optional_values(sys.argv)
     app()
 
 

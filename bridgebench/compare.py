@@ -21,8 +21,18 @@ def _machine_line(campaign: Campaign) -> str:
     return f"{env.get('hostname')}, {env.get('cpu_model')} × {env.get('cpu_count')}"
 
 
+def _disturbance_note(ra: dict, rb: dict, same_campaign: bool) -> str:
+    counts = [r.get("audit", {}).get("disturbed", 0) for r in ((ra,) if same_campaign else (ra, rb))]
+    if not any(counts):
+        return ""
+    left_out = " (left out)" if ra.get("audit", {}).get("excluded") else " (kept; --exclude-disturbed leaves them out)"
+    return "; disturbed executions: " + (f"{counts[0]}" if same_campaign else f"A {counts[0]}, B {counts[1]}") \
+        + left_out
+
+
 def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, cross_machine: bool = False,
-            seed: int = 0, confidence: float = 0.99) -> tuple[list[Comparison], str]:
+            seed: int = 0, confidence: float = 0.99, exclude_disturbed: bool = False
+            ) -> tuple[list[Comparison], str]:
     # The machine check reads the campaigns themselves, never a cached analysis.
     campaign_a, campaign_b = store.campaign(ca), store.campaign(cb)
     same_machine = campaign_a.machine == campaign_b.machine
@@ -30,7 +40,7 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
         raise DiffError(f"campaign {ca} ran on {_machine_line(campaign_a)} and campaign {cb} on "
                         f"{_machine_line(campaign_b)}: "
                         "timings from different machines do not compare; pass --cross-machine to compare anyway")
-    ra, rb = current_analysis(store, ca), current_analysis(store, cb)
+    ra, rb = (current_analysis(store, ca, exclude_disturbed), current_analysis(store, cb, exclude_disturbed))
     cells_a = {(c["benchmark"], c["mechanism"]): c for c in ra["cells"]}
     cells_b = {(c["benchmark"], c["mechanism"]): c for c in rb["cells"]}
     if ma is not None and mb is not None:
@@ -43,8 +53,8 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
     if not pairs:
         raise DiffError(f"campaigns {ca} and {cb} share no benchmark × mechanism to compare")
 
-    samples_a = steady_samples(store, ca)
-    samples_b = samples_a if cb == ca else steady_samples(store, cb)
+    samples_a = steady_samples(store, ca, exclude_disturbed)
+    samples_b = samples_a if cb == ca else steady_samples(store, cb, exclude_disturbed)
     rng = np.random.default_rng(seed)
     comparisons = []
     for ka, kb in pairs:
@@ -56,5 +66,6 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
         comparisons.append(compare_cells(ka[0], name_a, name_b, cells_a[ka], cells_b[kb], ratio, confidence))
     header = (f"A = campaign {ca} ({ra['campaign']['study']}), B = campaign {cb} ({rb['campaign']['study']}); "
               f"{'same machine' if same_machine else 'DIFFERENT MACHINES (--cross-machine)'}: "
-              f"{_machine_line(campaign_a)}" + ("" if same_machine else f" vs {_machine_line(campaign_b)}"))
+              f"{_machine_line(campaign_a)}" + ("" if same_machine else f" vs {_machine_line(campaign_b)}")
+              + _disturbance_note(ra, rb, ca == cb))
     return comparisons, header

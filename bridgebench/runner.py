@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bridgebench import native
+from bridgebench import audit, native
 from bridgebench.protocol import ProbeOutput, ProtocolError, parse
 
 STDERR_TAIL = 2000
@@ -46,7 +46,7 @@ class Execution:
     peak_rss_kb: int | None
     started: float
     wall_s: float
-    cpu_s: float | None = None  # the benchmark's own user + system CPU time, where the launcher measured it
+    machine: audit.Audit | None = None  # what the rest of the machine did meanwhile (None: not measurable here)
 
 
 def plan(benchmarks: list[str], mechanisms: list[str], process_executions: int,
@@ -137,6 +137,7 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
     child and re-raises."""
     launch = launcher()
     started = time.time()
+    before = audit.sample()
     t0 = time.monotonic()
     with tempfile.NamedTemporaryFile(prefix="bridgebench-usage-") as usage_file:
         command = [str(launch), usage_file.name, *argv] if launch else argv
@@ -184,6 +185,7 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
         _kill_group(proc.pid)  # without the launcher, this is what reaps grandchildren left in the group
         waiter.join()
         wall_s = time.monotonic() - t0
+        after = audit.sample()
         for c in captures:
             c.join(STOP_GRACE_S)  # a descendant that escaped without the launcher may hold a pipe open
         _, status, _ = reaped["w"]
@@ -192,12 +194,13 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
         usage = _read_usage(usage_file.name)
     peak_rss_kb = int(usage["maxrss_kb"]) if "maxrss_kb" in usage else None
     cpu_s = usage["user_s"] + usage["sys_s"] if "user_s" in usage and "sys_s" in usage else None
+    machine = audit.audit(before, after, wall_s, cpu_s)
     stdout_capture, stderr_capture = captures
     stderr_tail = stderr_capture.text()
     stdout, too_big = stdout_capture.text(), stdout_capture.overflowed
 
     def failed(kind: str, detail: str) -> Execution:
-        return Execution(kind, detail, exit_code, stderr_tail, None, peak_rss_kb, started, wall_s, cpu_s)
+        return Execution(kind, detail, exit_code, stderr_tail, None, peak_rss_kb, started, wall_s, machine)
 
     if timed_out:
         return failed(TIMEOUT, f"no result after {timeout_s:g} s; killed")
@@ -213,4 +216,4 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
         output = parse(stdout, iterations)
     except ProtocolError as e:
         return failed(PROTOCOL, str(e))
-    return Execution(OK, "", exit_code, stderr_tail, output, peak_rss_kb, started, wall_s, cpu_s)
+    return Execution(OK, "", exit_code, stderr_tail, output, peak_rss_kb, started, wall_s, machine)

@@ -23,7 +23,9 @@ from bridgebench.build import BuildResult
 from bridgebench.locks import Busy, FileLock
 from bridgebench.runner import Execution, Task
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+# What each schema version added; an older store is migrated forward when it is opened.
+_AUDIT_COLUMNS = ("cpu_s REAL", "others_cpu_s REAL", "steal_s REAL", "load1 REAL", "waited_s REAL", "disturbed TEXT")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -85,6 +87,12 @@ CREATE TABLE IF NOT EXISTS execution (
     peak_rss_kb INTEGER,
     started REAL NOT NULL,
     wall_s REAL NOT NULL,
+    cpu_s REAL,                     -- the disturbance audit (schema 3): the benchmark's own CPU time,
+    others_cpu_s REAL,              -- CPU others used meanwhile, steal, the 1-min load average, the wait
+    steal_s REAL,                   -- for a quiet machine before it, and why it is disturbed (NULL: it
+    load1 REAL,                     -- is not, or was not audited)
+    waited_s REAL,
+    disturbed TEXT,
     UNIQUE (campaign_id, seq)
 );
 CREATE TABLE IF NOT EXISTS iteration (
@@ -153,6 +161,19 @@ class StoredExecution:
     peak_rss_kb: int | None
     wall_s: float
     info_json: str | None = None  # what else the probe reported (vm, clock, setup_s…)
+    cpu_s: float | None = None
+    others_cpu_s: float | None = None
+    steal_s: float | None = None
+    load1: float | None = None
+    waited_s: float | None = None
+    disturbed: str | None = None  # why the audit found the machine busy, or None
+
+
+def _add_columns(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> None:
+    have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+    for column in columns:
+        if column.split()[0] not in have:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
 
 
 def busy_timeout_s() -> float:
@@ -181,15 +202,22 @@ class Store:
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(_SCHEMA)
             row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif int(row[0]) == 1:  # version 2 added the calibrated batch size to the answer check
-                self.db.execute("ALTER TABLE check_answer ADD COLUMN batch INTEGER")
-                self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+            version = int(row[0]) if row else SCHEMA_VERSION
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"{self.path}: store schema {version}, this bridgebench reads up to "
+                                 f"{SCHEMA_VERSION}")
+            if row is not None and version == SCHEMA_VERSION:
+                return
+            with self.transaction() as db:
+                if row is None:
+                    db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                if version < 2:  # the calibrated batch size of the answer check
+                    _add_columns(db, "check_answer", ("batch INTEGER",))
+                if version < 3:  # the disturbance audit of each execution
+                    _add_columns(db, "execution", _AUDIT_COLUMNS)
+                db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError as err:
             raise StoreError(f"{self.path}: not a usable bridgebench store: {err}") from err
-        if row is not None and int(row[0]) not in (1, SCHEMA_VERSION):
-            raise StoreError(f"{self.path}: store schema {row[0]}, this bridgebench reads {SCHEMA_VERSION}")
 
     def close(self) -> None:
         self.db.close()
@@ -322,11 +350,14 @@ class Store:
         with self.transaction() as db:
             cur = db.execute(
                 "INSERT INTO execution (campaign_id, seq, benchmark, mechanism, pexec, status, detail, exit_code,"
-                " stderr_tail, answer, batch, info_json, peak_rss_kb, started, wall_s)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " stderr_tail, answer, batch, info_json, peak_rss_kb, started, wall_s, cpu_s, others_cpu_s,"
+                " steal_s, load1, waited_s, disturbed)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (campaign_id, task.seq, task.benchmark, task.mechanism, task.pexec, run.status, run.detail,
                  run.exit_code, run.stderr_tail, out.answer if out else None, out.batch if out else None,
-                 json.dumps(out.info) if out else None, run.peak_rss_kb, run.started, run.wall_s),
+                 json.dumps(out.info) if out else None, run.peak_rss_kb, run.started, run.wall_s,
+                 *((a.cpu_s, a.others_cpu_s, a.steal_s, a.load1, a.waited_s, a.disturbed) if (a := run.machine)
+                   else (None,) * 6)),
             )
             execution_id = int(cur.lastrowid or 0)
             if out:
@@ -341,7 +372,8 @@ class Store:
     def executions(self, campaign_id: int) -> list[StoredExecution]:
         rows = self.db.execute(
             "SELECT id, seq, benchmark, mechanism, pexec, status, detail, exit_code, stderr_tail, answer, batch,"
-            " peak_rss_kb, wall_s, info_json FROM execution WHERE campaign_id=? ORDER BY seq", (campaign_id,))
+            " peak_rss_kb, wall_s, info_json, cpu_s, others_cpu_s, steal_s, load1, waited_s, disturbed"
+            " FROM execution WHERE campaign_id=? ORDER BY seq", (campaign_id,))
         return [StoredExecution(*r) for r in rows]
 
     def times(self, execution_id: int) -> np.ndarray:

@@ -7,6 +7,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,6 +32,22 @@ def start_bridgebench(*args: str, cwd: Path, env: dict[str, str] | None = None, 
     return subprocess.Popen([*BRIDGEBENCH, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True,
                             env=os.environ | {"PYTHONPATH": str(REPO)} | (env or {}), **popen)  # type: ignore[arg-type]
+
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
+
+
+def chromium(page: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run headless Chromium on a file with a fresh profile, or skip the test when there is none."""
+    exe = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
+    if exe is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install chromium)")
+    with tempfile.TemporaryDirectory(prefix="bb-chromium-") as profile:
+        done = subprocess.run([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
+                              capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
 
 
 def rows(db: Path, query: str) -> list[tuple]:

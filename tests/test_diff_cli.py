@@ -7,7 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from tests.conftest import bridgebench
+from tests.conftest import bridgebench, chromium
 
 
 def _two_campaigns(basic_study: Path, tmp_path: Path) -> Path:
@@ -50,3 +50,43 @@ def test_diff_rejects_a_malformed_side(tmp_path: Path) -> None:
     result = bridgebench("diff", "x", "2", cwd=tmp_path)
     assert result.returncode == 2
     assert "expected CAMPAIGN or CAMPAIGN:MECHANISM" in result.stderr
+
+
+def test_diff_as_markdown_and_as_an_html_page_with_the_ratio_plot(basic_study: Path, tmp_path: Path) -> None:
+    _two_campaigns(basic_study, tmp_path)
+    md = bridgebench("diff", "1", "2", "--format", "markdown", cwd=tmp_path)
+    assert md.returncode == 0, md.stderr
+    lines = md.stdout.splitlines()
+    assert lines[0] == "# bridgebench diff"
+    table = [ln for ln in lines if ln.startswith("| ok |")]
+    assert len(table) == 2 and all(ln.count(" | ") == 12 for ln in table)  # one row per mechanism, every column
+    assert any(ln.startswith("**Overall:** ") for ln in lines)
+
+    page = tmp_path / "diff.html"
+    result = bridgebench("diff", "1:a", "2:b", "--format", "html", "-o", str(page), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    text = page.read_text()
+    assert "<svg" in text and 'aria-label="Ratio B/A of steady performance per benchmark, with its 99% CI"' in text
+    assert text.count("<circle") == 1  # one benchmark, one ratio
+    assert "<h2>Verdicts</h2>" in text and "<th>B/A (99% CI)</th>" in text
+    assert "http" not in text.replace("http-equiv", "")  # self-contained: nothing to fetch
+    dom = chromium(page, "--dump-dom").stdout
+    assert "<svg" in dom and "Verdicts" in dom
+
+
+def test_diff_in_a_pipe_stays_readable(basic_study: Path, tmp_path: Path) -> None:
+    """Piped (not a terminal) at 80 columns: one short row a benchmark, the reasons below the table."""
+    _two_campaigns(basic_study, tmp_path)
+    result = bridgebench("diff", "1", "2", cwd=tmp_path, env={"COLUMNS": "80"})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(len(ln) for ln in lines if ln.startswith(("┃", "│"))) <= 80
+    rows_ = [ln for ln in lines if ln.startswith("│ ok")]
+    assert len(rows_) == 2  # one line per comparison: no cell wrapped
+    assert sum(ln.startswith(("  ok (1:a vs 2:a): ", "  ok (1:b vs 2:b): ")) for ln in lines) == 2
+
+
+def test_diff_rejects_an_unknown_format(tmp_path: Path) -> None:
+    result = bridgebench("diff", "1", "2", "--format", "pdf", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "--format: expected one of terminal, markdown, json, html" in result.stderr

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
 import struct
-import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,22 +14,8 @@ import pytest
 
 from bridgebench.runner import OK
 from bridgebench.store import Store
+from tests.conftest import chromium
 from tests.test_exports import EVIL, analysed, make_campaign
-
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync")
-
-
-def chromium(page: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run headless Chromium on a file with a fresh profile, or skip the test when there is none."""
-    exe = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-    if exe is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install chromium)")
-    with tempfile.TemporaryDirectory(prefix="bb-chromium-") as profile:
-        done = subprocess.run([exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
-                              capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done
 
 
 def png_size(path: Path) -> tuple[int, int]:

@@ -1,7 +1,8 @@
-"""Render a differ result (terminal and markdown share the rows)."""
+"""Render a differ result: terminal, markdown, JSON and a self-contained HTML page share the rows."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rich.console import Console
@@ -9,11 +10,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from bridgebench.differ import Comparison, overall
-from bridgebench.report import fmt
+from bridgebench.report import fmt, html
 
 COLUMNS = ("Benchmark", "A", "B", "Verdict", "Steady perf A", "Steady perf B", "B/A (99% CI)",
            "Steady iter # A", "Steady iter # B", "B steady", "Classes A", "Classes B", "Why")
+# What a narrow terminal or a pipe shows: one short line a benchmark, the reasons listed below the table.
+COMPACT = ("Benchmark", "A vs B", "Verdict", "B/A (99% CI)", "B steady")
+WIDE_ENOUGH = 180  # columns a terminal needs for the whole table without wrapping every cell
 STYLE = {"improved": "green", "worsened": "red", "different": "yellow", "unchanged": ""}
+COLOUR = {"improved": "#2e7d32", "worsened": "#c62828", "different": "#b8860b", "unchanged": "#555"}
+FORMATS = ("terminal", "markdown", "json", "html")
 
 
 def rows(comparisons: list[Comparison]) -> list[tuple[str, ...]]:
@@ -22,16 +28,61 @@ def rows(comparisons: list[Comparison]) -> list[tuple[str, ...]]:
              c.classes_b, c.reason) for c in comparisons]
 
 
+def _compact(row: tuple[str, ...]) -> tuple[str, ...]:
+    return row[0], f"{row[1]} vs {row[2]}", row[3], row[6], row[9]
+
+
 def show(comparisons: list[Comparison], header: str, console: Console) -> None:
-    console.print(escape(header), style="dim", highlight=False)
+    console.print(escape(header), style="dim", highlight=False, soft_wrap=True)
+    wide = console.is_terminal and console.width >= WIDE_ENOUGH
     table = Table(title="Differ", title_justify="left")
-    for column in COLUMNS:
+    for column in COLUMNS if wide else COMPACT:
         table.add_column(column, overflow="fold")
     for c, row in zip(comparisons, rows(comparisons), strict=True):
-        table.add_row(*(escape(cell) for cell in row), style=STYLE.get(c.verdict, ""))
+        table.add_row(*(escape(cell) for cell in (row if wide else _compact(row))), style=STYLE.get(c.verdict, ""))
     console.print(table)
+    if not wide:
+        for c in comparisons:
+            line = (f"  {c.benchmark} ({c.a} vs {c.b}): {c.verdict}: {c.reason}; A {fmt.estimate(c.perf_a)}, "
+                    f"B {fmt.estimate(c.perf_b)}; classes A {c.classes_a}, B {c.classes_b}")
+            console.print(escape(line), highlight=False, soft_wrap=True)
+        console.print("(every column: `--format markdown` or `--format html`)", style="dim", highlight=False)
     console.print(f"overall: {overall(comparisons)}", highlight=False)
 
 
 def as_json(comparisons: list[Comparison], header: str) -> dict[str, Any]:
     return {"header": header, "overall": overall(comparisons), "comparisons": [c.__dict__ for c in comparisons]}
+
+
+def markdown(comparisons: list[Comparison], header: str) -> str:
+    def line(cells: tuple[str, ...]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    out = ["# bridgebench diff", "", header, "", line(COLUMNS), "|" + "---|" * len(COLUMNS)]
+    out += [line(r) for r in rows(comparisons)]
+    out += ["", f"**Overall:** {overall(comparisons)}", ""]
+    return "\n".join(out)
+
+
+def html_page(comparisons: list[Comparison], header: str) -> str:
+    chart = html.ratio_chart([(f"{c.benchmark} ({c.a} vs {c.b})", c.ratio, COLOUR.get(c.verdict, "#555"),
+                               f"{c.verdict}: {fmt.ratio(c.ratio)}") for c in comparisons],
+                             label="Ratio B/A of steady performance per benchmark, with its 99% CI")
+    verdicts = html.table(COLUMNS, rows(comparisons),
+                          row_style=lambda k: f"color:{COLOUR.get(comparisons[k].verdict, '#222')}")
+    body = (f"<header><h1>bridgebench diff</h1><p class=\"budget\">{html.escape_text(header)}</p>"
+            f"<p><strong>Overall:</strong> {html.escape_text(overall(comparisons))}</p></header>"
+            '<section id="ratios"><h2>Ratio B/A per benchmark</h2><p class="note">Dot: the ratio of steady '
+            "performance (above 1: B is slower); whisker: its 99% CI from a two-level bootstrap; dashed: no "
+            f"difference.</p>{chart}</section>"
+            f'<section id="verdicts"><h2>Verdicts</h2>{verdicts}</section>')
+    return html.page("bridgebench diff", body)
+
+
+def render(format_: str, comparisons: list[Comparison], header: str) -> str:
+    """The diff as text in a file format (everything but the terminal)."""
+    if format_ == "json":
+        return json.dumps(as_json(comparisons, header), indent=2, default=str) + "\n"
+    if format_ == "markdown":
+        return markdown(comparisons, header)
+    return html_page(comparisons, header)

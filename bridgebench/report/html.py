@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from bridgebench.report import fmt
+from bridgebench.report import fmt, tables
 from bridgebench.store import Store, StoredExecution
 
 # class -> (table background, plot/legend colour, verdict)
@@ -40,6 +40,7 @@ body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-
 h1 { font-size: 22px; margin: 20px 0 4px; } h2 { font-size: 18px; margin: 32px 0 8px;
        border-bottom: 1px solid #ccc; padding-bottom: 2px; } h3 { font-size: 15px; margin: 20px 0 6px; }
 .budget { color: #555; margin: 4px 0 10px; }
+.warning { background: #fff4d6; border-left: 4px solid #d99a00; padding: 6px 10px; margin: 6px 0 10px; }
 nav a { margin-right: 14px; }
 table { border-collapse: collapse; margin: 6px 0 12px; }
 th, td { border: 1px solid #d4d4d4; padding: 3px 8px; text-align: left; vertical-align: top; }
@@ -60,6 +61,11 @@ pre { background: #f6f6f6; border: 1px solid #ddd; padding: 6px; margin: 2px 0; 
 .muted { color: #666; }
 .note { color: #555; font-size: 13px; }
 """ + f"figure.run {{ width: {PLOT_W}px; }}\n"
+
+
+def escape_text(value: Any) -> str:
+    """Text made safe for HTML (the reports embed names and messages from study files and probes)."""
+    return _e(value)
 
 
 def _e(value: Any) -> str:
@@ -255,8 +261,61 @@ def interval_chart(rows: Sequence[tuple[str, dict[str, Any] | None, str, str]], 
     return "".join(parts)
 
 
+def ratio_chart(rows: Sequence[tuple[str, dict[str, Any] | None, str, str]], *, label: str,
+                width_px: int = 360) -> str:
+    """One row per benchmark: the ratio B/A as a dot with its CI as a whisker, on a linear axis that always
+    holds 1 (dashed: no difference). Rows are (name, ratio {value, low, high}, colour, text after it)."""
+    row_h, top, bottom, right = 24, 8, 32, 300
+    left = min(260, 16 + round(6.5 * max((len(r[0]) for r in rows), default=4)))
+    width = left + width_px + right
+    height = top + bottom + row_h * max(1, len(rows))
+    values = [v for r in rows if r[1] for v in (r[1]["low"], r[1]["high"], r[1]["value"])] + [1.0]
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * 0.05 or 0.05
+    lo, hi = max(0.0, lo - pad), hi + pad
+    x0, x1 = left, left + width_px
+
+    def px(v: float) -> float:
+        return x0 + (v - lo) / (hi - lo) * (x1 - x0)
+
+    parts = [f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+             f'aria-label="{_e(label)}"><title>{_e(label)}</title>']
+    ticks = [t for t in nice_ticks(lo, hi, 6) if lo <= t <= hi]
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
+    y_axis = height - bottom
+    for t in ticks:
+        x = _n(px(t))
+        parts.append(f'<path d="M{x} {top}V{y_axis + 4}" stroke="#e6e6e6"/>'
+                     f'<text x="{x}" y="{y_axis + 16}" text-anchor="middle">{TIMES.strip()}{_tick_label(t, step)}'
+                     "</text>")
+    parts.append(f'<text x="{x1}" y="{height - 4}" text-anchor="end">B / A (steady performance)</text>')
+    parts.append(f'<path d="M{x0} {y_axis}H{x1}" fill="none" stroke="#888"/>')
+    one = _n(px(1.0))
+    parts.append(f'<path d="M{one} {top}V{y_axis}" stroke="#444" stroke-dasharray="3 3"/>')
+    for k, (name, ratio, colour, text) in enumerate(rows):
+        yc = top + row_h * k + row_h / 2
+        parts.append(f'<text x="{x0 - 8}" y="{_n(yc + 4)}" text-anchor="end">{_e(name)}</text>')
+        if not ratio:
+            parts.append(f'<text x="{x0 + 6}" y="{_n(yc + 4)}" class="muted">{_e(text or "no ratio")}</text>')
+            continue
+        parts.append(f'<path d="M{_n(px(ratio["low"]))} {_n(yc)}H{_n(px(ratio["high"]))}'
+                     f'M{_n(px(ratio["low"]))} {_n(yc - 5)}v10M{_n(px(ratio["high"]))} {_n(yc - 5)}v10" '
+                     f'stroke="{colour}" stroke-width="1.6" fill="none"/>'
+                     f'<circle cx="{_n(px(ratio["value"]))}" cy="{_n(yc)}" r="4" fill="{colour}"/>')
+        parts.append(f'<text x="{x1 + 8}" y="{_n(yc + 4)}">{_e(text)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def page(title: str, body: str) -> str:
+    """A self-contained HTML document in the reports' style."""
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<style>{CSS}</style></head><body>{body}</body></html>\n")
+
+
 # --- pieces of the page ------------------------------------------------------------------------------
-def _table(columns: Iterable[str], rows: Iterable[Sequence[str]], *, raw: bool = False,
+def table(columns: Iterable[str], rows: Iterable[Sequence[str]], *, raw: bool = False,
            row_style: Callable[[int], str] | None = None, numeric: Iterable[int] = ()) -> str:
     """An HTML table; cells are escaped unless raw (then they are already HTML)."""
     nums = set(numeric)
@@ -308,8 +367,10 @@ def _header(result: dict[str, Any]) -> str:
              ("Baseline", _labels(result).get(base or "", base) or "none"),
              ("Confidence", f"{confidence:.0%}"), ("Method", ", ".join(methods) or "—")]
     dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v if v not in (None, '') else '—')}</dd>" for k, v in facts)
+    warning = tables.disturbance_line(result)
+    warn = f'<p class="warning">{_e(warning)}</p>' if warning else ""
     return (f"<header><h1>bridgebench: {_e(c.get('study', '?'))}, campaign {_e(c.get('id', '?'))}</h1>"
-            f'<p class="budget">{_e(budget)}</p><dl class="facts">{dl}</dl></header>')
+            f'<p class="budget">{_e(budget)}</p>{warn}<dl class="facts">{dl}</dl></header>')
 
 
 def _summary(result: dict[str, Any]) -> str:
@@ -319,7 +380,8 @@ def _summary(result: dict[str, Any]) -> str:
     base = result.get("baseline")
     columns = ("Benchmark", "Mechanism", "Class (executions)", f"Steady iteration # (5{DASH}95%)",
                f"Steady performance (\u00b1{pct} CI)",
-               f"Ratio to {labels.get(base or '', base)}" if base else "Ratio", "Peak RSS", "Failures")
+               f"Ratio to {labels.get(base or '', base)}" if base else "Ratio", "Peak RSS", "Failures",
+               "Disturbed")
     rows = []
     for cell in cells:
         rss = cell.get("peak_rss_kb")
@@ -327,15 +389,16 @@ def _summary(result: dict[str, Any]) -> str:
         ratio = "baseline" if is_base else fmt.ratio(cell.get("ratio"))
         rows.append((cell["benchmark"], labels.get(cell["mechanism"], cell["mechanism"]), _class_text(cell),
                      fmt.spread(cell.get("steady_iteration")), fmt.estimate(cell.get("steady_performance")),
-                     ratio, f"{rss / 1024:.0f} MiB" if rss else "—", fmt.failures(cell) or "—"))
-    table = _table(columns, rows, numeric=(3, 4, 5, 6),
-                   row_style=lambda k: f"background:{_class_colours(cells[k].get('classification'))[0]}")
-    out = f'<section id="summary"><h2>Steady state per benchmark{TIMES}mechanism</h2>{_legend()}{table}'
+                     ratio, f"{rss / 1024:.0f} MiB" if rss else "—", fmt.failures(cell) or "—",
+                     tables.disturbed_cell(cell) or "—"))
+    summary = table(columns, rows, numeric=(3, 4, 5, 6),
+                    row_style=lambda k: f"background:{_class_colours(cells[k].get('classification'))[0]}")
+    out = f'<section id="summary"><h2>Steady state per benchmark{TIMES}mechanism</h2>{_legend()}{summary}'
     geo = result.get("geomean_ratio") or {}
     if geo:
         ranked = sorted(geo.items(), key=lambda x: x[1])
         out += (f"<h3>Geometric mean of ratios to {_e(labels.get(base or '', base))}</h3>"
-                + _table(("Mechanism", "Geomean ratio"), [(labels.get(m, m), f"{TIMES.strip()}{g:.3g}")
+                + table(("Mechanism", "Geomean ratio"), [(labels.get(m, m), f"{TIMES.strip()}{g:.3g}")
                                                           for m, g in ranked], numeric=(1,)))
     return out + "</section>"
 
@@ -380,13 +443,13 @@ def _problems(result: dict[str, Any]) -> str:
     unavailable = [(m.get("label") or m["mechanism"], m.get("reason") or "")
                    for m in result.get("mechanisms", []) if not m.get("available")]
     if unavailable:
-        out.append("<h3>Unavailable mechanisms</h3>" + _table(("Mechanism", "Reason"), unavailable))
+        out.append("<h3>Unavailable mechanisms</h3>" + table(("Mechanism", "Reason"), unavailable))
     check = [(r["benchmark"], labels.get(r["mechanism"], r["mechanism"]), r["status"],
               r.get("detail") or r.get("answer") or "")
              for r in result.get("check", []) if r.get("status") != "agrees"]
     if check:
         out.append("<h3>Answer check problems</h3>"
-                   + _table(("Benchmark", "Mechanism", "Status", "Detail"), check))
+                   + table(("Benchmark", "Mechanism", "Status", "Detail"), check))
     failed = []
     for cell in result.get("cells", []):
         for f in cell.get("failures") or []:
@@ -397,7 +460,7 @@ def _problems(result: dict[str, Any]) -> str:
                            shown))
     if failed:
         out.append("<h3>Failed process executions</h3>"
-                   + _table(("Benchmark", "Mechanism", "Process execution #", "Status", "Detail",
+                   + table(("Benchmark", "Mechanism", "Process execution #", "Status", "Detail",
                              "Stderr (tail)"), failed, raw=True))
     if not out:
         return ""
@@ -465,6 +528,7 @@ def _runs(result: dict[str, Any], store: Store) -> str:
                                  segments=_segments(times, cps, steady_start, mask), marks=mask,
                                  )
                 extra = f" · {int(run['outliers'])} outliers" if run.get("outliers") else ""
+                extra += f" · DISTURBED: {run['disturbed']}" if run.get("disturbed") else ""
                 figures.append(f'<figure class="run"><figcaption>{_e(title)}<span class="muted">{_e(extra)}'
                                f"</span></figcaption>{plot}</figure>")
             bg = _class_colours(cell.get("classification"))[0]
@@ -485,13 +549,13 @@ def _machine(result: dict[str, Any]) -> str:
             return ", ".join(f"{x:.2f}" if isinstance(x, float) else str(x) for x in v)
         return "—" if v is None else str(v)
 
-    env_table = _table(("What", "Value"), [(k, show(env[k])) for k in keys])
-    mechs = _table(("Mechanism", "Label", "Available", "Version", "Build hash"),
+    env_table = table(("What", "Value"), [(k, show(env[k])) for k in keys])
+    mechs = table(("Mechanism", "Label", "Available", "Version", "Build hash"),
                    [(m["mechanism"], m.get("label") or "", "yes" if m.get("available") else "no",
                      m.get("version") or "—", (m.get("build_hash") or "—")[:16])
                     for m in result.get("mechanisms", [])])
     opts = result.get("campaign", {}).get("options") or {}
-    opt_table = _table(("Option", "Value"), [(k, show(v)) for k, v in opts.items()])
+    opt_table = table(("Option", "Value"), [(k, show(v)) for k, v in opts.items()])
     return (f'<section id="machine"><h2>Machine and mechanisms</h2><h3>Environment</h3>{env_table}'
             f"<h3>Mechanism versions</h3>{mechs}<h3>Campaign options</h3>{opt_table}</section>")
 
@@ -506,6 +570,4 @@ def render(result: dict[str, Any], store: Store) -> str:
            + '<a href="#runs">Run-sequence plots</a><a href="#machine">Machine</a></nav>')
     body = "".join((_header(result), nav, _summary(result), _comparison(result), problems,
                     _runs(result, store), _machine(result)))
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<style>{CSS}</style></head><body>{body}</body></html>\n")
+    return page(title, body)

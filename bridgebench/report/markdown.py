@@ -17,6 +17,9 @@ def _table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
 def render(result: dict[str, Any]) -> str:
     c = result["campaign"]
     out = [f"# bridgebench: {c['study']}, campaign {c['id']}", "", tables.budget_line(result), ""]
+    warning = tables.disturbance_line(result)
+    if warning:
+        out += [f"> **{warning}**", ""]
     base = result["baseline"]
     out += ["## Steady state" + (f" (ratio to {base}, 99% CIs)" if base else ""), ""]
     out += _table(tables.columns(result), tables.cell_rows(result))

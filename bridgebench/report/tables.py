@@ -22,16 +22,49 @@ def has_setup(result: dict[str, Any]) -> bool:
     return any(c.get("setup_s") is not None for c in result["cells"])
 
 
+def has_disturbed(result: dict[str, Any]) -> bool:
+    return any(c.get("disturbed") for c in result["cells"])
+
+
+def disturbed_cell(cell: dict[str, Any]) -> str:
+    """How many of the cell's executions ran on a disturbed machine, of how many, and whether they count."""
+    n = cell.get("disturbed") or 0
+    if not n:
+        return ""
+    total = cell.get("executions_ok", 0) + len(cell.get("failures") or []) + (cell.get("excluded_disturbed") or 0)
+    return f"{n}/{total}" + (" left out" if cell.get("excluded_disturbed") else "")
+
+
+def disturbance_line(result: dict[str, Any]) -> str | None:
+    """The campaign-level warning, or None when the audit found the machine quiet (or could not look)."""
+    a = result.get("audit") or {}
+    if not a.get("audited"):
+        return "disturbance audit: not available here (/proc/stat unreadable or no launcher)" if result["cells"] \
+            else None
+    if not a.get("disturbed"):
+        return None
+    t = a["thresholds"]
+    how = ("they are left out of the analysis (--exclude-disturbed)" if a["excluded"] else
+           "they are kept; `bridgebench analyse --exclude-disturbed` leaves them out")
+    return (f"WARNING: {a['disturbed']} of {result['campaign']['executions_stored']} process executions ran on a "
+            f"disturbed machine (others above {t['others_cores']:g} core, steal above {t['steal_cores']:g} core, or "
+            f"wall above CPU by {t['unaccounted_share']:.0%} on a busy machine; others took up to "
+            f"{a['others_cores_max']:.2f} cores, steal up to {a['steal_cores_max']:.2f}); {how}. "
+            "See the Disturbed column.")
+
+
 def columns(result: dict[str, Any]) -> tuple[str, ...]:
     extra = ("B/op", "allocs/op") if has_allocation_counters(result) else ()
     extra += ("Start-up",) if has_setup(result) else ()
-    return COLUMNS[:-2] + extra + COLUMNS[-2:]
+    tail = COLUMNS[-2:] + (("Disturbed",) if has_disturbed(result) else ())
+    return COLUMNS[:-2] + extra + tail
 
 
 def cell_rows(result: dict[str, Any]) -> list[tuple[str, ...]]:
     labels = mechanism_labels(result)
     allocations = has_allocation_counters(result)
     setup = has_setup(result)
+    disturbed = has_disturbed(result)
     rows = []
     for cell in result["cells"]:
         rss = cell.get("peak_rss_kb")
@@ -50,6 +83,7 @@ def cell_rows(result: dict[str, Any]) -> list[tuple[str, ...]]:
             *extra,
             f"{rss / 1024:.0f} MiB" if rss else "—",
             fmt.failures(cell),
+            *((disturbed_cell(cell),) if disturbed else ()),
         ))
     return rows
 

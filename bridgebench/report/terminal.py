@@ -22,6 +22,9 @@ def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) ->
 
 def show(result: dict[str, Any], console: Console) -> None:
     console.print(escape(tables.budget_line(result)), style="dim")
+    warning = tables.disturbance_line(result)
+    if warning:
+        console.print(escape(warning), style="yellow", highlight=False)
     base = result["baseline"]
     title = "Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else "")
     console.print(_table(title, tables.columns(result), tables.cell_rows(result)))
