@@ -125,6 +125,19 @@ def _counter_means(store: Store, executions: list[StoredExecution]) -> dict[str,
     return out
 
 
+STOLEN_SHARE = 0.10  # an iteration whose wall time exceeds its CPU time by more than this lost time to others
+
+
+def _stolen_iterations(store: Store, execution: StoredExecution) -> int | None:
+    """Iterations whose wall time exceeded the process's CPU time by more than STOLEN_SHARE, where the probe
+    reads a CPU clock (counter cpu_s); None where it does not."""
+    cpu = store.counter(execution.id, "cpu_s")
+    if not len(cpu):
+        return None
+    wall = store.times(execution.id)
+    return int(np.sum(wall - cpu > STOLEN_SHARE * wall))
+
+
 def _setup_median(executions: list[StoredExecution]) -> float | None:
     """Start-up (load, spawn, instantiate: the probe's setup_s), the median over executions."""
     values = [json.loads(e.info_json).get("setup_s") for e in executions if e.info_json]
@@ -201,7 +214,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
                     "method": summary.method,
                     "per_execution": [
                         {"execution_id": e.id, "pexec": e.pexec, "kind": c.kind if c else None,
-                         "disturbed": e.disturbed,
+                         "disturbed": e.disturbed, "stolen_iterations": _stolen_iterations(store, e),
                          "steady_iteration": c.steady_iteration if c else None,
                          "changepoints": [s.start for s in c.segments[1:]] if c else [],
                          "steady_start": c.steady_segments[0].start if c and c.steady_segments else None,

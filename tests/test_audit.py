@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -15,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from bridgebench import audit
+from bridgebench import audit, native
 from bridgebench.runner import OK, execute
-from tests.conftest import FIXTURES, add_benchmark, bridgebench, rows
+from tests.conftest import FIXTURES, REPO, add_benchmark, bridgebench, rows
 
 # Two /proc/stat readings 2 s apart on a 2-CPU machine (USER_HZ 100): 400 ticks in all passed.
 STAT_BEFORE = """cpu  50340 73 9528 188462 903 0 121 21 0 0
@@ -135,3 +136,23 @@ def test_wait_quiet_is_recorded_with_each_execution(basic_study: Path, tmp_path:
     assert len(waits) == 2 and all(w is not None and w > 0 for (w,) in waits)  # at least one window each
     config = rows(tmp_path / "results" / "bridgebench.sqlite", "SELECT config_json FROM campaign")[0][0]
     assert json.loads(config)["options"]["wait_quiet_s"] == 0.5
+
+
+def test_a_single_iterations_stolen_time_is_visible_in_the_cpu_counter(tmp_path: Path) -> None:
+    """The planted C benchmark reads the process CPU clock around each iteration. Pinned to one CPU with a
+    CPU-bound competitor on the same CPU, its iterations' wall time far exceeds their CPU time."""
+    if shutil.which("taskset") is None:
+        pytest.skip("taskset (util-linux) is not installed")
+    exe = native.compiled(REPO / "probes" / "c" / "planted.c", ("-O2",))
+    quiet = execute([str(exe), "5", "2000000"], dict(os.environ), tmp_path, 5, 300)
+    assert quiet.status == OK and quiet.output is not None
+    assert len(quiet.output.counters["cpu_s"]) == 5
+    spin = subprocess.Popen(["taskset", "-c", "0", sys.executable, "-c", "while True: pass"])
+    try:
+        busy = execute(["taskset", "-c", "0", str(exe), "20", "4000000"], dict(os.environ), tmp_path, 20, 300)
+    finally:
+        spin.kill()
+        spin.wait(timeout=60)
+    assert busy.status == OK and busy.output is not None
+    lost = [w - c > 0.1 * w for w, c in zip(busy.output.times, busy.output.counters["cpu_s"], strict=True)]
+    assert sum(lost) >= 10, list(zip(busy.output.times, busy.output.counters["cpu_s"], strict=True))

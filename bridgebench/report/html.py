@@ -529,6 +529,8 @@ def _runs(result: dict[str, Any], store: Store) -> str:
                                  )
                 extra = f" · {int(run['outliers'])} outliers" if run.get("outliers") else ""
                 extra += f" · DISTURBED: {run['disturbed']}" if run.get("disturbed") else ""
+                if run.get("stolen_iterations"):
+                    extra += f" · {run['stolen_iterations']} iterations lost over 10% of their time to others"
                 figures.append(f'<figure class="run"><figcaption>{_e(title)}<span class="muted">{_e(extra)}'
                                f"</span></figcaption>{plot}</figure>")
             bg = _class_colours(cell.get("classification"))[0]

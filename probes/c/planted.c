@@ -8,11 +8,14 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
+static double clock_s(clockid_t clock) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+static double now(void) { return clock_s(CLOCK_MONOTONIC_RAW); }
+static double cpu(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); } /* read outside the timed region */
 
 /* A dependent chain of integer operations the compiler cannot fold away: time grows with `units`. */
 static unsigned long long work(long units) {
@@ -57,23 +60,29 @@ int main(int argc, char **argv) {
         return 2;
     }
     double *times = malloc(sizeof(double) * (size_t)iterations);
-    if (!times) return 1;
+    double *cpu_s = malloc(sizeof(double) * (size_t)iterations);
+    if (!times || !cpu_s) return 1;
     volatile unsigned long long sink = 0;
     for (long i = 0; i < iterations; i++) {
         double factor = scale;
         if (i < warm_iters) factor *= warm_factor;
         if (slow_from > 0 && i >= slow_from) factor *= slow_factor;
         long units = (long)((double)base * factor);
+        double c0 = cpu();
         double t0 = now();
         unsigned long long r = work(units);
         double t1 = now();
+        cpu_s[i] = cpu() - c0;
         times[i] = t1 - t0;
         sink ^= r;  /* keeps the work live */
     }
     /* The answer is the work asked for, not the work done, so every mechanism agrees. */
     printf("{\"protocol\":\"bridgebench/1\",\"answer\":\"work=%ld\",\"times\":[", base);
     for (long i = 0; i < iterations; i++) printf("%s%.9e", i ? "," : "", times[i]);
-    printf("]}\n");
+    printf("],\"counters\":{\"cpu_s\":[");
+    for (long i = 0; i < iterations; i++) printf("%s%.9e", i ? "," : "", cpu_s[i]);
+    printf("]}}\n");
     free(times);
+    free(cpu_s);
     return 0;
 }

@@ -49,6 +49,10 @@ type Counters struct {
 	BytesPerOp  []float64 `json:"bytes_per_op"`  // heap bytes allocated / batch
 	AllocsPerOp []float64 `json:"allocs_per_op"` // heap objects allocated / batch
 	GCCycles    []uint64  `json:"gc_cycles"`     // GC cycles completed during the iteration
+	// CPU seconds the process used around the iteration (all threads: GC work counts), read just outside
+	// the timed region; omitted where the platform has no process CPU clock. Wall time well above it
+	// is time the machine took away.
+	CPUSeconds []float64 `json:"cpu_s,omitempty"`
 }
 
 // Result is one process execution, as printed by Main (protocol bridgebench/1).
@@ -145,6 +149,9 @@ func RunWith(setup Setup, answer Answer, iterations int, param string, batch int
 		AllocsPerOp: make([]float64, iterations),
 		GCCycles:    make([]uint64, iterations),
 	}
+	if processCPU() >= 0 {
+		res.Counters.CPUSeconds = make([]float64, iterations)
+	}
 	var lerr error
 	if perr := protect(func() { lerr = r.loop(&res, batch) }); perr != nil {
 		if r.iter == 0 {
@@ -196,9 +203,11 @@ func (r *runner) loop(res *Result, batch int) error {
 	runtime.ReadMemStats(new(runtime.MemStats))
 	for i := range res.Times {
 		r.iter = i + 1
+		c0 := processCPU()
 		b0, o0, g0 := r.counters()
 		ns, ans, n, err := r.batch(batch)
 		b1, o1, g1 := r.counters()
+		c1 := processCPU()
 		if err != nil {
 			return fmt.Errorf("call %d of iteration %d failed: %w", n+1, i+1, err)
 		}
@@ -211,6 +220,9 @@ func (r *runner) loop(res *Result, batch int) error {
 		res.Counters.BytesPerOp[i] = float64(b1-b0) * perCall
 		res.Counters.AllocsPerOp[i] = float64(o1-o0) * perCall
 		res.Counters.GCCycles[i] = g1 - g0
+		if res.Counters.CPUSeconds != nil && c0 >= 0 && c1 >= 0 {
+			res.Counters.CPUSeconds[i] = float64(c1-c0) / 1e9
+		}
 		if i == 0 {
 			res.Answer = ans
 		} else if ans != res.Answer {

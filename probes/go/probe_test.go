@@ -3,6 +3,7 @@ package probe
 import (
 	"errors"
 	"math/bits"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -127,6 +128,16 @@ func TestFixedBatch(t *testing.T) {
 	}
 	if len(res.Counters.GCCycles) != 4 {
 		t.Errorf("gc_cycles with %d values, want 4", len(res.Counters.GCCycles))
+	}
+	if runtime.GOOS == "linux" {
+		if len(res.Counters.CPUSeconds) != 4 {
+			t.Errorf("cpu_s with %d values, want 4", len(res.Counters.CPUSeconds))
+		}
+		for i, c := range res.Counters.CPUSeconds {
+			if c < 0 {
+				t.Errorf("cpu_s[%d] = %g, want CPU time (>= 0)", i, c)
+			}
+		}
 	}
 	if res.Clock == "" || res.Go == "" || res.GOMAXPROCS < 1 {
 		t.Errorf("missing environment fields: %+v", res)

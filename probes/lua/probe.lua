@@ -28,15 +28,17 @@ if type(batch) ~= "number" or batch < 1 or batch % 1 ~= 0 then
 end
 
 -- Pre-allocate so the loop does not grow tables while timing.
-local times, heap_kb = {}, {}
-for i = 1, iterations do times[i] = 0; heap_kb[i] = 0 end
+local times, heap_kb, cpu_s = {}, {}, {}
+for i = 1, iterations do times[i] = 0; heap_kb[i] = 0; cpu_s[i] = 0 end
 
-local now = clock.now
+local now, cpu = clock.now, clock.cpu
 local first_answer = nil
 for i = 1, iterations do
+  local c0 = cpu()  -- the CPU clock is read outside the timed region
   local t0 = now()
   local answer = run(param)
   local t1 = now()
+  cpu_s[i] = cpu() - c0
   times[i] = t1 - t0
   heap_kb[i] = collectgarbage("count")
   -- Every iteration must compute the same answer; compared outside the timed region.
@@ -80,4 +82,4 @@ io.stdout:write('{"protocol":"bridgebench/1"',
   ',"setup_s":', string.format("%.17g", setup_s),
   ',"answer":', json_string(first_answer),
   ',"times":', json_numbers(times),
-  ',"counters":{"heap_kb":', json_numbers(heap_kb), '}}\n')
+  ',"counters":{"heap_kb":', json_numbers(heap_kb), ',"cpu_s":', json_numbers(cpu_s), '}}\n')
