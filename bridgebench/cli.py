@@ -31,7 +31,10 @@ from bridgebench.compare import DiffError, compare
 from bridgebench.report import diff as diff_report
 from bridgebench.report import exports, html, markdown, terminal
 from bridgebench.runner import OK, Execution, Task
-from bridgebench.selftest import INFORMATION, Finding, run_selftest
+from bridgebench.selftest import FAIL as SELFTEST_FAIL
+from bridgebench.selftest import INCONCLUSIVE as SELFTEST_INCONCLUSIVE
+from bridgebench.selftest import PASS as SELFTEST_PASS
+from bridgebench.selftest import Finding, run_selftest
 from bridgebench.store import Store, StoreError, StoreWriteError
 from bridgebench.study import Study, StudyError, all_studies, find_study, load_study
 
@@ -456,38 +459,50 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
 def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min=1)] = 1,
              budget: Annotated[str, typer.Option(help="A budget of studies/selftest.")] = "default",
              build_dir: Annotated[Path, typer.Option(help="Where builds go.")] = Path("build"),
+             wait_quiet: Annotated[float, typer.Option("--wait-quiet", help="Before each process execution, wait "
+                                                       "up to SECONDS (alone: 60) for a quiet machine.",
+                                                       metavar="[SECONDS]")] = 0.0,
              store_path: Annotated[Path, typer.Option("--store", help="SQLite file for the self-test's runs.")]
              = Path("results/selftest.sqlite"),
              as_json: JsonOpt = False) -> None:
-    """Check bridgebench's verdicts on planted changes (A vs A, +5% work, warm-up, slowdown); exit 5 if wrong."""
+    """Check bridgebench's verdicts on planted changes (A vs A, +5% work, warm-up, slowdown, no steady state);
+    exit 5 if they are wrong on a quiet machine."""
     store = _store(store_path)
+    _signals_stop_the_run()
 
     def on_finding(f: Finding) -> None:
-        if not as_json:
-            mark = ("[green]ok[/]" if f.ok else "[red]WRONG[/]") if f.counts else ("[dim]info[/]" if f.ok else
-                                                                                 "[yellow]info[/]")
-            err.print(f"  {mark} " + escape(f"#{f.repetition} {f.check}: {f.benchmark}: expected {f.expected}, "
+        if not as_json and not f.ok:
+            mark = "[yellow]wrong, flagged disturbed[/]" if f.disturbed else "[red]WRONG[/]"
+            err.print(f"  {mark} " + escape(f"#{f.repetition} {f.check}: {f.subject}: expected {f.expected}, "
                                             f"found {f.found}"), highlight=False, soft_wrap=True)
 
     try:
-        report = run_selftest(store, build_dir, repetitions, budget, on_finding)
+        report = run_selftest(store, build_dir, repetitions, budget, on_finding, wait_quiet)
     except (camp.CampaignError, StoreError, DiffError) as e:
-        fail(str(e))
-    tally = report.tally()
+        fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
+    except KeyboardInterrupt:
+        err.print("\ninterrupted: the self-test gives no verdict", highlight=False)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    tallies = report.tallies()
     if as_json:
-        _print_json({"ok": report.ok, "tally": tally, "findings": [f.__dict__ for f in report.findings]})
+        _print_json({"verdict": report.verdict, "ok": report.verdict != SELFTEST_FAIL,
+                     "tally": [t.__dict__ | {"verdict": t.verdict} for t in tallies],
+                     "findings": [f.__dict__ for f in report.findings]})
     else:
         table = Table(title=f"Self-test over {repetitions} repetition(s), budget '{budget}'", title_justify="left")
-        for column in ("Check", "Right", "Of"):
+        for column in ("Check", "Target", "Right (quiet)", "Right (disturbed; the rest flagged)", "Verdict"):
             table.add_column(column)
-        for check_name, (good, total) in tally.items():
-            informational = check_name == INFORMATION
-            table.add_row(check_name, str(good), str(total),
-                          style="" if good == total or informational else "red")
+        style = {SELFTEST_PASS: "", SELFTEST_FAIL: "red", SELFTEST_INCONCLUSIVE: "yellow"}
+        for t in tallies:
+            table.add_row(t.check, f"≥ {t.target:.0%}", f"{t.quiet_right}/{t.quiet}",
+                          f"{t.disturbed_right}/{t.disturbed}", t.verdict, style=style[t.verdict])
         out.print(table)
-        out.print(f"'{INFORMATION}' is not part of the verdict: unplanted drift of this machine can change a class "
-                  "under the published rules (see `bridgebench doctor`).", highlight=False, soft_wrap=True)
-    if not report.ok:
+        if report.verdict == SELFTEST_INCONCLUSIVE:
+            out.print("inconclusive: too few process executions ran on a quiet machine for the verdicts to mean "
+                      "anything; see `bridgebench doctor`, or try `--wait-quiet`.", highlight=False, soft_wrap=True)
+        else:
+            out.print(f"self-test: {report.verdict}", highlight=False)
+    if report.verdict == SELFTEST_FAIL:
         raise typer.Exit(EXIT_SELFTEST_WRONG)
 
 

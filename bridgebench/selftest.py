@@ -2,14 +2,20 @@
 
 Truth, by construction (probes/c/planted.c, studies/selftest/study.toml):
 - A and "A again" are the same program: the differ must say *unchanged*.
-- "A with 5% more work" does 1.05× the work: the differ must say *worsened*, and the ratio's CI should
+- "A with 5% more work" does 1.05× the work: the differ should say *worsened*, and the ratio's CI should
   hold 1.05.
-- benchmark `warmup` is 1.5× slower for its first 20 iterations, `slowdown` 1.3× slower from iteration 60:
-  in every process execution the analysis must find a changepoint there (±2 iterations), with the segment
-  means on either side in the planted direction and about the planted size (within a third of it).
-- the class of each execution (warmup / slowdown / flat for `steady`) is reported, but is information,
-  not a check: a shared machine drifts by a few percent within a run, and under the published rules a real
-  shift larger than δ after the planted one rightly makes a class "no steady state" or "slowdown".
+- benchmark `steady` has no phase (class *flat*); `warmup` is 1.5× slower for its first 20 iterations
+  (*warmup*); `slowdown` 1.3× slower from iteration 60 (*slowdown*); `nosteady` 1.3× slower from
+  iteration 105 of 120, inside the last quarter (*no steady state*). In every process execution the
+  analysis should find a changepoint at a planted phase (±2 iterations), with the segment means on either
+  side in the planted direction and about the planted size (within a third of it), and the class planted.
+
+Every check is judged per unit (a comparison of two cells, or one process execution), and each unit is
+*quiet* or *disturbed* (the audit flagged one of its executions). A check passes when its quiet units are
+right at least as often as its target, and fails when they fall short of it beyond chance; disturbed
+units are reported apart, as right or wrong-but-flagged: a wrong verdict on a disturbed machine is
+flagged, never silent. When too few units are quiet, or too few to tell a shortfall from chance, the
+self-test says it is inconclusive, instead of failing on the machine's noise.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import binom
 
 from bridgebench import campaign as camp
 from bridgebench.analysis import analyse
@@ -29,13 +36,25 @@ from bridgebench.store import Store
 from bridgebench.study import STUDIES_DIR, load_study
 
 PLANTED_RATIO = 1.05
-PLANTED_CLASS = {"steady": "flat", "warmup": "warmup", "slowdown": "slowdown"}
+PLANTED_CLASS = {"steady": "flat", "warmup": "warmup", "slowdown": "slowdown", "nosteady": "no steady state"}
 # benchmark: (iteration where the planted change happens, later/earlier segment mean)
-PLANTED_PHASE = {"warmup": (20, 1 / 1.5), "slowdown": (60, 1.3)}
+PLANTED_PHASE = {"warmup": (20, 1 / 1.5), "slowdown": (60, 1.3), "nosteady": (105, 1.3)}
 PHASE_TOLERANCE = 2
 # The last planted phase must be followed by enough iterations for a segment of its own.
-MIN_ITERATIONS = max(at for at, _ in PLANTED_PHASE.values()) + 20
-INFORMATION = "class as planted (information)"
+MIN_ITERATIONS = max(at for at, _ in PLANTED_PHASE.values()) + 15
+
+A_VS_A = "A vs A: unchanged"
+PLUS5 = "A vs +5% work: worsened"
+RATIO = "ratio CI holds 1.05"
+PHASE = "planted phase found"
+CLASS = "class as planted"
+# Share of quiet units that must be right. A vs A: a false "changed" at most 1% of the time. The others
+# are the issue's goals for a quiet machine (the +5% and ratio checks are the differ's power and the
+# bootstrap's coverage at a small budget, not guarantees).
+TARGETS = {A_VS_A: 0.99, PLUS5: 0.90, RATIO: 0.90, PHASE: 0.90, CLASS: 0.90}
+MIN_QUIET_SHARE = 0.5  # below this share of quiet units, a check's result means nothing here
+SIGNIFICANCE = 0.01  # a check fails only when its quiet units fall short of the target beyond chance
+PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
 
 
 @dataclass
@@ -43,60 +62,91 @@ class Finding:
     repetition: int
     campaign: int
     check: str
-    benchmark: str
+    subject: str  # the benchmark (a comparison) or benchmark, mechanism and process execution
     expected: str
     found: str
     ok: bool
-    counts: bool = True  # False: information only, not part of the verdict
+    disturbed: bool = False  # the audit flagged an execution this verdict rests on
+
+
+@dataclass(frozen=True)
+class Tally:
+    check: str
+    target: float
+    quiet_right: int
+    quiet: int
+    disturbed_right: int
+    disturbed: int
+
+    @property
+    def verdict(self) -> str:
+        """pass: the quiet units meet the target; fail: they fall short of it beyond chance (a one-sided
+        exact binomial test at 1%); inconclusive: short of it by no more than chance allows at this many
+        units, or too few quiet units to judge."""
+        total = self.quiet + self.disturbed
+        if total == 0 or self.quiet < MIN_QUIET_SHARE * total:
+            return INCONCLUSIVE
+        if self.quiet_right >= self.target * self.quiet:
+            return PASS
+        return FAIL if binom.cdf(self.quiet_right, self.quiet, self.target) < SIGNIFICANCE else INCONCLUSIVE
 
 
 @dataclass
 class SelftestReport:
     findings: list[Finding] = field(default_factory=list)
 
-    def tally(self) -> dict[str, tuple[int, int]]:
-        """Per check: how many were right, of how many."""
-        out: dict[str, tuple[int, int]] = {}
-        for f in self.findings:
-            good, total = out.get(f.check, (0, 0))
-            out[f.check] = (good + f.ok, total + 1)
+    def tallies(self) -> list[Tally]:
+        out = []
+        for check, target in TARGETS.items():
+            mine = [f for f in self.findings if f.check == check]
+            quiet = [f for f in mine if not f.disturbed]
+            loud = [f for f in mine if f.disturbed]
+            out.append(Tally(check, target, sum(f.ok for f in quiet), len(quiet), sum(f.ok for f in loud),
+                             len(loud)))
         return out
 
     @property
-    def ok(self) -> bool:
-        return all(f.ok for f in self.findings if f.counts)
+    def verdict(self) -> str:
+        verdicts = {t.verdict for t in self.tallies()}
+        return FAIL if FAIL in verdicts else INCONCLUSIVE if INCONCLUSIVE in verdicts else PASS
+
+
+def _disturbed_executions(store: Store, cid: int) -> set[tuple[str, str]]:
+    return {(e.benchmark, e.mechanism) for e in store.executions(cid) if e.disturbed}
 
 
 def _judge(store: Store, repetition: int, cid: int) -> list[Finding]:
     found: list[Finding] = []
+    loud = _disturbed_executions(store, cid)
+
+    def disturbed(bench: str, *mechanisms: str) -> bool:
+        return any((bench, m) in loud for m in mechanisms)
+
     same, _ = compare(store, cid, "a", cid, "a-again")
     for c in same:
-        found.append(Finding(repetition, cid, "A vs A: unchanged", c.benchmark, UNCHANGED, c.verdict,
-                             c.verdict == UNCHANGED))
+        found.append(Finding(repetition, cid, A_VS_A, c.benchmark, UNCHANGED, c.verdict, c.verdict == UNCHANGED,
+                             disturbed(c.benchmark, "a", "a-again")))
     plus, _ = compare(store, cid, "a", cid, "a-plus5")
     for c in plus:
-        found.append(Finding(repetition, cid, "A vs +5% work: worsened", c.benchmark, WORSENED, c.verdict,
-                             c.verdict == WORSENED))
+        noisy = disturbed(c.benchmark, "a", "a-plus5")
+        found.append(Finding(repetition, cid, PLUS5, c.benchmark, WORSENED, c.verdict, c.verdict == WORSENED, noisy))
         r = c.ratio
         shown = f"{r['value']:.4f} ({r['low']:.4f}–{r['high']:.4f})" if r else "—"
-        found.append(Finding(repetition, cid, "ratio CI holds 1.05", c.benchmark, "1.05", shown,
-                             bool(r and r["low"] <= PLANTED_RATIO <= r["high"])))
+        found.append(Finding(repetition, cid, RATIO, c.benchmark, "1.05", shown,
+                             bool(r and r["low"] <= PLANTED_RATIO <= r["high"]), noisy))
     result = store.analysis(cid) or {}
     for cell in result.get("cells", []):
-        where = f"{cell['benchmark']} ({cell['mechanism']})"
-        executions = cell.get("per_execution", [])
-        if cell["benchmark"] in PLANTED_PHASE:
-            at, shift = PLANTED_PHASE[cell["benchmark"]]
-            found_at = [e for e in executions if _phase_found(store.times(e["execution_id"]), e, at, shift)]
-            found.append(Finding(repetition, cid, "planted phase found", where,
-                                 f"changepoint at {at}±{PHASE_TOLERANCE}, ×{shift:.2f}",
-                                 f"in {len(found_at)}/{len(executions)} executions",
-                                 bool(executions) and len(found_at) == len(executions)))
-        expected = PLANTED_CLASS[cell["benchmark"]]
-        right = sum(e["kind"] == expected for e in executions)
-        found.append(Finding(repetition, cid, INFORMATION, where, expected,
-                             f"{right}/{len(executions)} executions ({cell.get('classification')})",
-                             bool(executions) and right == len(executions), counts=False))
+        bench = cell["benchmark"]
+        for e in cell.get("per_execution", []):
+            where = f"{bench} ({cell['mechanism']}, process execution {e['pexec'] + 1})"
+            noisy = bool(e.get("disturbed"))
+            if bench in PLANTED_PHASE:
+                at, shift = PLANTED_PHASE[bench]
+                ok = _phase_found(store.times(e["execution_id"]), e, at, shift)
+                found.append(Finding(repetition, cid, PHASE, where, f"changepoint at {at}±{PHASE_TOLERANCE}, "
+                                     f"×{shift:.2f}", f"changepoints {e['changepoints']}", ok, noisy))
+            found.append(Finding(repetition, cid, CLASS, where, PLANTED_CLASS[bench], str(e["kind"]),
+                                 e["kind"] == PLANTED_CLASS[bench], noisy))
     return found
 
 
@@ -114,7 +164,7 @@ def _phase_found(times: np.ndarray, execution: dict, at: int, shift: float) -> b
 
 
 def run_selftest(store: Store, build_root: Path, repetitions: int, budget: str = "default",
-                 on_finding: Callable[[Finding], None] | None = None) -> SelftestReport:
+                 on_finding: Callable[[Finding], None] | None = None, wait_quiet_s: float = 0.0) -> SelftestReport:
     study = load_study(STUDIES_DIR / "selftest" / "study.toml")
     if budget in study.budgets and study.budgets[budget].iterations < MIN_ITERATIONS:
         raise camp.CampaignError(f"selftest: budget '{budget}' has {study.budgets[budget].iterations} iterations; "
@@ -125,7 +175,7 @@ def run_selftest(store: Store, build_root: Path, repetitions: int, budget: str =
         raise camp.CampaignError(f"selftest: cannot build {broken[0].mechanism}: {broken[0].reason}")
     report = SelftestReport()
     for repetition in range(1, repetitions + 1):
-        options = camp.options_for(study, budget, None, None, seed=repetition)
+        options = camp.options_for(study, budget, None, None, seed=repetition, wait_quiet_s=wait_quiet_s)
         rows = camp.check(study, builds, options.benchmarks, options.timeout_s)
         bad = [r for r in rows if r.status != "agrees"]
         if bad:
