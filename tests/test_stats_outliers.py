@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bridgebench.stats.outliers import outlier_mask
+from bridgebench.stats.outliers import default_window, outlier_mask
 
 
 def _reference(x: np.ndarray, window: int) -> list[int]:
@@ -59,7 +59,7 @@ def test_short_series() -> None:
     rng = np.random.default_rng(2)
     y = rng.normal(1.0, 0.01, 40)
     y[30] = 2.0
-    assert np.flatnonzero(outlier_mask(y)).tolist() == [30]  # the window shrinks to the series
+    assert np.flatnonzero(outlier_mask(y)).tolist() == [30]  # judged in a window of 20 (the smallest default)
     assert outlier_mask(np.array([])).shape == (0,)
 
 
@@ -79,3 +79,15 @@ def test_rejects_bad_input() -> None:
         outlier_mask(np.ones(20), window=1)
     with pytest.raises(ValueError):
         outlier_mask(np.r_[np.ones(20), np.inf])
+
+
+def test_the_default_window_follows_warmup_stats_where_it_can() -> None:
+    assert default_window(2000) == 200  # bin/warmup_stats: int(0.1 n)
+    assert default_window(5000) == 500
+    assert default_window(50) == default_window(120) == 20  # not 5 or 12: see below
+    # In a window of 5, one spike makes the P10-P90 spread itself: the rule could never flag it.
+    rng = np.random.default_rng(3)
+    x = rng.normal(1.0, 0.01, 50)
+    x[30] = 3.0
+    assert not outlier_mask(x, window=5).any()
+    assert np.flatnonzero(outlier_mask(x)).tolist() == [30]

@@ -7,7 +7,6 @@ The rules are warmup_stats's (Barrett et al. 2017, as implemented in its ``mark_
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -50,8 +49,8 @@ iterations."""
 @dataclass(frozen=True)
 class Segment:
     """Iterations ``[start, end)`` of the original series between two changepoints; ``mean`` and ``var`` are
-    those of its non-outlier iterations (``var`` the sample variance, as R's changepoint package reported
-    it to warmup_stats)."""
+    those of its non-outlier iterations (``var`` divides by the segment's length m: the maximum-likelihood
+    variance that the pinned R changepoint package reports to warmup_stats)."""
 
     start: int
     end: int
@@ -75,7 +74,7 @@ def too_short_for_changepoints(n: int) -> bool:
     return n < MIN_ITERATIONS_FOR_CHANGEPOINTS
 
 
-def classify_execution(times: np.ndarray, *, window: int = 200, steady_fraction: float = 0.25,
+def classify_execution(times: np.ndarray, *, window: int | None = None, steady_fraction: float = 0.25,
                        delta: float = 0.0, delta_relative: float = 0.01) -> ExecutionClass:
     """Segment one process execution's iteration times and classify it.
 
@@ -115,7 +114,7 @@ def classify_execution(times: np.ndarray, *, window: int = 200, steady_fraction:
         start = 0 if a == 0 else int(keep[a - 1]) + 1
         end = n if b == len(kept) else int(keep[b - 1]) + 1
         values = kept[a:b]
-        var = float(np.var(values, ddof=1)) if len(values) > 1 else 0.0
+        var = float(np.var(values))  # ÷ m: the maximum-likelihood variance the changepoint model fits
         segments.append(Segment(start, end, float(np.mean(values)), var))
 
     last = segments[-1]
@@ -130,7 +129,9 @@ def classify_execution(times: np.ndarray, *, window: int = 200, steady_fraction:
     while first_steady > 0 and equivalent(segments[first_steady - 1]):
         first_steady -= 1
 
-    window_start = n - math.ceil(steady_fraction * n)  # the last steady_fraction of the iterations
+    # warmup_stats's test, to the letter: steady = int(f·n), and a segment whose last (0-based) index is
+    # above n - steady ends inside the window; in our exclusive ends, end - 1 > n - steady.
+    window_start = n - int(steady_fraction * n) + 1
     kind = FLAT
     for seg in reversed(segments[:-1]):
         if equivalent(seg):

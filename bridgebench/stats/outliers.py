@@ -12,11 +12,22 @@ MIN_ITERATIONS_FOR_OUTLIERS = 10
 _BLOCK_CELLS = 1 << 20  # bounds the memory of the window matrix (rows × window) for long series
 
 
-def outlier_mask(times: np.ndarray, window: int = 200) -> np.ndarray:
+WINDOW_RATIO = 0.1  # bin/warmup_stats passes a window of int(0.1 · iterations) to its outlier marker
+MIN_WINDOW = 20  # below this, one outlier sets a window's P10-P90 spread itself, and nothing is ever flagged
+
+
+def default_window(n: int) -> int:
+    """The outlier window for a series of n iterations: int(0.1 n), as bin/warmup_stats passes it (200 at
+    its 2000 iterations), but at least MIN_WINDOW (the series' length when that is shorter)."""
+    return max(MIN_WINDOW, int(WINDOW_RATIO * n))
+
+
+def outlier_mask(times: np.ndarray, window: int | None = None) -> np.ndarray:
     """True where an iteration is an outlier.
 
     Each iteration ``i`` is judged within the window ``[i - h, i + h)`` (``h = w // 2``, clipped at the
-    ends of the series; ``w`` = ``window``, or the series' length if that is shorter): it is an outlier if
+    ends of the series; ``w`` = ``window`` (default ``default_window(n)``), or the series' length if that is
+    shorter): it is an outlier if
     it lies outside the window's median ± 3·(P90 - P10), percentiles interpolated linearly. As in
     warmup_stats, an iteration whose window is cut short by the *start* of the series (``i - h < 0`` and the
     clipped window shorter than ``w``) is never an outlier, so that warm-up iterations are kept for the
@@ -25,7 +36,7 @@ def outlier_mask(times: np.ndarray, window: int = 200) -> np.ndarray:
     x = np.asarray(times, dtype=np.float64)
     if x.ndim != 1:
         raise ValueError("outlier_mask() needs a 1-d series")
-    if window < 2:
+    if window is not None and window < 2:
         raise ValueError(f"window must be at least 2, got {window}")
     if not np.all(np.isfinite(x)):
         raise ValueError("outlier_mask() needs finite values")
@@ -33,6 +44,8 @@ def outlier_mask(times: np.ndarray, window: int = 200) -> np.ndarray:
     mask = np.zeros(n, dtype=bool)
     if n < MIN_ITERATIONS_FOR_OUTLIERS:
         return mask
+    if window is None:
+        window = default_window(n)
     w = min(window, n)
     h = w // 2
     idx = np.arange(n)

@@ -67,7 +67,7 @@ def summarise(series: Sequence[np.ndarray], *, confidence: float = 0.99,
     given = list(classes) if classes is not None else [None] * len(arrays)
     if len(given) != len(arrays):
         raise ValueError(f"summarise(): {len(given)} classes for {len(arrays)} series")
-    window = classify_kwargs.get("window", 200)
+    window = classify_kwargs.get("window")
     if too_short_for_changepoints(min(len(a) for a in arrays)):
         pooled = np.concatenate([a[~outlier_mask(a, window)] for a in arrays])
         estimate = plain_bootstrap(pooled, confidence=confidence, rng=rng)
