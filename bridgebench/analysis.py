@@ -16,12 +16,14 @@ from bridgebench import audit
 from bridgebench.runner import OK
 from bridgebench.stats import (
     ExecutionClass,
+    classify_benchmark,
     classify_execution,
     outlier_mask,
     ratio_ci,
     summarise,
     too_short_for_changepoints,
 )
+from bridgebench.stats.summary import NOT_CLASSIFIED
 from bridgebench.store import Store, StoredExecution
 
 WRONG_ANSWER = "wrong answer"
@@ -174,6 +176,51 @@ def _audit_summary(executions: list[StoredExecution], exclude_disturbed: bool) -
     }
 
 
+def _adaptive_summary(store: Store, campaign_id: int, options: dict[str, Any],
+                      cells: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any] | None:
+    """With an adaptive budget: its settings, how many rounds it ran, and each cell's last verdict (also put
+    on the cell as cell["adaptive"])."""
+    if options.get("until_ci") is None:
+        return None
+    last: dict[tuple[str, str], dict[str, Any]] = {}
+    for d in store.decisions(campaign_id):
+        last[(d["benchmark"], d["mechanism"])] = d
+    states: Counter[str] = Counter()
+    for key, cell in cells.items():
+        d = last.get(key)
+        cell["adaptive"] = ({"state": d["state"], "reason": d["reason"], "round": d["round"],
+                             "half_width": d["half_width"]} if d else None)
+        states[d["state"] if d else "not judged"] += 1
+    return {"until_ci": options["until_ci"], "max_process_executions": options["max_process_executions"],
+            "max_time_s": options["max_time_s"], "first_process_executions": options["process_executions"],
+            "rounds": max((d["round"] for d in last.values()), default=-1) + 1, "states": dict(states)}
+
+
+def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, confidence: float = 0.99,
+              seed: int = 0
+              ) -> dict[tuple[str, str], tuple[int, str | None, dict[str, float] | None, str | None]]:
+    """Per benchmark × mechanism in keys: the executions stored, the class, the steady performance with its
+    CI (by the same rules as analyse()), and the class the cell had without its latest execution (None with
+    fewer than two), so an adaptive budget can see whether the last round changed it."""
+    gathered = _gather(store, campaign_id)
+    stored: Counter[tuple[str, str]] = Counter((e.benchmark, e.mechanism) for e in gathered.executions)
+    rng = np.random.default_rng(seed)
+    out = {}
+    for key in keys:
+        arrays = [t for _, t in gathered.series.get(key, [])]
+        if not arrays:
+            out[key] = (stored[key], None, None, None)
+            continue
+        classes = _classify(arrays)
+        summary = summarise(arrays, classes=classes, confidence=confidence, rng=rng)
+        before = None
+        if len(arrays) > 1:
+            before = (NOT_CLASSIFIED if classes[0] is None
+                      else classify_benchmark([c.kind for c in classes[:-1] if c is not None]))
+        out[key] = (stored[key], summary.classification, _spread(summary.steady_performance), before)
+    return out
+
+
 def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: int = 0,
             exclude_disturbed: bool = False) -> dict[str, Any]:
     campaign = store.campaign(campaign_id)
@@ -242,6 +289,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
             geomeans[b["mechanism"]] = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
 
     return {
+        "adaptive": _adaptive_summary(store, campaign_id, options, cells),
         "campaign": {
             "id": campaign.id, "study": campaign.study, "state": campaign.state, "created": campaign.created,
             "finished": campaign.finished, "git_sha": campaign.git_sha, "machine": campaign.machine,

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
-from bridgebench import audit, environment
+from bridgebench import adaptive, audit, environment
 from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.placeholders import expand_all
 from bridgebench.runner import OK, PROTOCOL, Execution, Task, execute, plan
@@ -15,6 +15,8 @@ from bridgebench.store import Store
 from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
 
 CHECK_ITERATIONS = 2  # two, so the probe also sees that repeated calls give the same answer
+# An adaptive setting given alone on the command line (`--until ci=2%`) takes the others from these.
+ADAPTIVE_DEFAULTS: dict[str, float] = {"until_ci": 0.02, "max_process_executions": 30, "max_time_s": 3600.0}
 # A campaign's plan is stored up front, one row per process execution: bound it so a typo (-p 100000000)
 # is a clear refusal, not minutes of planning and gigabytes of memory.
 MAX_PLANNED_EXECUTIONS = 1_000_000
@@ -36,12 +38,22 @@ class Options:
     randomise: bool = False
     seed: int = 0
     wait_quiet_s: float = 0.0  # before each execution, wait up to this long for a quiet machine (0: don't)
+    until_ci: float | None = None  # adaptive: see study.Budget and adaptive.py (None: a fixed budget)
+    max_process_executions: int | None = None
+    max_time_s: float | None = None
+
+    @property
+    def adaptive(self) -> bool:
+        return self.until_ci is not None
 
 
 def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, mechanisms: list[str] | None,
                 process_executions: int | None = None, iterations: int | None = None,
                 timeout_s: float | None = None, randomise: bool = False, seed: int = 0,
-                wait_quiet_s: float = 0.0) -> Options:
+                wait_quiet_s: float = 0.0, until_ci: float | None = None, max_process_executions: int | None = None,
+                max_time_s: float | None = None) -> Options:
+    """The options of a campaign: the named budget, with what the command line gives taking precedence.
+    An adaptive setting given alone takes the others from the budget, or defaults (ADAPTIVE_DEFAULTS)."""
     if budget_name not in study.budgets:
         raise CampaignError(f"{study.path}: no budget '{budget_name}' (has: {', '.join(study.budgets)})")
     budget: Budget = study.budgets[budget_name]
@@ -61,11 +73,28 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         seed=seed,
         wait_quiet_s=wait_quiet_s,
     )
+    given = (until_ci, max_process_executions, max_time_s)
+    if budget.until_ci is not None or any(v is not None for v in given):
+        pexecs = options.process_executions
+        options = replace(
+            options,
+            until_ci=until_ci or budget.until_ci or ADAPTIVE_DEFAULTS["until_ci"],
+            max_process_executions=max_process_executions or budget.max_process_executions
+            or max(pexecs, ADAPTIVE_DEFAULTS["max_process_executions"]),
+            max_time_s=max_time_s or budget.max_time_s or ADAPTIVE_DEFAULTS["max_time_s"])
+        if not 0 < options.until_ci < 1:  # type: ignore[operator]
+            raise CampaignError(f"--until ci={options.until_ci}: expected a share above 0 and below 1 (2% or 0.02)")
+        if options.max_process_executions < pexecs:  # type: ignore[operator]
+            raise CampaignError(f"--max-executions {options.max_process_executions}: expected at least the "
+                                f"{pexecs} process executions every cell gets first")
+        if not 0 < options.max_time_s <= MAX_TIMEOUT_S * 7:  # type: ignore[operator]
+            raise CampaignError(f"--max-time {options.max_time_s:g} s: expected above 0 and at most a week")
     if not 0 <= wait_quiet_s <= MAX_TIMEOUT_S:
         raise CampaignError(f"--wait-quiet {wait_quiet_s:g} s: expected 0 to {MAX_TIMEOUT_S:g} s")
-    planned = options.process_executions * len(options.benchmarks) * len(options.mechanisms)
+    per_cell = options.max_process_executions or options.process_executions
+    planned = per_cell * len(options.benchmarks) * len(options.mechanisms)
     if planned > MAX_PLANNED_EXECUTIONS:
-        raise CampaignError(f"{study.name}: {options.process_executions} process executions × "
+        raise CampaignError(f"{study.name}: {per_cell} process executions × "
                             f"{len(options.benchmarks)} benchmarks × {len(options.mechanisms)} mechanisms is "
                             f"{planned} executions; at most {MAX_PLANNED_EXECUTIONS} are planned in one campaign")
     if options.iterations > MAX_ITERATIONS:
@@ -184,28 +213,49 @@ def pending(store: Store, campaign_id: int) -> list[Task]:
     return [t for t in store.planned(campaign_id) if t.seq not in done]
 
 
+def run_tasks(store: Store, study: Study, campaign_id: int, options: Options, builds: dict[str, BuildResult],
+              tasks: list[Task], on_execution: Callable[[Task, Execution], None] | None = None,
+              skip: Callable[[Task], bool] | None = None) -> list[Task]:
+    """Run tasks in order, committing each execution as soon as it ends; returns the tasks `skip` left out."""
+    batches = {(r["benchmark"], r["mechanism"]): r["batch"] for r in store.check_answers(campaign_id)}
+    skipped = []
+    for task in tasks:
+        if skip and skip(task):
+            skipped.append(task)
+            continue
+        bench = study.benchmarks[task.benchmark]
+        argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param,
+                                options.iterations, batches.get((task.benchmark, task.mechanism)))
+        waited = audit.wait_quiet(options.wait_quiet_s) if options.wait_quiet_s > 0 else 0.0
+        run = execute(argv, env, study.dir, options.iterations, options.timeout_s)
+        if waited and run.machine:
+            run = replace(run, machine=replace(run.machine, waited_s=waited))
+        try:
+            store.record_execution(campaign_id, task, run)
+        except (OverflowError, ValueError) as e:  # a value the protocol's checks let through: that
+            run = replace(run, status=PROTOCOL, detail=f"output cannot be stored: {e}"[:300], output=None)
+            store.record_execution(campaign_id, task, run)  # execution fails, the campaign goes on
+        if on_execution:
+            on_execution(task, run)
+    return skipped
+
+
 def run_pending(store: Store, study: Study, campaign_id: int, options: Options, builds: dict[str, BuildResult],
                 on_execution: Callable[[Task, Execution], None] | None = None) -> None:
-    """Run what is left of the plan. Each execution is committed as soon as it ends; on Ctrl-C the one in
-    flight is killed and discarded, the campaign is marked interrupted, and the interrupt goes on up."""
+    """Run what is left of the plan (with an adaptive budget, round after round until the cells settle).
+    On Ctrl-C the execution in flight is killed and discarded, the campaign is marked interrupted, and the
+    interrupt goes on up."""
     store.set_state(campaign_id, "running")
-    batches = {(r["benchmark"], r["mechanism"]): r["batch"] for r in store.check_answers(campaign_id)}
     try:
-        for task in pending(store, campaign_id):
-            bench = study.benchmarks[task.benchmark]
-            argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param,
-                                    options.iterations, batches.get((task.benchmark, task.mechanism)))
-            waited = audit.wait_quiet(options.wait_quiet_s) if options.wait_quiet_s > 0 else 0.0
-            run = execute(argv, env, study.dir, options.iterations, options.timeout_s)
-            if waited and run.machine:
-                run = replace(run, machine=replace(run.machine, waited_s=waited))
-            try:
-                store.record_execution(campaign_id, task, run)
-            except (OverflowError, ValueError) as e:  # a value the protocol's checks let through: that
-                run = replace(run, status=PROTOCOL, detail=f"output cannot be stored: {e}"[:300], output=None)
-                store.record_execution(campaign_id, task, run)  # execution fails, the campaign goes on
-            if on_execution:
-                on_execution(task, run)
+        if options.adaptive:
+            cells = list(dict.fromkeys((t.benchmark, t.mechanism) for t in store.planned(campaign_id)))
+            adaptive.run(store, campaign_id, cells, options.process_executions, options.until_ci or 0.0,
+                         options.max_process_executions or options.process_executions, options.max_time_s or 0.0,
+                         lambda tasks, skip: run_tasks(store, study, campaign_id, options, builds, tasks,
+                                                       on_execution, skip),
+                         options.randomise, options.seed)
+        else:
+            run_tasks(store, study, campaign_id, options, builds, pending(store, campaign_id), on_execution)
     except BaseException:
         store.set_state(campaign_id, "interrupted")
         raise

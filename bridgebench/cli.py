@@ -93,6 +93,30 @@ def _writable_folder(folder: Path, option: str) -> None:
         fail(f"{option} {folder}: cannot write reports there: {e.strerror}")
 
 
+def _until(value: str | None) -> float | None:
+    """`--until ci=2%` (or ci=0.02, or 2%): the CI half-width, as a share of the estimate, that settles a cell."""
+    if value is None:
+        return None
+    text = value.strip().lower().removeprefix("ci=").strip()
+    try:
+        share = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        fail(f"--until {value!r}: expected ci=SHARE, e.g. ci=2% or ci=0.02")
+    return share
+
+
+def _seconds(value: str | None, option: str) -> float | None:
+    """600, 600s, 10m or 1h."""
+    if value is None:
+        return None
+    text = value.strip().lower()
+    scale = {"s": 1, "m": 60, "h": 3600}.get(text[-1:])
+    try:
+        return float(text[:-1] if scale else text) * (scale or 1)
+    except ValueError:
+        fail(f"{option} {value!r}: expected seconds, or a number with s, m or h (600, 10m, 1h)")
+
+
 def _split(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
@@ -222,7 +246,9 @@ def _progress_runner(study: Study, store: Store, campaign_id: int, options: camp
         bar = progress.add_task(f"{study.name}", total=total, completed=done)
 
         def on_execution(task: Task, run: Execution) -> None:
-            progress.update(bar, advance=1, description=f"{study.name}: {task.benchmark} / {task.mechanism}")
+            # An adaptive budget adds rounds as it goes: the total is what is planned now.
+            progress.update(bar, advance=1, total=len(store.planned(campaign_id)),
+                            description=f"{study.name}: {task.benchmark} / {task.mechanism}")
             if run.status != OK:
                 progress.console.print(f"  [yellow]{run.status}[/]: " + escape(
                     f"{task.benchmark} on {task.mechanism} (process execution {task.pexec + 1}): {run.detail}"),
@@ -279,6 +305,14 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
                                                   "to SECONDS (alone: 60) for a quiet machine; the wait is "
                                                   "recorded.", metavar="[SECONDS]")] = 0.0,
         exclude_disturbed: ExcludeOpt = False,
+        until: Annotated[str | None, typer.Option("--until", help="Adaptive: more rounds for each benchmark × "
+                                                  "mechanism until its 99% CI half-width is at most this share of "
+                                                  "its estimate and its class holds, e.g. ci=2%.",
+                                                  metavar="ci=SHARE")] = None,
+        max_time: Annotated[str | None, typer.Option("--max-time", help="Adaptive: stop when the process "
+                                                     "executions have taken this long (600, 10m, 1h).")] = None,
+        max_executions: Annotated[int | None, typer.Option("--max-executions", min=1, help="Adaptive: at most "
+                                                           "this many process executions per cell.")] = None,
         resume: Annotated[bool, typer.Option("--resume", help="Continue the latest unfinished campaign.")] = False,
         campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --resume: which one.")] = None,
         report_dir: Annotated[Path, typer.Option(help="Where the reports are written.")] = Path("results"),
@@ -302,7 +336,8 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
         else:
             budget_name = "quick" if quick else budget
             options = camp.options_for(study, budget_name, _split(benchmarks), _split(mechanisms),
-                                       process_executions, iterations, timeout, random_order, seed, wait_quiet)
+                                       process_executions, iterations, timeout, random_order, seed, wait_quiet,
+                                       _until(until), max_executions, _seconds(max_time, "--max-time"))
             builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
             if not any(b.available for b in builds.values()):
                 fail(f"{study.name}: no mechanism could be built; see the reasons above")

@@ -108,6 +108,18 @@ CREATE TABLE IF NOT EXISTS iteration_counter (
     value REAL NOT NULL,
     PRIMARY KEY (execution_id, name, idx)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS cell_decision ( -- adaptive budgets (schema 3): each round's verdict per cell
+    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    round INTEGER NOT NULL,
+    benchmark TEXT NOT NULL,
+    mechanism TEXT NOT NULL,
+    executions INTEGER NOT NULL,    -- process executions of the cell stored when it was judged
+    classification TEXT,
+    half_width REAL,                -- the steady-state CI's half-width over its estimate
+    state TEXT NOT NULL,            -- open (more rounds), settled, capped, failing, out of time
+    reason TEXT NOT NULL,
+    PRIMARY KEY (campaign_id, round, benchmark, mechanism)
+);
 CREATE TABLE IF NOT EXISTS analysis (
     campaign_id INTEGER NOT NULL REFERENCES campaign(id),
     computed REAL NOT NULL,
@@ -334,6 +346,33 @@ class Store:
         rows = self.db.execute("SELECT seq, benchmark, mechanism, pexec FROM planned WHERE campaign_id=?"
                                " ORDER BY seq", (campaign_id,))
         return [Task(*r) for r in rows]
+
+    def add_planned(self, campaign_id: int, tasks: list[Task]) -> None:
+        """More of the plan (an adaptive budget's next round)."""
+        with self.transaction() as db:
+            db.executemany("INSERT INTO planned VALUES (?, ?, ?, ?, ?)",
+                           [(campaign_id, t.seq, t.benchmark, t.mechanism, t.pexec) for t in tasks])
+
+    def drop_unrun(self, campaign_id: int) -> int:
+        """Remove the planned executions that have not run (a time cap ended the campaign); returns how many."""
+        with self.transaction() as db:
+            cur = db.execute("DELETE FROM planned WHERE campaign_id=? AND seq NOT IN"
+                             " (SELECT seq FROM execution WHERE campaign_id=?)", (campaign_id, campaign_id))
+        return cur.rowcount
+
+    def record_decisions(self, campaign_id: int, round_: int,
+                         decisions: list[tuple[str, str, int, str | None, float | None, str, str]]) -> None:
+        """One round's verdict per cell: (benchmark, mechanism, executions, class, half-width, state, why)."""
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO cell_decision VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           [(campaign_id, round_, *d) for d in decisions])
+
+    def decisions(self, campaign_id: int) -> list[dict[str, Any]]:
+        rows = self.db.execute("SELECT round, benchmark, mechanism, executions, classification, half_width, state,"
+                               " reason FROM cell_decision WHERE campaign_id=? ORDER BY round, benchmark, mechanism",
+                               (campaign_id,))
+        keys = ("round", "benchmark", "mechanism", "executions", "classification", "half_width", "state", "reason")
+        return [dict(zip(keys, r, strict=True)) for r in rows]
 
     def done_seqs(self, campaign_id: int) -> set[int]:
         return {r[0] for r in self.db.execute("SELECT seq FROM execution WHERE campaign_id=?", (campaign_id,))}

@@ -25,9 +25,15 @@ class StudyError(Exception):
 
 @dataclass(frozen=True)
 class Budget:
-    process_executions: int
+    process_executions: int  # with an adaptive budget, the first rounds every cell gets
     iterations: int
     timeout_s: float
+    # Adaptive (all three or none): more rounds for the cells whose steady-state 99% CI half-width is above
+    # until_ci of their estimate or whose class changed since the last round, up to max_process_executions
+    # per cell, and until max_time_s of process executions have run.
+    until_ci: float | None = None
+    max_process_executions: int | None = None
+    max_time_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,10 @@ _SCALAR = (
 )
 
 _STUDY_KEYS = {"name": _STR, "title": _STR, "seed": _STR, "baseline": _STR, "benchmark_file": _STR}
-_BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout_s": _TIMEOUT}
+_FRACTION = ("a fraction above 0 and below 1 (0.02 is 2%)",
+             lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1)
+_BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout_s": _TIMEOUT,
+                "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT}
 _MECHANISM_KEYS = {
     "label": _STR,
     "run": _NONEMPTY_STR_LIST,
@@ -156,11 +165,22 @@ def _check_table(loc: _Locator, table: str, data: Any, keys: dict, required: tup
 def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget:
     required = () if base else ("process_executions", "iterations")
     data = _check_table(loc, table, data, _BUDGET_KEYS, required)
-    return Budget(
+    adaptive = [k for k in ("until_ci", "max_process_executions", "max_time_s") if k in data]
+    if adaptive and len(adaptive) != 3:
+        missing = sorted({"until_ci", "max_process_executions", "max_time_s"} - set(adaptive))
+        raise loc.error(table, adaptive[0], f"an adaptive budget also needs {', '.join(missing)}")
+    budget = Budget(
         process_executions=data.get("process_executions", base.process_executions if base else 0),
         iterations=data.get("iterations", base.iterations if base else 0),
         timeout_s=float(data.get("timeout_s", base.timeout_s if base else 300.0)),
+        until_ci=data.get("until_ci"),
+        max_process_executions=data.get("max_process_executions"),
+        max_time_s=float(data["max_time_s"]) if "max_time_s" in data else None,
     )
+    if budget.max_process_executions is not None and budget.max_process_executions < budget.process_executions:
+        raise loc.error(table, "max_process_executions", f"expected at least process_executions "
+                        f"({budget.process_executions})")
+    return budget
 
 
 def load_study(path: Path) -> Study:

@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh --dev
 export PATH="$PWD/.venv/bin:$PATH"  # the Go toolchain install.sh chose
 
-.venv/bin/ruff check bridgebench tests
+.venv/bin/ruff check bridgebench tests benchmarks scripts
 # Go modules: vet, formatting, tests (extra build tags where a module has optional cgo parts).
 for module in probes/go studies/udf-trim/go studies/plugin-call/go; do
   (cd "$module" && go vet ./... && test -z "$(gofmt -l .)" && go test ./...)

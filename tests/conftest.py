@@ -68,13 +68,17 @@ def wait_for_executions(db: Path, at_least: int, timeout: float = 60) -> None:
     raise AssertionError("the campaign stored too few executions in time")
 
 
-def gated_campaign(study: Path, cwd: Path, after: int) -> tuple[subprocess.Popen[str], dict[str, str]]:
-    """A campaign of 10 executions (5 × 2 mechanisms × 5 iterations) whose timed executions stop at a gate
-    after the first `after` of them: a test interrupts it at a known point, whatever the machine's speed.
-    Returns the process and the environment that opens the gate for a resume once the gate file exists."""
+def gated_campaign(study: Path, cwd: Path, after: int, extra: tuple[str, ...] = ()
+                   ) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    """A campaign of 10 executions (5 × 2 mechanisms × 5 iterations; or as `extra` options say) whose timed
+    executions stop at a gate after the first `after` of them: a test interrupts it at a known point,
+    whatever the machine's speed. Returns the process and the environment that opens the gate for a resume
+    once the gate file exists."""
     add_benchmark(study, "gate")
     env = {"PROBE_GATE": str(cwd / "gate"), "PROBE_GATE_AFTER": str(after)}
-    proc = start_bridgebench("run", str(study), "--benchmarks", "gate", "-p", "5", "-i", "5", cwd=cwd, env=env)
+    pexecs = () if extra else ("-p", "5")
+    proc = start_bridgebench("run", str(study), "--benchmarks", "gate", *pexecs, "-i", "5", *extra, cwd=cwd,
+                             env=env)
     wait_for_executions(cwd / "results" / "bridgebench.sqlite", after)
     return proc, env
 

@@ -369,6 +369,12 @@ def _header(result: dict[str, Any]) -> str:
     dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v if v not in (None, '') else '—')}</dd>" for k, v in facts)
     warning = tables.disturbance_line(result)
     warn = f'<p class="warning">{_e(warning)}</p>' if warning else ""
+    adaptive = tables.adaptive_line(result)
+    warn += f'<p class="budget">{_e(adaptive)}</p>' if adaptive else ""
+    unsettled = tables.unsettled_rows(result)
+    if unsettled:
+        warn += ("<details><summary>Not settled by the adaptive budget</summary>"
+                 + table(("Benchmark", "Mechanism", "State", "Why"), unsettled) + "</details>")
     return (f"<header><h1>bridgebench: {_e(c.get('study', '?'))}, campaign {_e(c.get('id', '?'))}</h1>"
             f'<p class="budget">{_e(budget)}</p>{warn}<dl class="facts">{dl}</dl></header>')
 

@@ -20,12 +20,19 @@ def render(result: dict[str, Any]) -> str:
     warning = tables.disturbance_line(result)
     if warning:
         out += [f"> **{warning}**", ""]
+    adaptive = tables.adaptive_line(result)
+    if adaptive:
+        out += [adaptive, ""]
     base = result["baseline"]
     out += ["## Steady state" + (f" (ratio to {base}, 99% CIs)" if base else ""), ""]
     out += _table(tables.columns(result), tables.cell_rows(result))
     if result["geomean_ratio"]:
         out += [f"## Geometric mean of ratios to {base}", ""]
         out += _table(("Mechanism", "Geomean"), tables.geomean_rows(result))
+    unsettled = tables.unsettled_rows(result)
+    if unsettled:
+        out += ["## Not settled by the adaptive budget", ""]
+        out += _table(("Benchmark", "Mechanism", "State", "Why"), unsettled)
     unavailable = tables.unavailable_rows(result)
     if unavailable:
         out += ["## Unavailable mechanisms", "", *_table(("Mechanism", "Reason"), unavailable)]

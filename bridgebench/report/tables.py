@@ -114,7 +114,28 @@ def budget_line(result: dict[str, Any]) -> str:
     c = result["campaign"]
     o = c["options"]
     method = {cell.get("method") for cell in result["cells"] if cell.get("method")}
+    executions = (f"{o['process_executions']}–{o['max_process_executions']} (adaptive)"
+                  if o.get("until_ci") is not None else f"{o['process_executions']}")
     return (f"campaign {c['id']} of {c['study']} ({c['state']}): budget '{o['budget']}', "
-            f"{o['process_executions']} process executions × {o['iterations']} iterations, "
+            f"{executions} process executions × {o['iterations']} iterations, "
             f"{c['executions_stored']}/{c['executions_planned']} executions stored; "
             f"git {c['git_sha'][:12]}; machine {c['machine']}; method: {', '.join(sorted(method)) or '—'}")
+
+
+def adaptive_line(result: dict[str, Any]) -> str | None:
+    """What an adaptive budget did, in one line."""
+    a = result.get("adaptive")
+    if not a:
+        return None
+    states = ", ".join(f"{n} {s}" for s, n in sorted(a["states"].items()))
+    return (f"adaptive budget: each cell until its 99% CI is within ±{a['until_ci']:.1%} and its class holds, "
+            f"from {a['first_process_executions']} to at most {a['max_process_executions']} process executions, "
+            f"at most {a['max_time_s']:g} s of executions; {a['rounds']} round(s) judged: {states}")
+
+
+def unsettled_rows(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """The cells an adaptive budget left unsettled, and why (benchmark, mechanism, state, reason)."""
+    labels = mechanism_labels(result)
+    return [(c["benchmark"], labels.get(c["mechanism"], c["mechanism"]), c["adaptive"]["state"],
+             c["adaptive"]["reason"]) for c in result["cells"]
+            if c.get("adaptive") and c["adaptive"]["state"] != "settled"]

@@ -25,12 +25,19 @@ def show(result: dict[str, Any], console: Console) -> None:
     warning = tables.disturbance_line(result)
     if warning:
         console.print(escape(warning), style="yellow", highlight=False)
+    adaptive = tables.adaptive_line(result)
+    if adaptive:
+        console.print(escape(adaptive), style="dim", highlight=False)
     base = result["baseline"]
     title = "Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else "")
     console.print(_table(title, tables.columns(result), tables.cell_rows(result)))
     if result["geomean_ratio"]:
         console.print(_table(f"Geometric mean of ratios to {base}", ("Mechanism", "Geomean"),
                              tables.geomean_rows(result)))
+    unsettled = tables.unsettled_rows(result)
+    if unsettled:
+        console.print(_table("Not settled by the adaptive budget", ("Benchmark", "Mechanism", "State", "Why"),
+                             unsettled))
     unavailable = tables.unavailable_rows(result)
     if unavailable:
         console.print(_table("Unavailable mechanisms", ("Mechanism", "Reason"), unavailable))

@@ -1,0 +1,130 @@
+"""Adaptive budgets: the stopping rule on its own, and campaigns that stop early when their cells settle,
+run on when they do not, never pass their caps, and resume where they were."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from bridgebench.adaptive import CAPPED, FAILING, OPEN, OUT_OF_TIME, SETTLED, decide
+from bridgebench.study import StudyError, load_study
+from tests.conftest import add_benchmark, bridgebench, gated_campaign, rows
+
+PERF_1PCT = {"value": 1.0, "low": 0.99, "high": 1.01}
+PERF_10PCT = {"value": 1.0, "low": 0.9, "high": 1.1}
+
+
+@pytest.mark.parametrize(("executions", "cls", "perf", "before", "state"), [
+    (3, "flat", PERF_1PCT, "flat", SETTLED),
+    (3, "flat", PERF_10PCT, "flat", OPEN),  # CI too wide
+    (3, "flat", PERF_1PCT, "warmup", OPEN),  # the last execution changed the class
+    (3, "flat", PERF_1PCT, None, OPEN),  # one execution: nothing to say the class holds
+    (10, "flat", PERF_10PCT, "flat", CAPPED),
+    (10, "flat", PERF_1PCT, "flat", SETTLED),  # settling beats the cap
+    (3, None, None, None, FAILING),  # its first executions all failed
+    (1, None, None, None, OPEN),
+    (4, "no steady state", None, "no steady state", OPEN),  # no steady state: no CI to settle on
+])
+def test_the_stopping_rule(executions: int, cls: str | None, perf: dict | None, before: str | None,
+                           state: str) -> None:
+    d = decide(executions, cls, perf, before, first=3, until_ci=0.02, cap=10)
+    assert d.state == state, d
+    assert d.reason
+
+
+def decisions(db: Path) -> list[tuple]:
+    return rows(db, "SELECT round, benchmark, mechanism, executions, state FROM cell_decision ORDER BY round, "
+                    "mechanism")
+
+
+def test_cells_that_settle_stop_after_their_first_executions(basic_study: Path, tmp_path: Path) -> None:
+    result = bridgebench("run", str(basic_study), "--until", "ci=50%", "--max-executions", "6", "--json",
+                         cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    db = tmp_path / "results" / "bridgebench.sqlite"
+    assert rows(db, "SELECT count(*) FROM execution")[0][0] == 4  # 2 first executions × 2 cells, no more
+    assert [d[4] for d in decisions(db)] == [SETTLED, SETTLED]
+    report = json.loads(result.stdout)
+    assert report["adaptive"]["states"] == {SETTLED: 2} and report["adaptive"]["rounds"] == 1
+    md = bridgebench("report", "--format", "markdown", cwd=tmp_path).stdout
+    assert "adaptive budget: each cell until its 99% CI is within ±50.0%" in md
+    assert "Not settled" not in md
+
+
+def test_cells_that_do_not_settle_run_on_to_their_cap(basic_study: Path, tmp_path: Path) -> None:
+    result = bridgebench("run", str(basic_study), "--until", "ci=0.0001%", "--max-executions", "4", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    db = tmp_path / "results" / "bridgebench.sqlite"
+    per_cell = dict(rows(db, "SELECT mechanism, count(*) FROM execution GROUP BY mechanism"))
+    assert per_cell == {"a": 4, "b": 4}  # never more than the cap
+    states = decisions(db)
+    assert [d[0] for d in states] == [0, 0, 1, 1, 2, 2]  # a round after the first executions, then one each
+    assert [d[4] for d in states[-2:]] == [CAPPED, CAPPED]
+    assert rows(db, "SELECT count(*) FROM planned")[0][0] == 8
+    md = bridgebench("report", "--format", "markdown", cwd=tmp_path).stdout
+    assert "## Not settled by the adaptive budget" in md and "cap of 4 process executions reached" in md
+
+
+def test_the_time_cap_is_never_passed(basic_study: Path, tmp_path: Path) -> None:
+    """Each execution sleeps 0.3 s: executions start only while the time spent plus the cell's expected
+    time fits the cap, and what did not run is dropped from the plan."""
+    add_benchmark(basic_study, "sleepy")
+    result = bridgebench("run", str(basic_study), "--benchmarks", "sleepy", "--until", "ci=0.0001%",
+                         "--max-executions", "20", "--max-time", "1.5", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    db = tmp_path / "results" / "bridgebench.sqlite"
+    walls = [w for (w,) in rows(db, "SELECT wall_s FROM execution ORDER BY seq")]
+    assert 2 <= len(walls) < 40
+    spent = 0.0
+    for wall in walls:
+        assert spent < 1.5  # no execution started once the cap was spent
+        spent += wall
+    assert rows(db, "SELECT count(*) FROM planned")[0][0] == len(walls)  # unrun executions dropped
+    assert {d[4] for d in decisions(db) if d[0] == max(x[0] for x in decisions(db))} == {OUT_OF_TIME}
+    assert rows(db, "SELECT state FROM campaign") == [("done",)]
+
+
+def test_an_interrupted_adaptive_campaign_resumes_where_it_was(basic_study: Path, tmp_path: Path) -> None:
+    db = tmp_path / "results" / "bridgebench.sqlite"
+    proc, env = gated_campaign(basic_study, tmp_path, after=5, extra=("--until", "ci=0.0001%",
+                                                                      "--max-executions", "4"))
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert rows(db, "SELECT count(*) FROM execution")[0][0] == 5  # the first round (4) and one of the next
+    (tmp_path / "gate").touch()
+    result = bridgebench("run", str(basic_study), "--resume", cwd=tmp_path, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert dict(rows(db, "SELECT mechanism, count(*) FROM execution GROUP BY mechanism")) == {"a": 4, "b": 4}
+    assert sorted(r[0] for r in rows(db, "SELECT seq FROM execution")) == list(range(8))
+    assert [d[0] for d in decisions(db)] == [0, 0, 1, 1, 2, 2]
+
+
+def test_a_study_budget_can_be_adaptive_and_must_say_all_of_it(tmp_path: Path, basic_study: Path) -> None:
+    text = basic_study.read_text().replace("timeout_s = 20", "timeout_s = 20\nuntil_ci = 0.5\n"
+                                           "max_process_executions = 3\nmax_time_s = 60")
+    basic_study.write_text(text)
+    assert load_study(basic_study).budgets["default"].until_ci == 0.5
+    result = bridgebench("run", str(basic_study), "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["adaptive"]["max_process_executions"] == 3
+    basic_study.write_text(text.replace("max_time_s = 60", ""))
+    with pytest.raises(StudyError, match="an adaptive budget also needs max_time_s"):
+        load_study(basic_study)
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--until", "ci=lots"], "expected ci=SHARE"),
+    (["--until", "ci=150%"], "expected a share above 0 and below 1"),
+    (["--until", "ci=2%", "--max-executions", "1"], "expected at least the 2 process executions"),
+    (["--until", "ci=2%", "--max-time", "soon"], "expected seconds"),
+])
+def test_bad_adaptive_options_are_one_line_errors(basic_study: Path, tmp_path: Path, args: list[str],
+                                                  fragment: str) -> None:
+    result = bridgebench("run", str(basic_study), *args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert fragment in result.stderr.strip().splitlines()[-1]
