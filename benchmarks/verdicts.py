@@ -3,6 +3,8 @@ process: a benchmark of the harness itself (issue #9), not a test.
 
     .venv/bin/python benchmarks/verdicts.py run [--states quiet,busy] [--selftest-repetitions 25] OUT_DIR
     .venv/bin/python benchmarks/verdicts.py table OUT_DIR
+    .venv/bin/python benchmarks/verdicts.py adopt OUT_DIR REPORT.json --wall-s S --state quiet --step fixed
+    .venv/bin/python benchmarks/verdicts.py rejudge OUT_DIR --state quiet
 
 `run` does, for each machine state (quiet: nothing else started; busy: one CPU-bound process of ours for the
 whole step):
@@ -10,7 +12,9 @@ whole step):
   adaptive default), each timed as a whole command (build cached, answer check, executions, analysis,
   reports), each into its own store under OUT_DIR;
 - `bridgebench selftest -n N --json` (planted flat / warm-up / slowdown / no steady state, A vs A, +5%).
-Each step appends one JSON line to OUT_DIR/figures.jsonl. `table` prints them as markdown. Steps run one
+Each step appends one JSON line to OUT_DIR/figures.jsonl. `table` prints them as markdown. `adopt` records a
+campaign measured before by the same command (its JSON report, and the command's wall time as measured).
+`rejudge` judges a state's stored self-test campaigns again under the current rules (nothing is run). Steps run one
 after another, never two at once; what else ran on the machine is the point of the `busy` state, and
 the audit's own figures (others' CPU, steal) are printed beside each.
 """
@@ -149,6 +153,28 @@ def table(args: argparse.Namespace) -> None:
                   f"{t['quiet_right']}/{t['quiet']} | {t['disturbed_right']}/{t['disturbed']} | {t['verdict']} |")
 
 
+def adopt(args: argparse.Namespace) -> None:
+    report = json.loads(Path(args.report).read_text())
+    record = {"step": f"lua-vms --budget {args.step}", "state": args.state, "wall_s": args.wall_s, "exit": 0,
+              "adopted_from": args.report, **campaign_figures(report, report["baseline"])}
+    with (Path(args.out_dir) / "figures.jsonl").open("a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+def rejudge(args: argparse.Namespace) -> None:
+    store = Path(args.out_dir) / f"selftest-{args.state}.sqlite"
+    done = subprocess.run([*BRIDGEBENCH, "selftest", "--rejudge", "--json", "--store", str(store)], cwd=REPO,
+                          capture_output=True, text=True, check=False)
+    if done.returncode not in (0, 5):
+        raise SystemExit(f"selftest --rejudge exited {done.returncode}: {done.stderr.strip()[-500:]}")
+    report = json.loads(done.stdout)
+    record = {"step": f"selftest ({len({f['campaign'] for f in report['findings']})} repetitions, re-judged)",
+              "state": args.state, "wall_s": None, "exit": done.returncode, "verdict": report["verdict"],
+              "tally": report["tally"]}
+    with (Path(args.out_dir) / "figures.jsonl").open("a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -159,8 +185,17 @@ def main() -> None:
     r.add_argument("--selftest-repetitions", type=int, default=25)
     t = sub.add_parser("table")
     t.add_argument("out_dir")
+    a = sub.add_parser("adopt")
+    a.add_argument("out_dir")
+    a.add_argument("report")
+    a.add_argument("--wall-s", type=float, required=True)
+    a.add_argument("--state", required=True)
+    a.add_argument("--step", required=True)
+    j = sub.add_parser("rejudge")
+    j.add_argument("out_dir")
+    j.add_argument("--state", required=True)
     args = parser.parse_args()
-    run(args) if args.command == "run" else table(args)
+    {"run": run, "table": table, "adopt": adopt, "rejudge": rejudge}[args.command](args)
 
 
 if __name__ == "__main__":

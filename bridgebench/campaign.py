@@ -16,7 +16,7 @@ from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
 
 CHECK_ITERATIONS = 2  # two, so the probe also sees that repeated calls give the same answer
 # An adaptive setting given alone on the command line (`--until ci=2%`) takes the others from these.
-ADAPTIVE_DEFAULTS: dict[str, float] = {"until_ci": 0.02, "max_process_executions": 30, "max_time_s": 3600.0}
+DEFAULT_UNTIL_CI, DEFAULT_MAX_EXECUTIONS, DEFAULT_MAX_TIME_S = 0.02, 30, 3600.0
 # A campaign's plan is stored up front, one row per process execution: bound it so a typo (-p 100000000)
 # is a clear refusal, not minutes of planning and gigabytes of memory.
 MAX_PLANNED_EXECUTIONS = 1_000_000
@@ -53,7 +53,7 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
                 wait_quiet_s: float = 0.0, until_ci: float | None = None, max_process_executions: int | None = None,
                 max_time_s: float | None = None) -> Options:
     """The options of a campaign: the named budget, with what the command line gives taking precedence.
-    An adaptive setting given alone takes the others from the budget, or defaults (ADAPTIVE_DEFAULTS)."""
+    An adaptive setting given alone takes the others from the budget, or the DEFAULT_* values."""
     if budget_name not in study.budgets:
         raise CampaignError(f"{study.path}: no budget '{budget_name}' (has: {', '.join(study.budgets)})")
     budget: Budget = study.budgets[budget_name]
@@ -78,10 +78,10 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         pexecs = options.process_executions
         options = replace(
             options,
-            until_ci=until_ci or budget.until_ci or ADAPTIVE_DEFAULTS["until_ci"],
+            until_ci=until_ci or budget.until_ci or DEFAULT_UNTIL_CI,
             max_process_executions=max_process_executions or budget.max_process_executions
-            or max(pexecs, ADAPTIVE_DEFAULTS["max_process_executions"]),
-            max_time_s=max_time_s or budget.max_time_s or ADAPTIVE_DEFAULTS["max_time_s"])
+            or max(pexecs, DEFAULT_MAX_EXECUTIONS),
+            max_time_s=max_time_s or budget.max_time_s or DEFAULT_MAX_TIME_S)
         if not 0 < options.until_ci < 1:  # type: ignore[operator]
             raise CampaignError(f"--until ci={options.until_ci}: expected a share above 0 and below 1 (2% or 0.02)")
         if options.max_process_executions < pexecs:  # type: ignore[operator]

@@ -6,6 +6,7 @@ import json
 import signal
 import sys
 import tempfile
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -34,7 +35,7 @@ from bridgebench.runner import OK, Execution, Task
 from bridgebench.selftest import FAIL as SELFTEST_FAIL
 from bridgebench.selftest import INCONCLUSIVE as SELFTEST_INCONCLUSIVE
 from bridgebench.selftest import PASS as SELFTEST_PASS
-from bridgebench.selftest import Finding, run_selftest
+from bridgebench.selftest import Finding, rejudge, run_selftest
 from bridgebench.store import Store, StoreError, StoreWriteError
 from bridgebench.study import Study, StudyError, all_studies, find_study, load_study
 
@@ -115,6 +116,22 @@ def _seconds(value: str | None, option: str) -> float | None:
         return float(text[:-1] if scale else text) * (scale or 1)
     except ValueError:
         fail(f"{option} {value!r}: expected seconds, or a number with s, m or h (600, 10m, 1h)")
+
+
+def _emit(output: Path | None, format_: str, show: Callable[[Console], None], render: Callable[[], str]) -> None:
+    """Print a result on the terminal (rich) or as text in a file format, to -o FILE or stdout."""
+    try:
+        if format_ == "terminal":
+            with output.open("w") if output else nullcontext(None) as f:
+                show(Console(file=f) if f else out)
+            return
+        text = render()
+        if output:
+            output.write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+    except OSError as e:
+        fail(f"-o {output}: cannot write: {e.strerror}")
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -429,18 +446,7 @@ def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]
         result = current_analysis(store, cid, exclude_disturbed)
     except StoreError as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
-    try:
-        if format_ == "terminal":
-            with output.open("w") if output else nullcontext(None) as f:
-                terminal.show(result, Console(file=f) if f else out)
-            return
-        text = _render(result, store, format_)
-        if output:
-            output.write_text(text, encoding="utf-8")
-        else:
-            sys.stdout.write(text)
-    except OSError as e:
-        fail(f"-o {output}: cannot write: {e.strerror}")
+    _emit(output, format_, lambda console: terminal.show(result, console), lambda: _render(result, store, format_))
 
 
 def _side(spec: str) -> tuple[int, str | None]:
@@ -476,18 +482,8 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
                                       exclude_disturbed=exclude_disturbed)
     except (StoreError, DiffError) as e:
         fail(str(e))
-    try:
-        if format_ == "terminal":
-            with output.open("w") if output else nullcontext(None) as f:
-                diff_report.show(comparisons, header, Console(file=f) if f else out)
-            return
-        text = diff_report.render(format_, comparisons, header)
-        if output:
-            output.write_text(text, encoding="utf-8")
-        else:
-            sys.stdout.write(text)
-    except OSError as e:
-        fail(f"-o {output}: cannot write: {e.strerror}")
+    _emit(output, format_, lambda console: diff_report.show(comparisons, header, console),
+          lambda: diff_report.render(format_, comparisons, header))
 
 
 @app.command()
@@ -497,6 +493,8 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
              wait_quiet: Annotated[float, typer.Option("--wait-quiet", help="Before each process execution, wait "
                                                        "up to SECONDS (alone: 60) for a quiet machine.",
                                                        metavar="[SECONDS]")] = 0.0,
+             again: Annotated[bool, typer.Option("--rejudge", help="Run nothing: judge the self-test campaigns "
+                                                 "already in the store again, under the current rules.")] = False,
              store_path: Annotated[Path, typer.Option("--store", help="SQLite file for the self-test's runs.")]
              = Path("results/selftest.sqlite"),
              as_json: JsonOpt = False) -> None:
@@ -512,7 +510,8 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
                                             f"found {f.found}"), highlight=False, soft_wrap=True)
 
     try:
-        report = run_selftest(store, build_dir, repetitions, budget, on_finding, wait_quiet)
+        report = (rejudge(store, on_finding) if again
+                  else run_selftest(store, build_dir, repetitions, budget, on_finding, wait_quiet))
     except (camp.CampaignError, StoreError, DiffError) as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
     except KeyboardInterrupt:
@@ -524,7 +523,10 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
                      "tally": [t.__dict__ | {"verdict": t.verdict} for t in tallies],
                      "findings": [f.__dict__ for f in report.findings]})
     else:
-        table = Table(title=f"Self-test over {repetitions} repetition(s), budget '{budget}'", title_justify="left")
+        judged = len({f.campaign for f in report.findings})
+        title = (f"Self-test, {judged} stored repetition(s) judged again" if again
+                 else f"Self-test over {repetitions} repetition(s), budget '{budget}'")
+        table = Table(title=title, title_justify="left")
         for column in ("Check", "Target", "Right (quiet)", "Right (disturbed; the rest flagged)", "Verdict"):
             table.add_column(column)
         style = {SELFTEST_PASS: "", SELFTEST_FAIL: "red", SELFTEST_INCONCLUSIVE: "yellow"}
