@@ -79,31 +79,30 @@ def campaign_figures(report: dict, baseline: str) -> dict:
     }
 
 
+def timed_json(cmd: list[str], ok: tuple[int, ...]) -> tuple[dict, float, int]:
+    """Run a bridgebench command that prints JSON: its report, its wall time, its exit code (one of ok)."""
+    t0 = time.monotonic()
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
+    wall = time.monotonic() - t0
+    if done.returncode not in ok:
+        raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+    return json.loads(done.stdout), wall, done.returncode
+
+
 def run_campaign(out: Path, state: str, budget: str) -> dict:
     store = out / f"lua-vms-{budget}-{state}.sqlite"
     cmd = [*BRIDGEBENCH, "run", "lua-vms", "--store", str(store), "--report-dir", str(out / "reports"), "--json"]
     if budget != "default":
         cmd += ["--budget", budget]
-    t0 = time.monotonic()
-    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
-    wall = time.monotonic() - t0
-    if done.returncode not in (0, 4):
-        raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()[-500:]}")
-    report = json.loads(done.stdout)
-    return {"step": f"lua-vms --budget {budget}", "state": state, "wall_s": wall, "exit": done.returncode,
+    report, wall, code = timed_json(cmd, (0, 4))
+    return {"step": f"lua-vms --budget {budget}", "state": state, "wall_s": wall, "exit": code,
             **campaign_figures(report, report["baseline"])}
 
 
 def run_selftest(out: Path, state: str, repetitions: int) -> dict:
-    cmd = [*BRIDGEBENCH, "selftest", "-n", str(repetitions), "--json", "--store",
-           str(out / f"selftest-{state}.sqlite")]
-    t0 = time.monotonic()
-    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
-    wall = time.monotonic() - t0
-    if done.returncode not in (0, 5):
-        raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()[-500:]}")
-    report = json.loads(done.stdout)
-    return {"step": f"selftest -n {repetitions}", "state": state, "wall_s": wall, "exit": done.returncode,
+    report, wall, code = timed_json([*BRIDGEBENCH, "selftest", "-n", str(repetitions), "--json", "--store",
+                                     str(out / f"selftest-{state}.sqlite")], (0, 5))
+    return {"step": f"selftest -n {repetitions}", "state": state, "wall_s": wall, "exit": code,
             "verdict": report["verdict"], "tally": report["tally"]}
 
 
@@ -163,13 +162,9 @@ def adopt(args: argparse.Namespace) -> None:
 
 def rejudge(args: argparse.Namespace) -> None:
     store = Path(args.out_dir) / f"selftest-{args.state}.sqlite"
-    done = subprocess.run([*BRIDGEBENCH, "selftest", "--rejudge", "--json", "--store", str(store)], cwd=REPO,
-                          capture_output=True, text=True, check=False)
-    if done.returncode not in (0, 5):
-        raise SystemExit(f"selftest --rejudge exited {done.returncode}: {done.stderr.strip()[-500:]}")
-    report = json.loads(done.stdout)
+    report, _, code = timed_json([*BRIDGEBENCH, "selftest", "--rejudge", "--json", "--store", str(store)], (0, 5))
     record = {"step": f"selftest ({len({f['campaign'] for f in report['findings']})} repetitions, re-judged)",
-              "state": args.state, "wall_s": None, "exit": done.returncode, "verdict": report["verdict"],
+              "state": args.state, "wall_s": None, "exit": code, "verdict": report["verdict"],
               "tally": report["tally"]}
     with (Path(args.out_dir) / "figures.jsonl").open("a") as f:
         f.write(json.dumps(record) + "\n")

@@ -214,6 +214,12 @@ def line_plot(ys: np.ndarray, *, label: str, changepoints: Sequence[int] = (),
     return "".join(parts)
 
 
+def _whisker(x_low: float, x_high: float, yc: float, stroke: str, width: float) -> str:
+    """A confidence interval drawn as a horizontal line with end ticks."""
+    return (f'<path d="M{_n(x_low)} {_n(yc)}H{_n(x_high)}M{_n(x_low)} {_n(yc - 5)}v10M{_n(x_high)} {_n(yc - 5)}v10" '
+            f'stroke="{stroke}" stroke-width="{width}" fill="none"/>')
+
+
 def interval_chart(rows: Sequence[tuple[str, dict[str, Any] | None, str, str]], *, reference: float | None,
                    label: str, bars: int = 300) -> str:
     """Horizontal bars from 0 to each estimate with its CI as a whisker; rows are (name, estimate, colour,
@@ -250,9 +256,7 @@ def interval_chart(rows: Sequence[tuple[str, dict[str, Any] | None, str, str]], 
             continue
         parts.append(f'<rect x="{x0}" y="{_n(yc - 7)}" width="{_n(px(est["value"]) - x0)}" height="14" '
                      f'fill="{colour}" fill-opacity="0.55"/>')
-        parts.append(f'<path d="M{_n(px(est["low"]))} {_n(yc)}H{_n(px(est["high"]))}'
-                     f'M{_n(px(est["low"]))} {_n(yc - 5)}v10M{_n(px(est["high"]))} {_n(yc - 5)}v10" '
-                     f'stroke="#222" stroke-width="1.3" fill="none"/>')
+        parts.append(_whisker(px(est["low"]), px(est["high"]), yc, "#222", 1.3))
         parts.append(f'<text x="{x1 + 8}" y="{_n(yc + 4)}">{_e(text)}</text>')
     if reference:
         x = _n(px(reference))
@@ -298,10 +302,8 @@ def ratio_chart(rows: Sequence[tuple[str, dict[str, Any] | None, str, str]], *, 
         if not ratio:
             parts.append(f'<text x="{x0 + 6}" y="{_n(yc + 4)}" class="muted">{_e(text or "no ratio")}</text>')
             continue
-        parts.append(f'<path d="M{_n(px(ratio["low"]))} {_n(yc)}H{_n(px(ratio["high"]))}'
-                     f'M{_n(px(ratio["low"]))} {_n(yc - 5)}v10M{_n(px(ratio["high"]))} {_n(yc - 5)}v10" '
-                     f'stroke="{colour}" stroke-width="1.6" fill="none"/>'
-                     f'<circle cx="{_n(px(ratio["value"]))}" cy="{_n(yc)}" r="4" fill="{colour}"/>')
+        parts.append(_whisker(px(ratio["low"]), px(ratio["high"]), yc, colour, 1.6)
+                     + f'<circle cx="{_n(px(ratio["value"]))}" cy="{_n(yc)}" r="4" fill="{colour}"/>')
         parts.append(f'<text x="{x1 + 8}" y="{_n(yc + 4)}">{_e(text)}</text>')
     parts.append("</svg>")
     return "".join(parts)
