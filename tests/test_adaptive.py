@@ -42,7 +42,7 @@ def decisions(db: Path) -> list[tuple]:
 
 
 def test_cells_that_settle_stop_after_their_first_executions(basic_study: Path, tmp_path: Path) -> None:
-    result = bridgebench("run", str(basic_study), "--until", "ci=50%", "--max-executions", "6", "--json",
+    result = bridgebench("run", str(basic_study), "--until", "ci=99%", "--max-executions", "6", "--json",
                          cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     db = tmp_path / "results" / "bridgebench.sqlite"
@@ -51,7 +51,7 @@ def test_cells_that_settle_stop_after_their_first_executions(basic_study: Path, 
     report = json.loads(result.stdout)
     assert report["adaptive"]["states"] == {SETTLED: 2} and report["adaptive"]["rounds"] == 1
     md = bridgebench("report", "--format", "markdown", cwd=tmp_path).stdout
-    assert "adaptive budget: each cell until its 99% CI is within ±50.0%" in md
+    assert "adaptive budget: each cell until its 99% CI is within ±99.0%" in md
     assert "Not settled" not in md
 
 

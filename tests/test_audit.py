@@ -70,10 +70,20 @@ def test_judge_rules(others: float, steal: float, cpu: float, expected: str | No
     assert audit.judge(audit.Audit(wall, cpu, others, steal, 0.5)) == expected
 
 
+SPIN = "import sys; print('spinning', flush=True)\nwhile True: pass"
+
+
+def start_spinning(*prefix: str) -> subprocess.Popen[str]:
+    """A CPU-bound process, returned once it is in its loop (so how long it takes to start does not matter)."""
+    proc = subprocess.Popen([*prefix, sys.executable, "-c", SPIN], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "spinning"
+    return proc
+
+
 @contextlib.contextmanager
-def competitor() -> Iterator[subprocess.Popen[bytes]]:
+def competitor() -> Iterator[subprocess.Popen[str]]:
     """A real CPU-bound process beside the benchmark, stopped whatever happens."""
-    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    proc = start_spinning()
     try:
         yield proc
     finally:
@@ -147,7 +157,7 @@ def test_a_single_iterations_stolen_time_is_visible_in_the_cpu_counter(tmp_path:
     quiet = execute([str(exe), "5", "2000000"], dict(os.environ), tmp_path, 5, 300)
     assert quiet.status == OK and quiet.output is not None
     assert len(quiet.output.counters["cpu_s"]) == 5
-    spin = subprocess.Popen(["taskset", "-c", "0", sys.executable, "-c", "while True: pass"])
+    spin = start_spinning("taskset", "-c", "0")
     try:
         busy = execute(["taskset", "-c", "0", str(exe), "20", "4000000"], dict(os.environ), tmp_path, 20, 300)
     finally:
