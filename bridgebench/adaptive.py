@@ -66,25 +66,23 @@ def decide(executions: int, classification: str | None, perf: dict[str, float] |
     return Decision(OPEN, why, hw)
 
 
-def _spent_s(store: Store, campaign_id: int) -> tuple[float, dict[Cell, list[float]]]:
-    """Machine time the campaign's executions took so far, and each cell's execution wall times."""
-    walls: dict[Cell, list[float]] = {}
-    spent = 0.0
-    for e in store.executions(campaign_id):
-        spent += e.wall_s + (e.waited_s or 0.0)
-        walls.setdefault((e.benchmark, e.mechanism), []).append(e.wall_s)
-    return spent, walls
-
-
 class _Clock:
-    """The campaign's machine time against its cap, and what each cell's next execution should cost."""
+    """The campaign's machine time against its cap (executions' wall time plus any wait for a quiet machine),
+    and what each cell's next execution should cost: the median of its own so far. It reads each stored
+    execution once, as it appears."""
 
     def __init__(self, store: Store, campaign_id: int, max_time_s: float) -> None:
         self.store, self.campaign_id, self.max_time_s = store, campaign_id, max_time_s
+        self.spent = 0.0
+        self.walls: dict[Cell, list[float]] = {}
+        self.last_id = 0
         self.refresh()
 
     def refresh(self) -> None:
-        self.spent, self.walls = _spent_s(self.store, self.campaign_id)
+        for e in self.store.executions(self.campaign_id, after_id=self.last_id):
+            self.spent += e.wall_s + (e.waited_s or 0.0)
+            self.walls.setdefault((e.benchmark, e.mechanism), []).append(e.wall_s)
+            self.last_id = max(self.last_id, e.id)
 
     def expected(self, cell: Cell) -> float:
         walls = self.walls.get(cell)
@@ -108,8 +106,7 @@ def run(store: Store, campaign_id: int, cells: list[Cell], first: int, until_ci:
     round_ = max((d["round"] for d in history), default=-1) + 1
     clock = _Clock(store, campaign_id, max_time_s)
     while True:
-        done = store.done_seqs(campaign_id)
-        skipped = run_tasks([t for t in store.planned(campaign_id) if t.seq not in done], clock.skip)
+        skipped = run_tasks(store.pending(campaign_id), clock.skip)
         if skipped:
             store.drop_unrun(campaign_id)
         clock.refresh()

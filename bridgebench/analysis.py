@@ -130,14 +130,15 @@ def _counter_means(store: Store, executions: list[StoredExecution]) -> dict[str,
 STOLEN_SHARE = 0.10  # an iteration whose wall time exceeds its CPU time by more than this lost time to others
 
 
-def _stolen_iterations(store: Store, execution: StoredExecution) -> int | None:
-    """Iterations whose wall time exceeded the process's CPU time by more than STOLEN_SHARE, where the probe
-    reads a CPU clock (counter cpu_s); None where it does not."""
+def _stolen_iterations(store: Store, execution: StoredExecution, times: np.ndarray) -> int | None:
+    """Iterations whose wall time (`times`, per call as the analysis holds them) exceeded the process's CPU
+    time by more than STOLEN_SHARE, where the probe reads a CPU clock (counter cpu_s, per iteration); None
+    where it does not."""
     cpu = store.counter(execution.id, "cpu_s")
     if not len(cpu):
         return None
-    wall = store.times(execution.id)
-    return int(np.sum(wall - cpu > STOLEN_SHARE * wall))
+    cpu = cpu / (execution.batch or 1)
+    return int(np.sum(times - cpu > STOLEN_SHARE * times))
 
 
 def _setup_median(executions: list[StoredExecution]) -> float | None:
@@ -261,12 +262,12 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
                     "method": summary.method,
                     "per_execution": [
                         {"execution_id": e.id, "pexec": e.pexec, "kind": c.kind if c else None,
-                         "disturbed": e.disturbed, "stolen_iterations": _stolen_iterations(store, e),
+                         "disturbed": e.disturbed, "stolen_iterations": _stolen_iterations(store, e, t),
                          "steady_iteration": c.steady_iteration if c else None,
                          "changepoints": [s.start for s in c.segments[1:]] if c else [],
                          "steady_start": c.steady_segments[0].start if c and c.steady_segments else None,
                          "outliers": int(c.outliers.sum()) if c else 0}
-                        for (e, _), c in zip(runs, classes, strict=True)
+                        for (e, t), c in zip(runs, classes, strict=True)
                     ],
                 }
             cells[key] = cell

@@ -16,9 +16,8 @@ from __future__ import annotations
 import os
 import resource
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 PROC_STAT = Path("/proc/stat")
@@ -58,9 +57,6 @@ class Audit:
     load1: float | None
     waited_s: float = 0.0  # time spent waiting for a quiet machine before the execution (--wait-quiet)
     disturbed: str | None = None  # why, or None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _stat_ticks(text: str) -> tuple[int, int]:
@@ -124,12 +120,14 @@ def judge(audit: Audit, limits: Thresholds = DEFAULT) -> str | None:
 
 
 def audit(before: Sample | None, after: Sample | None, wall_s: float, cpu_s: float | None,
-          waited_s: float = 0.0, limits: Thresholds = DEFAULT) -> Audit | None:
+          limits: Thresholds = DEFAULT) -> Audit | None:
+    """The audit of one execution between two samples (None if either could not be taken). A wait for a
+    quiet machine before it is added by whoever waited."""
     if before is None or after is None:
         return None
     result = Audit(wall_s=wall_s, cpu_s=cpu_s, others_cpu_s=others_cpu_s(before, after, cpu_s or 0.0),
-                   steal_s=(after.steal_ticks - before.steal_ticks) * TICK_S, load1=load1(), waited_s=waited_s)
-    return Audit(**{**asdict(result), "disturbed": judge(result, limits)})
+                   steal_s=(after.steal_ticks - before.steal_ticks) * TICK_S, load1=load1())
+    return replace(result, disturbed=judge(result, limits))
 
 
 def wait_quiet(max_s: float, limits: Thresholds = DEFAULT, window_s: float = 0.5) -> float:

@@ -208,11 +208,6 @@ def verify_builds(store: Store, campaign_id: int, builds: dict[str, BuildResult]
                                 f"{campaign_id} started; start a new campaign")
 
 
-def pending(store: Store, campaign_id: int) -> list[Task]:
-    done = store.done_seqs(campaign_id)
-    return [t for t in store.planned(campaign_id) if t.seq not in done]
-
-
 def run_tasks(store: Store, study: Study, campaign_id: int, options: Options, builds: dict[str, BuildResult],
               tasks: list[Task], on_execution: Callable[[Task, Execution], None] | None = None,
               skip: Callable[[Task], bool] | None = None) -> list[Task]:
@@ -255,7 +250,7 @@ def run_pending(store: Store, study: Study, campaign_id: int, options: Options, 
                                                        on_execution, skip),
                          options.randomise, options.seed)
         else:
-            run_tasks(store, study, campaign_id, options, builds, pending(store, campaign_id), on_execution)
+            run_tasks(store, study, campaign_id, options, builds, store.pending(campaign_id), on_execution)
     except BaseException:
         store.set_state(campaign_id, "interrupted")
         raise

@@ -256,7 +256,7 @@ def _progress_runner(study: Study, store: Store, campaign_id: int, options: camp
                      builds: dict[str, BuildResult], quiet: bool) -> None:
     """Run the pending executions with a progress bar, saying which failed as they fail."""
     total = len(store.planned(campaign_id))
-    done = total - len(camp.pending(store, campaign_id))
+    done = total - len(store.pending(campaign_id))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
     with Progress(*columns, console=err, disable=quiet, transient=False) as progress:

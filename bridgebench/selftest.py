@@ -171,12 +171,17 @@ def rejudge(store: Store, on_finding: Callable[[Finding], None] | None = None) -
     report = SelftestReport()
     campaigns = [c for c in store.campaigns("selftest") if c.state == "done"]
     for repetition, campaign in enumerate(campaigns, 1):
-        store.save_analysis(campaign.id, analyse(store, campaign.id, seed=campaign.config["options"]["seed"]))
-        for finding in _judge(store, repetition, campaign.id):
-            report.findings.append(finding)
-            if on_finding:
-                on_finding(finding)
+        _analyse_and_judge(store, report, repetition, campaign.id, campaign.config["options"]["seed"], on_finding)
     return report
+
+
+def _analyse_and_judge(store: Store, report: SelftestReport, repetition: int, cid: int, seed: int,
+                       on_finding: Callable[[Finding], None] | None) -> None:
+    store.save_analysis(cid, analyse(store, cid, seed=seed))
+    for finding in _judge(store, repetition, cid):
+        report.findings.append(finding)
+        if on_finding:
+            on_finding(finding)
 
 
 def run_selftest(store: Store, build_root: Path, repetitions: int, budget: str = "default",
@@ -199,9 +204,5 @@ def run_selftest(store: Store, build_root: Path, repetitions: int, budget: str =
                                      f"{bad[0].detail}")
         cid = camp.start(store, study, options, builds, rows)
         camp.run_pending(store, study, cid, options, builds)
-        store.save_analysis(cid, analyse(store, cid, seed=repetition))
-        for finding in _judge(store, repetition, cid):
-            report.findings.append(finding)
-            if on_finding:
-                on_finding(finding)
+        _analyse_and_judge(store, report, repetition, cid, repetition, on_finding)
     return report

@@ -374,6 +374,11 @@ class Store:
         keys = ("round", "benchmark", "mechanism", "executions", "classification", "half_width", "state", "reason")
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
+    def pending(self, campaign_id: int) -> list[Task]:
+        """The planned executions that have not run yet, in plan order."""
+        done = self.done_seqs(campaign_id)
+        return [t for t in self.planned(campaign_id) if t.seq not in done]
+
     def done_seqs(self, campaign_id: int) -> set[int]:
         return {r[0] for r in self.db.execute("SELECT seq FROM execution WHERE campaign_id=?", (campaign_id,))}
 
@@ -408,11 +413,12 @@ class Store:
                 )
         return execution_id
 
-    def executions(self, campaign_id: int) -> list[StoredExecution]:
+    def executions(self, campaign_id: int, after_id: int = 0) -> list[StoredExecution]:
+        """The campaign's stored executions in plan order; with after_id, only those stored after it."""
         rows = self.db.execute(
             "SELECT id, seq, benchmark, mechanism, pexec, status, detail, exit_code, stderr_tail, answer, batch,"
             " peak_rss_kb, wall_s, info_json, cpu_s, others_cpu_s, steal_s, load1, waited_s, disturbed"
-            " FROM execution WHERE campaign_id=? ORDER BY seq", (campaign_id,))
+            " FROM execution WHERE campaign_id=? AND id>? ORDER BY seq", (campaign_id, after_id))
         return [StoredExecution(*r) for r in rows]
 
     def times(self, execution_id: int) -> np.ndarray:

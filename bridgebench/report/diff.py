@@ -11,6 +11,7 @@ from rich.table import Table
 
 from bridgebench.differ import Comparison, overall
 from bridgebench.report import fmt, html
+from bridgebench.report import markdown as md
 
 COLUMNS = ("Benchmark", "A", "B", "Verdict", "Steady perf A", "Steady perf B", "B/A (99% CI)",
            "Steady iter # A", "Steady iter # B", "B steady", "Classes A", "Classes B", "Why")
@@ -55,12 +56,8 @@ def as_json(comparisons: list[Comparison], header: str) -> dict[str, Any]:
 
 
 def markdown(comparisons: list[Comparison], header: str) -> str:
-    def line(cells: tuple[str, ...]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    out = ["# bridgebench diff", "", header, "", line(COLUMNS), "|" + "---|" * len(COLUMNS)]
-    out += [line(r) for r in rows(comparisons)]
-    out += ["", f"**Overall:** {overall(comparisons)}", ""]
+    out = ["# bridgebench diff", "", header, "", *md.table(COLUMNS, rows(comparisons))]
+    out += [f"**Overall:** {overall(comparisons)}", ""]
     return "\n".join(out)
 
 

@@ -63,13 +63,12 @@ pre { background: #f6f6f6; border: 1px solid #ddd; padding: 6px; margin: 2px 0; 
 """ + f"figure.run {{ width: {PLOT_W}px; }}\n"
 
 
-def escape_text(value: Any) -> str:
-    """Text made safe for HTML (the reports embed names and messages from study files and probes)."""
-    return _e(value)
-
-
 def _e(value: Any) -> str:
+    """Text made safe for HTML (the reports embed names and messages from study files and probes)."""
     return html.escape(str(value), quote=True)
+
+
+escape_text = _e  # for the other pages of the report package
 
 
 def _class_colours(name: str | None) -> tuple[str, str, str]:

@@ -7,7 +7,7 @@ from typing import Any
 from bridgebench.report import tables
 
 
-def _table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+def table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     def line(cells: tuple[str, ...]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
@@ -25,22 +25,22 @@ def render(result: dict[str, Any]) -> str:
         out += [adaptive, ""]
     base = result["baseline"]
     out += ["## Steady state" + (f" (ratio to {base}, 99% CIs)" if base else ""), ""]
-    out += _table(tables.columns(result), tables.cell_rows(result))
+    out += table(tables.columns(result), tables.cell_rows(result))
     if result["geomean_ratio"]:
         out += [f"## Geometric mean of ratios to {base}", ""]
-        out += _table(("Mechanism", "Geomean"), tables.geomean_rows(result))
+        out += table(("Mechanism", "Geomean"), tables.geomean_rows(result))
     unsettled = tables.unsettled_rows(result)
     if unsettled:
         out += ["## Not settled by the adaptive budget", ""]
-        out += _table(("Benchmark", "Mechanism", "State", "Why"), unsettled)
+        out += table(("Benchmark", "Mechanism", "State", "Why"), unsettled)
     unavailable = tables.unavailable_rows(result)
     if unavailable:
-        out += ["## Unavailable mechanisms", "", *_table(("Mechanism", "Reason"), unavailable)]
+        out += ["## Unavailable mechanisms", "", *table(("Mechanism", "Reason"), unavailable)]
     problems = tables.check_problems(result)
     if problems:
-        out += ["## Answer check problems", "", *_table(("Benchmark", "Mechanism", "Status", "Detail"), problems)]
-    out += ["## Machine", "", *_table(("What", "Value"), tables.environment_rows(result))]
+        out += ["## Answer check problems", "", *table(("Benchmark", "Mechanism", "Status", "Detail"), problems)]
+    out += ["## Machine", "", *table(("What", "Value"), tables.environment_rows(result))]
     out += ["## Mechanism versions", ""]
-    out += _table(("Mechanism", "Version"), [(m["label"], m["version"] or "—") for m in result["mechanisms"]
+    out += table(("Mechanism", "Version"), [(m["label"], m["version"] or "—") for m in result["mechanisms"]
                                             if m["available"]])
     return "\n".join(out)
