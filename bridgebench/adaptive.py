@@ -28,6 +28,7 @@ import numpy as np
 
 from bridgebench.analysis import estimates
 from bridgebench.runner import Task
+from bridgebench.stats import Estimate
 from bridgebench.store import Store
 
 OPEN, SETTLED, CAPPED, FAILING, OUT_OF_TIME = "open", "settled", "capped", "failing", "out of time"
@@ -42,13 +43,13 @@ class Decision:
     half_width: float | None  # the CI's half-width over the estimate, when there is one
 
 
-def half_width(perf: dict[str, float] | None) -> float | None:
-    if not perf or perf["value"] <= 0:
+def half_width(perf: Estimate | None) -> float | None:
+    if not perf or perf.value <= 0:
         return None
-    return (perf["high"] - perf["low"]) / 2 / perf["value"]
+    return (perf.high - perf.low) / 2 / perf.value
 
 
-def decide(executions: int, classification: str | None, perf: dict[str, float] | None, previous: str | None,
+def decide(executions: int, classification: str | None, perf: Estimate | None, previous: str | None,
            first: int, until_ci: float, cap: int) -> Decision:
     """The rule above for one cell after a round (a pure function: the tests drive it directly)."""
     hw = half_width(perf)

@@ -1,20 +1,49 @@
 """From the store to results: per benchmark × mechanism, warm-up classes, steady state and its CI, the
-ratio to the baseline mechanism, and what failed. The result is plain data (JSON-able), cached in the
-store and read by every report."""
+ratio to the baseline mechanism, and what failed. The result is one typed value (result.Analysis), cached in
+the store and only read by every report, export and diff.
+
+Each rule lives here once: seconds per call (per_call), which iterations are steady (Run.steady_mask, set
+from the classification), the majority answer (answers.majority), and the ratio of two cells (ratio_between,
+with a random stream fixed by the pair, so a report and a diff print the same CI for the same pair).
+
+Cells are independent, so a large campaign is analysed a benchmark at a time by a pool of processes, each
+reading its own iterations; every cell's random stream depends only on the seed and the cell, so the result
+is the same whatever the number of processes.
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import zlib
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass
-from typing import Any
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, replace
+from multiprocessing import get_context
+from pathlib import Path
 
 import numpy as np
 
 from bridgebench import audit
+from bridgebench.answers import majority
+from bridgebench.result import (
+    AdaptiveSummary,
+    Analysis,
+    AuditSummary,
+    CampaignFacts,
+    Cell,
+    CellDecision,
+    CheckAnswer,
+    Failure,
+    Mechanism,
+    Run,
+    SegmentMean,
+)
 from bridgebench.runner import OK
 from bridgebench.stats import (
+    Estimate,
     ExecutionClass,
     classify_benchmark,
     classify_execution,
@@ -24,121 +53,102 @@ from bridgebench.stats import (
     too_short_for_changepoints,
 )
 from bridgebench.stats.summary import NOT_CLASSIFIED
-from bridgebench.store import Store, StoredExecution
+from bridgebench.store import SECONDS, Store, StoredExecution
 
 WRONG_ANSWER = "wrong answer"
+REPORTED_COUNTERS = ("bytes_per_op", "allocs_per_op", "heap_kb")
+STOLEN_SHARE = 0.10  # an iteration whose wall time exceeds its CPU time by more than this lost time to others
+CPU_COUNTER = "cpu_s"  # the probe's own CPU time per iteration, where it can read a CPU clock
+PARALLEL_FROM_ITERATIONS = 200_000  # below this a process pool costs more than it saves
 
 
-def _majority_answers(executions: list[StoredExecution]) -> dict[str, str | None]:
-    """Per benchmark, the answer most successful executions gave (None when there is a tie)."""
-    by_bench: dict[str, Counter[str]] = defaultdict(Counter)
-    for e in executions:
-        if e.status == OK and e.answer is not None:
-            by_bench[e.benchmark][e.answer] += 1
-    majority: dict[str, str | None] = {}
-    for bench, counts in by_bench.items():
-        (top, n), *rest = counts.most_common()
-        majority[bench] = top if not rest or rest[0][1] < n else None
-    return majority
+def per_call(times: np.ndarray, batch: int | None) -> np.ndarray:
+    """Stored times are per iteration of `batch` calls; every figure bridgebench shows is per call."""
+    return times / batch if batch and batch > 1 else times
 
 
-def _steady_samples(times: np.ndarray, cls: ExecutionClass | None) -> np.ndarray:
-    """The iterations that count as steady state (outliers left out); all non-outliers for short runs."""
-    if cls is None:
-        return times[~outlier_mask(times)]
-    keep = np.zeros(len(times), dtype=bool)
-    for seg in cls.steady_segments:
-        keep[seg.start:seg.end] = True
-    return times[keep & ~cls.outliers]
+def _stream(seed: int, *parts: object) -> np.random.Generator:
+    """A random stream fixed by the seed and what it is for (a cell, a pair of cells): the same numbers
+    however many processes analyse, and in whatever order."""
+    return np.random.default_rng([seed, *(zlib.crc32(repr(p).encode()) for p in parts)])
 
 
-def _spread(x: Any) -> dict[str, float] | None:
-    return asdict(x) if x is not None else None
+Side = tuple[int, str, str]  # (campaign, benchmark, mechanism)
 
 
-@dataclass
-class _Cells:
-    """The stored executions of a campaign, grouped by benchmark × mechanism."""
-
-    series: dict[tuple[str, str], list[tuple[StoredExecution, np.ndarray]]]
-    failures: dict[tuple[str, str], list[dict[str, Any]]]
-    rss: dict[tuple[str, str], list[int]]
-    disturbed: dict[tuple[str, str], int]  # executions the audit flagged, failed ones included
-    excluded: dict[tuple[str, str], int]  # good executions left out because they were disturbed
-    stored: int  # executions in the store, failed ones included
-    executions: list[StoredExecution]
+def ratio_between(a: Side, samples_a: Sequence[np.ndarray], b: Side, samples_b: Sequence[np.ndarray], *,
+                  confidence: float, seed: int) -> Estimate:
+    """B's steady performance over A's with its two-level bootstrap CI; the random stream is the pair's."""
+    return ratio_ci(list(samples_a), list(samples_b), confidence=confidence, rng=_stream(seed, "ratio", a, b))
 
 
-def _gather(store: Store, campaign_id: int, exclude_disturbed: bool = False) -> _Cells:
-    executions = store.executions(campaign_id)
-    majority = _majority_answers(executions)
-    cells = _Cells(defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(int), defaultdict(int),
-                   len(executions), executions)
-    for e in executions:
-        key = (e.benchmark, e.mechanism)
-        if e.peak_rss_kb:
-            cells.rss[key].append(e.peak_rss_kb)
-        if e.disturbed:
-            cells.disturbed[key] += 1
-        status, detail = e.status, e.detail
-        if status == OK and majority.get(e.benchmark) is None:
-            status, detail = WRONG_ANSWER, "the mechanisms' answers have no majority"
-        elif status == OK and majority[e.benchmark] != e.answer:
-            status, detail = WRONG_ANSWER, f"answered {e.answer!r}, most gave {majority[e.benchmark]!r}"
-        if status != OK:
-            cells.failures[key].append({"pexec": e.pexec, "status": status, "detail": detail,
-                                        "stderr_tail": e.stderr_tail[-500:]})
-            continue
-        if exclude_disturbed and e.disturbed:
-            cells.excluded[key] += 1
-            continue
-        times = store.times(e.id)
-        if e.batch and e.batch > 1:
-            times = times / e.batch  # figures are per call
-        cells.series[key].append((e, times))
-    return cells
+class Series:
+    """A campaign's stored iterations, per call, for the renderers that draw or export them, and for the
+    diff: read back with the rules the analysis used."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def times(self, run: Run) -> np.ndarray:
+        return per_call(self.store.times(run.execution_id), run.batch)
+
+    def counter(self, run: Run, name: str) -> np.ndarray:
+        return self.store.counter(run.execution_id, name)
+
+    def steady(self, runs: Iterable[Run]) -> list[np.ndarray]:
+        """The steady iterations of each run that has more than one (those the ratio resamples)."""
+        kept = [self.times(r)[r.steady_mask()] for r in runs]
+        return [k for k in kept if len(k) > 1]
 
 
+# --- one benchmark × mechanism ---------------------------------------------------------------------------
 def _classify(arrays: list[np.ndarray]) -> list[ExecutionClass | None]:
     if too_short_for_changepoints(min(len(t) for t in arrays)):
         return [None] * len(arrays)
     return [classify_execution(t) for t in arrays]
 
 
-def _steady_per_execution(arrays: list[np.ndarray], classes: list[ExecutionClass | None]) -> list[np.ndarray]:
-    """Each process execution's steady iterations; executions with no steady state are left out."""
-    kept = [_steady_samples(t, c) for t, c in zip(arrays, classes, strict=True)]
-    return [k for k in kept if len(k) > 1]
+def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
+         counters: dict[str, np.ndarray]) -> Run:
+    n = len(times)
+    outliers = cls.outliers if cls is not None else outlier_mask(times)
+    if cls is None:
+        ranges: tuple[tuple[int, int], ...] = ((0, n),)
+        segments: tuple[SegmentMean, ...] = ()
+    else:
+        ranges = tuple((s.start, s.end) for s in cls.steady_segments)
+        steady = set(cls.steady_segments)
+        segments = tuple(SegmentMean(s.start, s.end, s.mean, s in steady) for s in cls.segments)
+    mask = np.zeros(n, dtype=bool)
+    for start, end in ranges:
+        mask[start:end] = True
+    mask &= ~outliers
+    cpu = counters.get(CPU_COUNTER)
+    stolen = None
+    if cpu is not None and len(cpu) == n:
+        stolen = int(np.sum(times - per_call(cpu, e.batch) > STOLEN_SHARE * times))
+    means = {name: float(np.mean(v[mask])) for name, v in counters.items()
+             if name in REPORTED_COUNTERS and len(v) == n and mask.any()}
+    return Run(
+        execution_id=e.id, pexec=e.pexec, iterations=n, batch=e.batch or 1,
+        kind=cls.kind if cls else None, disturbed=e.disturbed, stolen_iterations=stolen,
+        steady_iteration=cls.steady_iteration if cls else None,
+        steady_start=cls.steady_segments[0].start if cls and cls.steady_segments else None,
+        changepoints=tuple(s.start for s in cls.segments[1:]) if cls else (),
+        segments=segments, steady_ranges=ranges, outliers=tuple(int(i) for i in np.flatnonzero(outliers)),
+        steady_mean=float(np.mean(times[mask])) if mask.any() else None, counters=means)
 
 
-REPORTED_COUNTERS = ("bytes_per_op", "allocs_per_op", "heap_kb")
-
-
-def _counter_means(store: Store, executions: list[StoredExecution]) -> dict[str, float]:
+def _counter_means(counters: list[dict[str, np.ndarray]]) -> dict[str, float]:
     """Per counter the probe reported (B/op, allocs/op, heap KB…), the mean over all iterations. The mean,
     not the median: Go books small allocations a span at a time, so with few calls per iteration most
     iterations read 0 and a few read a span's worth; only the mean adds up to what was allocated."""
     out = {}
     for name in REPORTED_COUNTERS:
-        values = [store.counter(e.id, name) for e in executions]
-        values = [v for v in values if len(v)]
+        values = [c[name] for c in counters if len(c.get(name, ()))]
         if values:
             out[name] = float(np.mean(np.concatenate(values)))
     return out
-
-
-STOLEN_SHARE = 0.10  # an iteration whose wall time exceeds its CPU time by more than this lost time to others
-
-
-def _stolen_iterations(store: Store, execution: StoredExecution, times: np.ndarray) -> int | None:
-    """Iterations whose wall time (`times`, per call as the analysis holds them) exceeded the process's CPU
-    time by more than STOLEN_SHARE, where the probe reads a CPU clock (counter cpu_s, per iteration); None
-    where it does not."""
-    cpu = store.counter(execution.id, "cpu_s")
-    if not len(cpu):
-        return None
-    cpu = cpu / (execution.batch or 1)
-    return int(np.sum(times - cpu > STOLEN_SHARE * times))
 
 
 def _setup_median(executions: list[StoredExecution]) -> float | None:
@@ -148,173 +158,236 @@ def _setup_median(executions: list[StoredExecution]) -> float | None:
     return float(np.median(values)) if values else None
 
 
-def steady_samples(store: Store, campaign_id: int, exclude_disturbed: bool = False
-                   ) -> dict[tuple[str, str], list[np.ndarray]]:
-    """Per benchmark × mechanism, the steady-state iterations of each process execution."""
-    out = {}
-    for key, runs in _gather(store, campaign_id, exclude_disturbed).series.items():
-        arrays = [t for _, t in runs]
-        out[key] = _steady_per_execution(arrays, _classify(arrays))
+@dataclass(frozen=True)
+class _CellInput:
+    """What the parent process decided about a cell before its iterations are read."""
+
+    benchmark: str
+    mechanism: str
+    good: tuple[StoredExecution, ...]  # the executions that count
+    failures: tuple[Failure, ...]
+    peak_rss_kb: float | None
+    disturbed: int
+    excluded: int
+
+
+def _read(store: Store, executions: Sequence[StoredExecution]
+          ) -> tuple[list[np.ndarray], list[dict[str, np.ndarray]]]:
+    data = store.series([e.id for e in executions], (SECONDS, CPU_COUNTER, *REPORTED_COUNTERS))
+    times = [per_call(data[(e.id, SECONDS)], e.batch) for e in executions]
+    counters = [{n: v for (eid, n), v in data.items() if eid == e.id and n != SECONDS} for e in executions]
+    return times, counters
+
+
+def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int
+                  ) -> tuple[Cell, list[np.ndarray]]:
+    """The cell, and each execution's steady iterations (for the ratio)."""
+    cell = Cell(c.benchmark, c.mechanism, len(c.good), c.failures, c.peak_rss_kb, c.disturbed, c.excluded)
+    if not c.good:
+        return cell, []
+    arrays, counters = _read(store, c.good)
+    classes = _classify(arrays)
+    summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", c.benchmark,
+                                                                                      c.mechanism))
+    runs = tuple(_run(e, t, cls, k) for e, t, cls, k in zip(c.good, arrays, classes, counters, strict=True))
+    steady = [t[r.steady_mask()] for t, r in zip(arrays, runs, strict=True)]
+    cell = Cell(
+        c.benchmark, c.mechanism, len(c.good), c.failures, c.peak_rss_kb, c.disturbed, c.excluded,
+        counters=_counter_means(counters), setup_s=_setup_median(list(c.good)),
+        classification=summary.classification, class_counts=dict(summary.class_counts),
+        steady_iteration=summary.steady_iteration, steady_seconds=summary.steady_seconds,
+        steady_performance=summary.steady_performance, method=summary.method, per_execution=runs)
+    return cell, [s for s in steady if len(s) > 1]
+
+
+def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput], baseline: str | None,
+                       confidence: float, seed: int) -> list[Cell]:
+    """One benchmark's cells, with their ratios to the baseline's cell."""
+    done = [_analyse_cell(store, c, confidence, seed) for c in inputs]
+    base = next((steady for cell, steady in done if cell.mechanism == baseline), None)
+    out = []
+    for cell, steady in done:
+        ratio = None
+        if base and steady:
+            ratio = ratio_between((campaign_id, cell.benchmark, baseline or ""), base,
+                                  (campaign_id, cell.benchmark, cell.mechanism), steady,
+                                  confidence=confidence, seed=seed)
+        out.append(replace(cell, ratio=ratio))
     return out
 
 
-def _audit_summary(executions: list[StoredExecution], exclude_disturbed: bool) -> dict[str, Any]:
-    """The campaign's disturbance audit in a few figures: how many executions were audited and flagged,
-    and the median and largest share of a core that others and steal took."""
+def _worker(path: str, campaign_id: int, inputs: list[_CellInput], baseline: str | None, confidence: float,
+            seed: int) -> list[Cell]:
+    store = Store(Path(path), create=False)
+    try:
+        return _analyse_benchmark(store, campaign_id, inputs, baseline, confidence, seed)
+    finally:
+        store.close()
+
+
+# --- the campaign ----------------------------------------------------------------------------------------
+def _verdicts(executions: list[StoredExecution]) -> dict[int, tuple[str, str]]:
+    """Per execution, its status and detail once answers are compared: a successful execution whose answer
+    is not its benchmark's majority answer is a wrong answer."""
+    answers: dict[str, list[str]] = defaultdict(list)
+    for e in executions:
+        if e.status == OK and e.answer is not None:
+            answers[e.benchmark].append(e.answer)
+    right = {bench: majority(a) for bench, a in answers.items()}
+    out = {}
+    for e in executions:
+        status, detail = e.status, e.detail
+        if status == OK and right.get(e.benchmark) is None:
+            status, detail = WRONG_ANSWER, "the mechanisms' answers have no majority"
+        elif status == OK and right[e.benchmark] != e.answer:
+            status, detail = WRONG_ANSWER, f"answered {e.answer!r}, most gave {right[e.benchmark]!r}"
+        out[e.id] = (status, detail)
+    return out
+
+
+def _cell_inputs(executions: list[StoredExecution], keys: Iterable[tuple[str, str]],
+                 exclude_disturbed: bool) -> dict[tuple[str, str], _CellInput]:
+    verdicts = _verdicts(executions)
+    by_key: dict[tuple[str, str], list[StoredExecution]] = defaultdict(list)
+    for e in executions:
+        by_key[(e.benchmark, e.mechanism)].append(e)
+    out = {}
+    for key in keys:
+        mine = by_key.get(key, [])
+        failures = tuple(Failure(e.pexec, verdicts[e.id][0], verdicts[e.id][1], e.stderr_tail[-500:])
+                         for e in mine if verdicts[e.id][0] != OK)
+        ok = [e for e in mine if verdicts[e.id][0] == OK]
+        good = tuple(e for e in ok if not (exclude_disturbed and e.disturbed))
+        rss = [e.peak_rss_kb for e in mine if e.peak_rss_kb]
+        out[key] = _CellInput(key[0], key[1], good, failures, float(np.median(rss)) if rss else None,
+                              sum(1 for e in mine if e.disturbed), len(ok) - len(good))
+    return out
+
+
+def _audit_summary(executions: list[StoredExecution], exclude_disturbed: bool) -> AuditSummary:
+    """How many executions were audited and flagged, and the median and largest share of a core that
+    others and steal took."""
     audited = [e for e in executions if e.others_cpu_s is not None and e.wall_s > 0]
     others = [e.others_cpu_s / e.wall_s for e in audited]  # type: ignore[operator]
     steal = [(e.steal_s or 0.0) / e.wall_s for e in audited]
-    return {
-        "audited": len(audited),
-        "disturbed": sum(1 for e in executions if e.disturbed),
-        "excluded": exclude_disturbed,
-        "others_cores_median": float(np.median(others)) if others else None,
-        "others_cores_max": float(np.max(others)) if others else None,
-        "steal_cores_median": float(np.median(steal)) if steal else None,
-        "steal_cores_max": float(np.max(steal)) if steal else None,
-        "waited_s": float(sum(e.waited_s or 0.0 for e in executions)),
-        "thresholds": asdict(audit.DEFAULT),
-    }
+
+    def stat(values: list[float], f: object) -> float | None:
+        return float(f(values)) if values else None  # type: ignore[operator]
+
+    return AuditSummary(len(audited), sum(1 for e in executions if e.disturbed), exclude_disturbed,
+                        stat(others, np.median), stat(others, np.max), stat(steal, np.median), stat(steal, np.max),
+                        float(sum(e.waited_s or 0.0 for e in executions)), asdict(audit.DEFAULT))
 
 
-def _adaptive_summary(store: Store, campaign_id: int, options: dict[str, Any],
-                      cells: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any] | None:
-    """With an adaptive budget: its settings, how many rounds it ran, and each cell's last verdict (also put
-    on the cell as cell["adaptive"])."""
+def _with_decisions(store: Store, campaign_id: int, options: dict, cells: list[Cell]
+                    ) -> tuple[list[Cell], AdaptiveSummary | None]:
+    """With an adaptive budget: each cell's last verdict, and the budget's settings and rounds."""
     if options.get("until_ci") is None:
-        return None
-    last: dict[tuple[str, str], dict[str, Any]] = {}
-    for d in store.decisions(campaign_id):
-        last[(d["benchmark"], d["mechanism"])] = d
+        return cells, None
+    last = {(d["benchmark"], d["mechanism"]): d for d in store.decisions(campaign_id)}
     states: Counter[str] = Counter()
-    for key, cell in cells.items():
-        d = last.get(key)
-        cell["adaptive"] = ({"state": d["state"], "reason": d["reason"], "round": d["round"],
-                             "half_width": d["half_width"]} if d else None)
+    out = []
+    for cell in cells:
+        d = last.get(cell.key)
+        decision = CellDecision(d["state"], d["reason"], d["round"], d["half_width"]) if d else None
         states[d["state"] if d else "not judged"] += 1
-    return {"until_ci": options["until_ci"], "max_process_executions": options["max_process_executions"],
-            "max_time_s": options["max_time_s"], "first_process_executions": options["process_executions"],
-            "rounds": max((d["round"] for d in last.values()), default=-1) + 1, "states": dict(states)}
+        out.append(replace(cell, adaptive=decision))
+    return out, AdaptiveSummary(options["until_ci"], options["max_process_executions"], options["max_time_s"],
+                                options["process_executions"],
+                                max((d["round"] for d in last.values()), default=-1) + 1, dict(states))
+
+
+def workers_for(iterations: int) -> int:
+    """Processes to analyse with: one for small campaigns, else up to the CPUs this process may use
+    (BRIDGEBENCH_ANALYSIS_WORKERS overrides)."""
+    chosen = os.environ.get("BRIDGEBENCH_ANALYSIS_WORKERS")
+    if chosen:
+        return max(1, int(chosen))
+    if iterations < PARALLEL_FROM_ITERATIONS:
+        return 1
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: int | None = None,
+            exclude_disturbed: bool = False, workers: int | None = None) -> Analysis:
+    """The campaign's analysis. `seed` (default: the campaign's own) fixes every bootstrap's random stream;
+    `workers` processes share the benchmarks (default: workers_for the campaign's size)."""
+    campaign = store.campaign(campaign_id)
+    options = campaign.config["options"]
+    seed = int(options.get("seed", 0)) if seed is None else seed
+    builds = [Mechanism(**b) for b in store.builds(campaign_id)]
+    executions = store.executions(campaign_id)
+    benchmarks = tuple(options["benchmarks"])
+    available = [m.mechanism for m in builds if m.available]
+    baseline = campaign.config["study"]["study"].get("baseline")
+    if baseline not in available:
+        baseline = None
+    inputs = _cell_inputs(executions, [(b, m) for b in benchmarks for m in available], exclude_disturbed)
+    per_bench = [[inputs[(b, m)] for m in available] for b in benchmarks]
+    if workers is None:
+        workers = workers_for(store.iteration_count(campaign_id))
+    if workers > 1 and len(per_bench) > 1:
+        with ProcessPoolExecutor(min(workers, len(per_bench)), mp_context=get_context("spawn")) as pool:
+            futures = [pool.submit(_worker, str(store.path), campaign_id, group, baseline, confidence, seed)
+                       for group in per_bench]
+            done = [f.result() for f in futures]
+    else:
+        done = [_analyse_benchmark(store, campaign_id, group, baseline, confidence, seed) for group in per_bench]
+    cells, adaptive = _with_decisions(store, campaign_id, options, [c for group in done for c in group])
+
+    geomeans = {}
+    for m in available:
+        ratios = [c.ratio.value for c in cells if c.mechanism == m and c.ratio]
+        if ratios and len(ratios) == len(benchmarks):
+            geomeans[m] = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+
+    facts = CampaignFacts(campaign.id, campaign.study, campaign.state, campaign.created, campaign.finished,
+                          campaign.git_sha, campaign.machine, campaign.environment, options,
+                          len(store.planned(campaign_id)), len(executions))
+    return Analysis(facts, confidence, seed, baseline, tuple(builds), benchmarks,
+                    tuple(CheckAnswer(**r) for r in store.check_answers(campaign_id)),
+                    _audit_summary(executions, exclude_disturbed), adaptive, tuple(cells), geomeans)
 
 
 def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, confidence: float = 0.99,
               seed: int = 0
-              ) -> dict[tuple[str, str], tuple[int, str | None, dict[str, float] | None, str | None]]:
+              ) -> dict[tuple[str, str], tuple[int, str | None, Estimate | None, str | None]]:
     """Per benchmark × mechanism in keys: the executions stored, the class, the steady performance with its
     CI (by the same rules as analyse()), and the class the cell had without its latest execution (None with
     fewer than two), so an adaptive budget can see whether the last round changed it."""
-    gathered = _gather(store, campaign_id)
-    stored: Counter[tuple[str, str]] = Counter((e.benchmark, e.mechanism) for e in gathered.executions)
-    rng = np.random.default_rng(seed)
+    executions = store.executions(campaign_id)
+    stored: Counter[tuple[str, str]] = Counter((e.benchmark, e.mechanism) for e in executions)
+    inputs = _cell_inputs(executions, keys, exclude_disturbed=False)
     out = {}
     for key in keys:
-        arrays = [t for _, t in gathered.series.get(key, [])]
-        if not arrays:
+        good = inputs[key].good
+        if not good:
             out[key] = (stored[key], None, None, None)
             continue
+        arrays, _ = _read(store, good)
         classes = _classify(arrays)
-        summary = summarise(arrays, classes=classes, confidence=confidence, rng=rng)
+        summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", *key))
         before = None
         if len(arrays) > 1:
             before = (NOT_CLASSIFIED if classes[0] is None
                       else classify_benchmark([c.kind for c in classes[:-1] if c is not None]))
-        out[key] = (stored[key], summary.classification, _spread(summary.steady_performance), before)
+        out[key] = (stored[key], summary.classification, summary.steady_performance, before)
     return out
 
 
-def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: int = 0,
-            exclude_disturbed: bool = False) -> dict[str, Any]:
-    campaign = store.campaign(campaign_id)
-    options = campaign.config["options"]
-    builds = store.builds(campaign_id)
-    gathered = _gather(store, campaign_id, exclude_disturbed)
-    rng = np.random.default_rng(seed)
-
-    cells: dict[tuple[str, str], dict[str, Any]] = {}
-    steady: dict[tuple[str, str], list[np.ndarray]] = {}
-    for bench in options["benchmarks"]:
-        for b in builds:
-            if not b["available"]:
-                continue
-            key = (bench, b["mechanism"])
-            runs = gathered.series.get(key, [])
-            rss = gathered.rss.get(key)
-            cell: dict[str, Any] = {
-                "benchmark": bench, "mechanism": b["mechanism"], "executions_ok": len(runs),
-                "failures": gathered.failures.get(key, []),
-                "peak_rss_kb": float(np.median(rss)) if rss else None,
-                "disturbed": gathered.disturbed.get(key, 0),
-                "excluded_disturbed": gathered.excluded.get(key, 0),
-            }
-            if runs:
-                cell["counters"] = _counter_means(store, [e for e, _ in runs])
-                cell["setup_s"] = _setup_median([e for e, _ in runs])
-                arrays = [t for _, t in runs]
-                classes = _classify(arrays)
-                summary = summarise(arrays, classes=classes, confidence=confidence, rng=rng)
-                steady[key] = _steady_per_execution(arrays, classes)
-                cell |= {
-                    "classification": summary.classification,
-                    "class_counts": dict(summary.class_counts),
-                    "steady_iteration": _spread(summary.steady_iteration),
-                    "steady_seconds": _spread(summary.steady_seconds),
-                    "steady_performance": _spread(summary.steady_performance),
-                    "method": summary.method,
-                    "per_execution": [
-                        {"execution_id": e.id, "pexec": e.pexec, "kind": c.kind if c else None,
-                         "disturbed": e.disturbed, "stolen_iterations": _stolen_iterations(store, e, t),
-                         "steady_iteration": c.steady_iteration if c else None,
-                         "changepoints": [s.start for s in c.segments[1:]] if c else [],
-                         "steady_start": c.steady_segments[0].start if c and c.steady_segments else None,
-                         "outliers": int(c.outliers.sum()) if c else 0}
-                        for (e, t), c in zip(runs, classes, strict=True)
-                    ],
-                }
-            cells[key] = cell
-
-    baseline = campaign.config["study"]["study"].get("baseline")
-    if baseline and not any(b["mechanism"] == baseline and b["available"] for b in builds):
-        baseline = None
-    for (bench, mech), cell in cells.items():
-        base = steady.get((bench, baseline)) if baseline else None
-        mine = steady.get((bench, mech))
-        if base and mine:
-            cell["ratio"] = asdict(ratio_ci(base, mine, confidence=confidence, rng=rng))
-        else:
-            cell["ratio"] = None
-
-    geomeans = {}
-    for b in builds:
-        ratios = [c["ratio"]["value"] for (_, m), c in cells.items() if m == b["mechanism"] and c.get("ratio")]
-        if ratios and len(ratios) == len(options["benchmarks"]):
-            geomeans[b["mechanism"]] = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-
-    return {
-        "adaptive": _adaptive_summary(store, campaign_id, options, cells),
-        "campaign": {
-            "id": campaign.id, "study": campaign.study, "state": campaign.state, "created": campaign.created,
-            "finished": campaign.finished, "git_sha": campaign.git_sha, "machine": campaign.machine,
-            "environment": campaign.environment, "options": options,
-            "executions_planned": len(store.planned(campaign_id)),
-            "executions_stored": gathered.stored,
-        },
-        "confidence": confidence,
-        "baseline": baseline,
-        "mechanisms": builds,
-        "benchmarks": list(options["benchmarks"]),
-        "check": store.check_answers(campaign_id),
-        "audit": _audit_summary(gathered.executions, exclude_disturbed),
-        "cells": list(cells.values()),
-        "geomean_ratio": geomeans,
-    }
-
-
-def current_analysis(store: Store, campaign_id: int, exclude_disturbed: bool = False) -> dict[str, Any]:
-    """The stored analysis of a campaign, recomputed (and stored) if executions were added since or it
-    was computed with the other choice about disturbed executions."""
-    result = store.analysis(campaign_id)
-    if (result is None or result["campaign"]["executions_stored"] != len(store.executions(campaign_id))
-            or result.get("audit", {}).get("excluded", False) != exclude_disturbed):
-        result = analyse(store, campaign_id, exclude_disturbed=exclude_disturbed)
-        store.save_analysis(campaign_id, result)
+def current_analysis(store: Store, campaign_id: int, exclude_disturbed: bool = False) -> Analysis:
+    """The stored analysis of a campaign; recomputed (and stored) only if executions were added since, it
+    was computed with the other choice about disturbed executions, or by another version of the result."""
+    cached = store.analysis(campaign_id)
+    result = None
+    if cached is not None:
+        try:
+            result = Analysis.from_json(cached)
+        except (ValueError, KeyError, TypeError):
+            result = None
+    if (result is None or result.campaign.executions_stored != len(store.executions(campaign_id))
+            or result.audit.excluded != exclude_disturbed):
+        result = analyse(store, campaign_id, exclude_disturbed=exclude_disturbed,
+                         seed=result.seed if result else None)
+        store.save_analysis(campaign_id, result.to_json())
     return result

@@ -3,11 +3,11 @@ executions, storing each one as it finishes. Resuming runs exactly the execution
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 
 from bridgebench import adaptive, audit, environment
+from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.placeholders import expand_all
 from bridgebench.runner import OK, PROTOCOL, Execution, Task, execute, plan
@@ -145,11 +145,9 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
         for build in available:
             argv, env = command_for(study, build, benchmark, bench.check_param, CHECK_ITERATIONS)
             runs[build.mechanism] = execute(argv, env, study.dir, CHECK_ITERATIONS, timeout_s)
-        answers = Counter(r.output.answer for r in runs.values() if r.status == OK and r.output)
         reference = bench.expect
-        if reference is None and answers:
-            (top, top_count), *rest = answers.most_common()
-            reference = top if not rest or rest[0][1] < top_count else None
+        if reference is None:
+            reference = majority(r.output.answer for r in runs.values() if r.status == OK and r.output)
         for mechanism, run in runs.items():
             if run.status != OK or run.output is None:
                 row = CheckRow(benchmark, mechanism, "failed", None, f"{run.status}: {run.detail}")

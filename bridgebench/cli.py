@@ -26,11 +26,12 @@ from rich.table import Table
 
 from bridgebench import campaign as camp
 from bridgebench import environment
-from bridgebench.analysis import WRONG_ANSWER, analyse, current_analysis
+from bridgebench.analysis import WRONG_ANSWER, Series, analyse, current_analysis
 from bridgebench.build import BuildResult, build_study
 from bridgebench.compare import DiffError, compare
+from bridgebench.report import FORMATS, TERMINAL, WRITTEN_AFTER_A_RUN, render, terminal
 from bridgebench.report import diff as diff_report
-from bridgebench.report import exports, html, markdown, terminal
+from bridgebench.result import Analysis
 from bridgebench.runner import OK, Execution, Task
 from bridgebench.selftest import FAIL as SELFTEST_FAIL
 from bridgebench.selftest import INCONCLUSIVE as SELFTEST_INCONCLUSIVE
@@ -57,7 +58,7 @@ err = Console(stderr=True)
 
 StoreOpt = Annotated[Path, typer.Option("--store", envvar="BRIDGEBENCH_STORE", help="SQLite results file.")]
 DEFAULT_STORE = Path("results/bridgebench.sqlite")
-REPORT_FORMATS = ("terminal", "markdown", "json", "html", "csv", "gobench")
+REPORT_FORMATS = (TERMINAL, *FORMATS)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of tables.")]
 ExcludeOpt = Annotated[bool, typer.Option("--exclude-disturbed", help="Leave out the process executions the "
                                           "disturbance audit flagged (the report says so).")]
@@ -284,24 +285,13 @@ def _signals_stop_the_run() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
-def _render(result: dict[str, Any], store: Store, format_: str) -> str:
-    renderers = {
-        "markdown": lambda: markdown.render(result),
-        "json": lambda: json.dumps(result, indent=2, default=str),
-        "html": lambda: html.render(result, store),
-        "csv": lambda: exports.csv_text(result, store),
-        "gobench": lambda: exports.go_bench_text(result, store),
-    }
-    return renderers[format_]().rstrip("\n") + "\n"
-
-
-def _write_reports(result: dict[str, Any], store: Store, report_dir: Path) -> list[Path]:
+def _write_reports(result: Analysis, store: Store, report_dir: Path) -> list[Path]:
     report_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"{result['campaign']['study']}-{result['campaign']['id']}"
+    stem = f"{result.campaign.study}-{result.campaign.id}"
     written = []
-    for format_, suffix in (("markdown", "md"), ("json", "json"), ("html", "html")):
+    for format_, suffix in WRITTEN_AFTER_A_RUN.items():
         path = report_dir / f"{stem}.{suffix}"
-        path.write_text(_render(result, store, format_), encoding="utf-8")
+        path.write_text(render(format_, result, Series(store)), encoding="utf-8")
         written.append(path)
     return written
 
@@ -366,7 +356,7 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
                 owner = store.claim(cid)
         _progress_runner(study, store, cid, options, builds, quiet=as_json)
         result = analyse(store, cid, seed=seed, exclude_disturbed=exclude_disturbed)
-        store.save_analysis(cid, result)
+        store.save_analysis(cid, result.to_json())
     except (camp.CampaignError, StoreError) as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
     except KeyboardInterrupt:
@@ -387,13 +377,13 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
         fail(f"--report-dir {report_dir}: cannot write the reports: {e.strerror} (the campaign is stored; "
              f"`bridgebench report {cid}` writes them again)")
     if as_json:
-        _print_json(result)
+        _print_json(result.to_json())
     else:
         terminal.show(result, out)
         err.print("reports: " + ", ".join(str(p) for p in written), highlight=False)
-    failures = [f for c in result["cells"] for f in c["failures"]]
+    failures = result.failures()
     if failures:
-        wrong = sum(f["status"] == WRONG_ANSWER for f in failures)
+        wrong = sum(f.status == WRONG_ANSWER for f in failures)
         fail(f"{len(failures)} process execution(s) failed (recorded; see the Failed column)"
              + (f", {wrong} of them with a wrong answer in timed runs" if wrong else ""), EXIT_FAILED_EXECUTIONS)
 
@@ -410,7 +400,7 @@ def _campaign_arg(store: Store, campaign_id: int | None, study: str | None) -> i
 @app.command("analyse")
 def analyse_(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]")] = None,
              study: Annotated[str | None, typer.Option(help="The latest campaign of this study.")] = None,
-             seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+             seed: Annotated[int | None, typer.Option(help="Bootstrap seed (default: the campaign's).")] = None,
              exclude_disturbed: ExcludeOpt = False,
              store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
     """(Re)compute the analysis of a campaign from its stored iterations."""
@@ -418,11 +408,11 @@ def analyse_(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIG
     try:
         cid = _campaign_arg(store, campaign_id, study)
         result = analyse(store, cid, seed=seed, exclude_disturbed=exclude_disturbed)
-        store.save_analysis(cid, result)
+        store.save_analysis(cid, result.to_json())
     except StoreError as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
     if as_json:
-        _print_json(result)
+        _print_json(result.to_json())
     else:
         terminal.show(result, out)
 
@@ -446,7 +436,8 @@ def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]
         result = current_analysis(store, cid, exclude_disturbed)
     except StoreError as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
-    _emit(output, format_, lambda console: terminal.show(result, console), lambda: _render(result, store, format_))
+    _emit(output, format_, lambda console: terminal.show(result, console),
+          lambda: render(format_, result, Series(store)))
 
 
 def _side(spec: str) -> tuple[int, str | None]:
@@ -461,7 +452,7 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
          b: Annotated[str, typer.Argument(metavar="B", help="CAMPAIGN or CAMPAIGN:MECHANISM")],
          cross_machine: Annotated[bool, typer.Option("--cross-machine",
                                                      help="Compare runs from different machines.")] = False,
-         seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+         seed: Annotated[int | None, typer.Option(help="Bootstrap seed (default: campaign A's).")] = None,
          exclude_disturbed: ExcludeOpt = False,
          format_: Annotated[str, typer.Option("--format", help=f"One of: {', '.join(diff_report.FORMATS)}.")]
          = "terminal",

@@ -15,17 +15,21 @@ Rules (after warmup_stats' differ):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from scipy.stats import chi2
+
+from bridgebench.result import Cell
+from bridgebench.stats import KINDS as EXECUTION_KINDS
+from bridgebench.stats import Estimate, Spread
 
 IMPROVED = "improved"
 WORSENED = "worsened"
 DIFFERENT = "different"
 UNCHANGED = "unchanged"
 
-KINDS = ("flat", "warmup", "slowdown", "no steady state", "failed")
+FAILED = "failed"
+KINDS = (*EXECUTION_KINDS, FAILED)  # a failed process execution counts as a class of its own
 
 
 @dataclass(frozen=True)
@@ -52,14 +56,6 @@ def multinomial_cis(counts: dict[str, int], confidence: float = 0.99) -> dict[st
     return out
 
 
-def class_counts(cell: dict[str, Any]) -> dict[str, int]:
-    counts = dict(cell.get("class_counts") or {})
-    failed = len(cell.get("failures") or [])
-    if failed:
-        counts["failed"] = counts.get("failed", 0) + failed
-    return counts
-
-
 @dataclass(frozen=True)
 class Comparison:
     benchmark: str
@@ -67,31 +63,32 @@ class Comparison:
     b: str
     verdict: str
     reason: str
-    perf_a: dict[str, float] | None
-    perf_b: dict[str, float] | None
-    ratio: dict[str, float] | None
-    steady_iteration_a: dict[str, float] | None
-    steady_iteration_b: dict[str, float] | None
+    perf_a: Estimate | None
+    perf_b: Estimate | None
+    ratio: Estimate | None
+    steady_iteration_a: Spread | None
+    steady_iteration_b: Spread | None
     steady_iteration_overlap: bool | None
     warmup_verdict: str  # "sooner", "later", "same", or "—" when a side has no steady state
     classes_a: str
     classes_b: str
 
 
-def _interval(d: dict[str, float] | None, low: str, high: str) -> Interval | None:
-    return Interval(d[low], d[high]) if d else None
+def _range(spread: Spread | None) -> Interval | None:
+    return Interval(spread.p5, spread.p95) if spread else None
 
 
-def _classes(cell: dict[str, Any]) -> str:
-    counts = class_counts(cell)
+def _classes(cell: Cell) -> str:
+    counts = cell.class_counts_with_failures()
     return ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "—"
 
 
-def compare_cells(benchmark: str, a_name: str, b_name: str, a: dict[str, Any], b: dict[str, Any],
-                  ratio: dict[str, float] | None, confidence: float = 0.99) -> Comparison:
-    perf_a, perf_b = a.get("steady_performance"), b.get("steady_performance")
-    it_a, it_b = _interval(a.get("steady_iteration"), "p5", "p95"), _interval(b.get("steady_iteration"), "p5", "p95")
-    ci_a, ci_b = multinomial_cis(class_counts(a), confidence), multinomial_cis(class_counts(b), confidence)
+def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ratio: Estimate | None,
+                  confidence: float = 0.99) -> Comparison:
+    perf_a, perf_b = a.steady_performance, b.steady_performance
+    it_a, it_b = _range(a.steady_iteration), _range(b.steady_iteration)
+    ci_a = multinomial_cis(a.class_counts_with_failures(), confidence)
+    ci_b = multinomial_cis(b.class_counts_with_failures(), confidence)
     split = [k for k in KINDS if not ci_a[k].overlaps(ci_b[k])]
 
     if split:
@@ -100,9 +97,9 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: dict[str, Any], b
         verdict, reason = DIFFERENT, f"only {a_name if perf_a else b_name} reaches a steady state"
     elif perf_a is None or perf_b is None:
         verdict, reason = UNCHANGED, "neither side reaches a steady state: nothing to compare"
-    elif perf_b["high"] < perf_a["low"]:
+    elif perf_b.high < perf_a.low:
         verdict, reason = IMPROVED, f"{b_name}'s steady-performance CI lies wholly below {a_name}'s"
-    elif perf_b["low"] > perf_a["high"]:
+    elif perf_b.low > perf_a.high:
         verdict, reason = WORSENED, f"{b_name}'s steady-performance CI lies wholly above {a_name}'s"
     else:
         verdict, reason = UNCHANGED, "the steady-performance CIs overlap"
@@ -114,7 +111,7 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: dict[str, Any], b
         warmup = "sooner" if it_b.high < it_a.low else "later"
     return Comparison(
         benchmark, a_name, b_name, verdict, reason, perf_a, perf_b, ratio,
-        a.get("steady_iteration"), b.get("steady_iteration"),
+        a.steady_iteration, b.steady_iteration,
         it_a.overlaps(it_b) if it_a and it_b else None, warmup, _classes(a), _classes(b),
     )
 

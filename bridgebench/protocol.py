@@ -94,6 +94,8 @@ def parse(stdout: str, iterations: int) -> ProbeOutput:
         raise ProtocolError("'counters' must be an object")
     if len(raw_counters) > MAX_COUNTERS:
         raise ProtocolError(f"more than {MAX_COUNTERS} counters")
+    if "seconds" in raw_counters:
+        raise ProtocolError("a counter may not be named 'seconds' (the store keeps the iteration times under it)")
     counters = {name[:100]: _numbers(values, iterations, MAX_COUNTER, f"counter {name[:40]!r}")
                 for name, values in raw_counters.items()}
 

@@ -20,7 +20,7 @@ self-test says it is inconclusive, instead of failing on the machine's noise.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +28,7 @@ import numpy as np
 from scipy.stats import binom
 
 from bridgebench import campaign as camp
-from bridgebench.analysis import analyse
+from bridgebench.analysis import Series, analyse, current_analysis
 from bridgebench.build import build_study
 from bridgebench.compare import compare
 from bridgebench.differ import UNCHANGED, WORSENED
@@ -133,29 +133,29 @@ def _judge(store: Store, repetition: int, cid: int) -> list[Finding]:
         noisy = disturbed(c.benchmark, "a", "a-plus5")
         found.append(Finding(repetition, cid, PLUS5, c.benchmark, WORSENED, c.verdict, c.verdict == WORSENED, noisy))
         r = c.ratio
-        shown = f"{r['value']:.4f} ({r['low']:.4f}–{r['high']:.4f})" if r else "—"
+        shown = f"{r.value:.4f} ({r.low:.4f}–{r.high:.4f})" if r else "—"
         found.append(Finding(repetition, cid, RATIO, c.benchmark, "1.05", shown,
-                             bool(r and r["low"] <= PLANTED_RATIO <= r["high"]), noisy))
-    result = store.analysis(cid) or {}
-    for cell in result.get("cells", []):
-        bench = cell["benchmark"]
-        for e in cell.get("per_execution", []):
-            where = f"{bench} ({cell['mechanism']}, process execution {e['pexec'] + 1})"
-            noisy = bool(e.get("disturbed"))
+                             bool(r and r.low <= PLANTED_RATIO <= r.high), noisy))
+    series = Series(store)
+    for cell in current_analysis(store, cid).cells:
+        bench = cell.benchmark
+        for run in cell.per_execution:
+            where = f"{bench} ({cell.mechanism}, process execution {run.pexec + 1})"
+            noisy = bool(run.disturbed)
             if bench in PLANTED_PHASE:
                 at, shift = PLANTED_PHASE[bench]
-                ok = _phase_found(store.times(e["execution_id"]), e, at, shift)
+                ok = _phase_found(series.times(run), run.changepoints, at, shift)
                 found.append(Finding(repetition, cid, PHASE, where, f"changepoint at {at}±{PHASE_TOLERANCE}, "
-                                     f"×{shift:.2f}", f"changepoints {e['changepoints']}", ok, noisy))
-            found.append(Finding(repetition, cid, CLASS, where, PLANTED_CLASS[bench], str(e["kind"]),
-                                 e["kind"] == PLANTED_CLASS[bench], noisy))
+                                     f"×{shift:.2f}", f"changepoints {list(run.changepoints)}", ok, noisy))
+            found.append(Finding(repetition, cid, CLASS, where, PLANTED_CLASS[bench], str(run.kind),
+                                 run.kind == PLANTED_CLASS[bench], noisy))
     return found
 
 
-def _phase_found(times: np.ndarray, execution: dict, at: int, shift: float) -> bool:
+def _phase_found(times: np.ndarray, changepoints: Sequence[int], at: int, shift: float) -> bool:
     """A changepoint within PHASE_TOLERANCE of `at`, with the segments on either side in the planted
     direction and within a third of the planted size."""
-    bounds = [0, *execution["changepoints"], len(times)]
+    bounds = [0, *changepoints, len(times)]
     for i, cp in enumerate(bounds[1:-1], 1):
         if abs(cp - at) <= PHASE_TOLERANCE:
             before = float(np.median(times[bounds[i - 1]:cp]))
@@ -177,7 +177,7 @@ def rejudge(store: Store, on_finding: Callable[[Finding], None] | None = None) -
 
 def _analyse_and_judge(store: Store, report: SelftestReport, repetition: int, cid: int, seed: int,
                        on_finding: Callable[[Finding], None] | None) -> None:
-    store.save_analysis(cid, analyse(store, cid, seed=seed))
+    store.save_analysis(cid, analyse(store, cid, seed=seed).to_json())
     for finding in _judge(store, repetition, cid):
         report.findings.append(finding)
         if on_finding:

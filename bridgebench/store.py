@@ -23,7 +23,7 @@ from bridgebench.build import BuildResult
 from bridgebench.locks import Busy, FileLock
 from bridgebench.runner import Execution, Task
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # What each schema version added; an older store is migrated forward when it is opened.
 _AUDIT_COLUMNS = ("cpu_s REAL", "others_cpu_s REAL", "steal_s REAL", "load1 REAL", "waited_s REAL", "disturbed TEXT")
 
@@ -95,18 +95,11 @@ CREATE TABLE IF NOT EXISTS execution (
     disturbed TEXT,
     UNIQUE (campaign_id, seq)
 );
-CREATE TABLE IF NOT EXISTS iteration (
+CREATE TABLE IF NOT EXISTS series (  -- (schema 4) one row per execution and quantity, not per iteration
     execution_id INTEGER NOT NULL REFERENCES execution(id),
-    idx INTEGER NOT NULL,
-    seconds REAL NOT NULL,
-    PRIMARY KEY (execution_id, idx)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS iteration_counter (
-    execution_id INTEGER NOT NULL REFERENCES execution(id),
-    name TEXT NOT NULL,
-    idx INTEGER NOT NULL,
-    value REAL NOT NULL,
-    PRIMARY KEY (execution_id, name, idx)
+    name TEXT NOT NULL,             -- SECONDS for the iteration times, else the name of a probe's counter
+    data BLOB NOT NULL,             -- one little-endian float64 per iteration
+    PRIMARY KEY (execution_id, name)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS cell_decision ( -- adaptive budgets (schema 3): each round's verdict per cell
     campaign_id INTEGER NOT NULL REFERENCES campaign(id),
@@ -127,6 +120,34 @@ CREATE TABLE IF NOT EXISTS analysis (
     PRIMARY KEY (campaign_id)
 );
 """
+
+
+SECONDS = "seconds"  # the series of iteration times; a counter may not take this name
+_FLOAT64 = np.dtype("<f8")
+
+
+def _blob(values: list[float] | np.ndarray) -> bytes:
+    return np.asarray(values, dtype=_FLOAT64).tobytes()
+
+
+def _migrate_iterations(db: sqlite3.Connection) -> None:
+    """Schema 4: the per-iteration rows of schemas 1-3 (tables iteration, iteration_counter) become one
+    float64 BLOB per execution and quantity; the same numbers, read back bit for bit."""
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "iteration" in tables:
+        ids = [r[0] for r in db.execute("SELECT DISTINCT execution_id FROM iteration")]
+        for eid in ids:
+            values = [r[0] for r in db.execute("SELECT seconds FROM iteration WHERE execution_id=? ORDER BY idx",
+                                               (eid,))]
+            db.execute("INSERT OR REPLACE INTO series VALUES (?, ?, ?)", (eid, SECONDS, _blob(values)))
+        db.execute("DROP TABLE iteration")
+    if "iteration_counter" in tables:
+        keys = db.execute("SELECT DISTINCT execution_id, name FROM iteration_counter").fetchall()
+        for eid, name in keys:
+            values = [r[0] for r in db.execute("SELECT value FROM iteration_counter WHERE execution_id=? AND name=?"
+                                               " ORDER BY idx", (eid, name))]
+            db.execute("INSERT OR REPLACE INTO series VALUES (?, ?, ?)", (eid, name, _blob(values)))
+        db.execute("DROP TABLE iteration_counter")
 
 
 class StoreError(Exception):
@@ -227,6 +248,8 @@ class Store:
                     _add_columns(db, "check_answer", ("batch INTEGER",))
                 if version < 3:  # the disturbance audit of each execution
                     _add_columns(db, "execution", _AUDIT_COLUMNS)
+                if version < 4:  # iterations as one typed array per execution
+                    _migrate_iterations(db)
                 db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError as err:
             raise StoreError(f"{self.path}: not a usable bridgebench store: {err}") from err
@@ -405,12 +428,11 @@ class Store:
             )
             execution_id = int(cur.lastrowid or 0)
             if out:
-                db.executemany("INSERT INTO iteration VALUES (?, ?, ?)",
-                               [(execution_id, i, t) for i, t in enumerate(out.times)])
-                db.executemany(
-                    "INSERT INTO iteration_counter VALUES (?, ?, ?, ?)",
-                    [(execution_id, name, i, v) for name, vs in out.counters.items() for i, v in enumerate(vs)],
-                )
+                if SECONDS in out.counters:
+                    raise ValueError(f"a counter may not be named {SECONDS!r}")
+                db.executemany("INSERT INTO series VALUES (?, ?, ?)",
+                               [(execution_id, SECONDS, _blob(out.times)),
+                                *((execution_id, name, _blob(vs)) for name, vs in out.counters.items())])
         return execution_id
 
     def executions(self, campaign_id: int, after_id: int = 0) -> list[StoredExecution]:
@@ -422,19 +444,33 @@ class Store:
         return [StoredExecution(*r) for r in rows]
 
     def times(self, execution_id: int) -> np.ndarray:
-        rows = self.db.execute("SELECT seconds FROM iteration WHERE execution_id=? ORDER BY idx",
-                               (execution_id,)).fetchall()
-        return np.array([r[0] for r in rows], dtype=float)
+        """Seconds per iteration, as the probe reported them (per batch of calls)."""
+        return self.counter(execution_id, SECONDS)
 
     def counter(self, execution_id: int, name: str) -> np.ndarray:
-        rows = self.db.execute("SELECT value FROM iteration_counter WHERE execution_id=? AND name=? ORDER BY idx",
-                               (execution_id, name)).fetchall()
-        return np.array([r[0] for r in rows], dtype=float)
+        """A counter's value per iteration (empty when the probe did not report it)."""
+        row = self.db.execute("SELECT data FROM series WHERE execution_id=? AND name=?",
+                              (execution_id, name)).fetchone()
+        return np.frombuffer(row[0], dtype=_FLOAT64).astype(np.float64) if row else np.empty(0)
+
+    def series(self, execution_ids: list[int], names: tuple[str, ...] = (SECONDS,)
+               ) -> dict[tuple[int, str], np.ndarray]:
+        """Many executions' series in one query: (execution id, name) -> values."""
+        out: dict[tuple[int, str], np.ndarray] = {}
+        for start in range(0, len(execution_ids), 500):  # SQLite's bound-parameter limit
+            chunk = execution_ids[start:start + 500]
+            rows = self.db.execute(
+                f"SELECT execution_id, name, data FROM series WHERE execution_id IN ({','.join('?' * len(chunk))})"
+                f" AND name IN ({','.join('?' * len(names))})", (*chunk, *names))
+            for eid, name, data in rows:
+                out[(eid, name)] = np.frombuffer(data, dtype=_FLOAT64).astype(np.float64)
+        return out
 
     def iteration_count(self, campaign_id: int) -> int:
-        row = self.db.execute("SELECT count(*) FROM iteration JOIN execution ON execution.id=execution_id"
-                              " WHERE campaign_id=?", (campaign_id,)).fetchone()
-        return int(row[0])
+        row = self.db.execute("SELECT coalesce(sum(length(data)), 0) FROM series JOIN execution"
+                              " ON execution.id=execution_id WHERE campaign_id=? AND name=?",
+                              (campaign_id, SECONDS)).fetchone()
+        return int(row[0]) // _FLOAT64.itemsize
 
     # --- derived -------------------------------------------------------------------------------------
     def save_analysis(self, campaign_id: int, result: dict[str, Any]) -> None:

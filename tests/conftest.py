@@ -10,8 +10,17 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
+
+from bridgebench.analysis import Series, analyse
+from bridgebench.build import BuildResult
+from bridgebench.protocol import ProbeOutput
+from bridgebench.result import Analysis
+from bridgebench.runner import CRASHED, OK, Execution, plan
+from bridgebench.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parents[1]
@@ -55,6 +64,20 @@ def rows(db: Path, query: str) -> list[tuple]:
         return conn.execute(query).fetchall()
 
 
+def stored_iterations(db: Path) -> int:
+    """Iterations stored in a store (every campaign), counted from the series' bytes."""
+    return rows(db, "SELECT coalesce(sum(length(data)), 0) / 8 FROM series WHERE name = 'seconds'")[0][0]
+
+
+def stored_times(db: Path) -> set[tuple[int, int, float]]:
+    """Every stored iteration as (planned seq, 0-based index, seconds)."""
+    out = set()
+    for seq, data in rows(db, "SELECT e.seq, s.data FROM execution e JOIN series s ON s.execution_id = e.id"
+                              " WHERE s.name = 'seconds'"):
+        out |= {(seq, i, v) for i, v in enumerate(np.frombuffer(data, dtype="<f8").tolist())}
+    return out
+
+
 def wait_for_executions(db: Path, at_least: int, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -94,3 +117,72 @@ def basic_study(tmp_path: Path) -> Path:
 def add_benchmark(study_file: Path, name: str, param: int = 20000, check_param: int = 100) -> None:
     with study_file.open("a") as f:
         f.write(f"\n[benchmarks.{name}]\nparam = {param}\ncheck_param = {check_param}\n")
+
+
+# --- a synthetic campaign, written through the store's API (exports, HTML, golden reports) ---------------
+EVIL = "<script>alert('owned')</script>"
+
+
+def synthetic_series(rng: np.random.Generator, kind: str, n: int, level: float) -> np.ndarray:
+    """Seconds per iteration with a planted shape and a few outliers."""
+    t = rng.normal(level, level * 0.01, n)
+    if kind == "warmup":
+        t[: n // 5] += level * 0.6
+    elif kind == "slowdown":
+        t[n // 2:] += level * 0.3
+    t[rng.choice(n, size=max(1, n // 100), replace=False)] *= 4
+    return np.abs(t)
+
+
+def make_campaign(path: Path, *, benchmarks: tuple[str, ...] = ("fib", "n body"),
+                  mechanisms: tuple[str, ...] = ("cpython", "lua/jit"), pexecs: int = 3,
+                  iterations: int = 300, seed: int = 1, crash: bool = True,
+                  stop_after: int | None = None) -> tuple[Store, int]:
+    """A finished campaign in a new store at `path`: the first mechanism is the baseline and runs batched
+    (4 calls per iteration) with allocation counters; the second warms up (and slows down in one
+    execution); the last planned execution crashes with an HTML-looking stderr; "gone" is unavailable.
+    With stop_after, only that many executions are stored and the campaign is left running."""
+    rng = np.random.default_rng(seed)
+    store = Store(path)
+    mechs = [*mechanisms, "gone"]
+    options = {"budget": "default", "process_executions": pexecs, "iterations": iterations, "timeout_s": 60.0,
+               "benchmarks": list(benchmarks), "mechanisms": mechs, "randomise": False, "seed": 0}
+    config = {"study": {"study": {"name": "synthetic", "baseline": mechanisms[0]}}, "options": options}
+    env = {"hostname": "box", "cpu_model": "Test  CPU @ 3.00GHz", "cpu_count": 8, "memory_gib": 16.0,
+           "kernel": "6.1.0", "os": "Debian 12", "governor": "performance", "turbo": "off", "aslr": "full",
+           "virtualisation": "none detected", "load_average": [0.1, 0.2, 0.3]}
+    tasks = plan(list(benchmarks), list(mechanisms), pexecs)
+    cid = store.create_campaign("synthetic", "/studies/synthetic/study.toml", "hash", config,
+                                "0123456789abcdef", env, "machine-1", tasks)
+    builds = {m: BuildResult(m, True, "", f"{m} 1.0", path.parent, f"build-{m}", False) for m in mechanisms}
+    builds["gone"] = BuildResult("gone", False, "not found: gone-vm (Debian packages: gone-vm)", "",
+                                 path.parent, "", False)
+    store.record_builds(cid, builds, {m: m.upper() for m in mechs})
+    store.record_check(cid, [(b, m, "agrees", "42", "", 1) for b in benchmarks for m in mechanisms])
+    for task in tasks[:stop_after]:
+        if crash and task is tasks[-1]:
+            run = Execution(CRASHED, "exit status 1: boom", 1, f"Traceback\n{EVIL}\n", None, 1000, 0.0, 0.1)
+        else:
+            b, m = benchmarks.index(task.benchmark), mechanisms.index(task.mechanism)
+            level = 1e-3 * (1 + b) * (1 + 0.5 * m)
+            kind = "flat"
+            if task.mechanism != mechanisms[0]:
+                kind = "slowdown" if task.pexec == 1 and task.benchmark == benchmarks[-1] else "warmup"
+            times = synthetic_series(rng, kind, iterations, level)
+            batch, counters = 1, {}
+            if task.mechanism == mechanisms[0]:
+                batch = 4
+                times = times * batch
+                counters = {"bytes_per_op": [64.0] * iterations, "allocs_per_op": [2.0] * iterations}
+            out = ProbeOutput([float(x) for x in times], "42", batch, counters, {"vm": task.mechanism})
+            run = Execution(OK, "", 0, "", out, 20480, 0.0, float(times.sum()))
+        store.record_execution(cid, task, run)
+    if stop_after is None:
+        store.set_state(cid, "done")
+    return store, cid
+
+
+def analysed(tmp_path: Path, **kwargs: Any) -> tuple[Series, Analysis]:
+    """make_campaign's campaign, analysed: its series (series.store is the store) and the result."""
+    store, cid = make_campaign(tmp_path / "s.sqlite", **kwargs)
+    return Series(store), analyse(store, cid)

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from bridgebench.adaptive import CAPPED, FAILING, OPEN, OUT_OF_TIME, SETTLED, decide
+from bridgebench.stats import Estimate
 from bridgebench.study import StudyError, load_study
 from tests.conftest import add_benchmark, bridgebench, gated_campaign, rows
 
-PERF_1PCT = {"value": 1.0, "low": 0.99, "high": 1.01}
-PERF_10PCT = {"value": 1.0, "low": 0.9, "high": 1.1}
+PERF_1PCT = Estimate(1.0, 0.99, 1.01, 0.99, "test")
+PERF_10PCT = Estimate(1.0, 0.9, 1.1, 0.99, "test")
 
 
 @pytest.mark.parametrize(("executions", "cls", "perf", "before", "state"), [
@@ -29,7 +30,7 @@ PERF_10PCT = {"value": 1.0, "low": 0.9, "high": 1.1}
     (1, None, None, None, OPEN),
     (4, "no steady state", None, "no steady state", OPEN),  # no steady state: no CI to settle on
 ])
-def test_the_stopping_rule(executions: int, cls: str | None, perf: dict | None, before: str | None,
+def test_the_stopping_rule(executions: int, cls: str | None, perf: Estimate | None, before: str | None,
                            state: str) -> None:
     d = decide(executions, cls, perf, before, first=3, until_ci=0.02, cap=10)
     assert d.state == state, d

@@ -8,7 +8,7 @@ import os
 import signal
 from pathlib import Path
 
-from tests.conftest import add_benchmark, bridgebench, gated_campaign, rows
+from tests.conftest import add_benchmark, bridgebench, gated_campaign, rows, stored_times
 
 
 def test_crash_hang_and_garbage_are_recorded_and_the_campaign_goes_on(basic_study: Path, tmp_path: Path) -> None:
@@ -60,14 +60,14 @@ def _interrupt_then_resume(basic_study: Path, tmp_path: Path, sig: signal.Signal
         assert proc.returncode == 130, stderr
         assert "--resume" in stderr
         assert rows(db, "SELECT state FROM campaign") == [("interrupted",)]
-    before = rows(db, "SELECT e.seq, i.idx, i.seconds FROM execution e JOIN iteration i ON i.execution_id = e.id")
+    before = stored_times(db)
     assert rows(db, "SELECT count(*) FROM execution")[0][0] == 3  # the one in flight was discarded
     assert len(before) == 3 * 5  # every stored execution whole: no partial executions
 
     (tmp_path / "gate").touch()
     result = bridgebench("run", str(basic_study), "--resume", cwd=tmp_path, timeout=300, env=env)
     assert result.returncode == 0, result.stderr
-    after = rows(db, "SELECT e.seq, i.idx, i.seconds FROM execution e JOIN iteration i ON i.execution_id = e.id")
+    after = stored_times(db)
     assert set(before) <= set(after)  # nothing stored was lost or changed
     assert len(after) == 10 * 5
     assert sorted(r[0] for r in rows(db, "SELECT seq FROM execution")) == list(range(10))

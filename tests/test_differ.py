@@ -3,8 +3,6 @@ carry it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from bridgebench.differ import (
@@ -17,20 +15,19 @@ from bridgebench.differ import (
     multinomial_cis,
     overall,
 )
+from bridgebench.result import Cell, Failure
+from bridgebench.stats import Estimate, Spread
 
 
 def cell(value: float | None, half: float = 0.01, counts: dict[str, int] | None = None,
-         failures: int = 0, it: tuple[float, float, float] | None = (1, 1, 2)) -> dict[str, Any]:
-    return {
-        "steady_performance": None if value is None else
-        {"value": value, "low": value - half, "high": value + half, "confidence": 0.99, "method": "t"},
-        "class_counts": counts if counts is not None else {"flat": 10},
-        "failures": [{"status": "crashed"}] * failures,
-        "steady_iteration": None if it is None else {"median": it[0], "p5": it[1], "p95": it[2]},
-    }
+         failures: int = 0, it: tuple[float, float, float] | None = (1, 1, 2)) -> Cell:
+    return Cell("bench", "m", 10, tuple(Failure(i, "crashed", "", "") for i in range(failures)), None, 0, 0,
+                class_counts=counts if counts is not None else {"flat": 10},
+                steady_performance=None if value is None else Estimate(value, value - half, value + half, 0.99, "t"),
+                steady_iteration=None if it is None else Spread(*it))
 
 
-def verdict(a: dict[str, Any], b: dict[str, Any]) -> str:
+def verdict(a: Cell, b: Cell) -> str:
     return compare_cells("bench", "A", "B", a, b, None).verdict
 
 

@@ -26,6 +26,7 @@ from tests.conftest import (
     bridgebench,
     rows,
     start_bridgebench,
+    stored_iterations,
 )
 
 EXIT_USAGE, EXIT_FAILED_EXECUTIONS, EXIT_STORE_WRITE, EXIT_INTERRUPTED = 2, 4, 6, 130
@@ -102,7 +103,7 @@ def test_hostile_output_is_a_recorded_failure_not_a_crash(basic_study: Path, tmp
     details = {r[0] for r in rows(db, f"SELECT detail FROM execution WHERE benchmark='{behaviour}'")}
     assert all(detail in d for d in details), details
     assert rows(db, "SELECT state FROM campaign") == [("done",)]
-    assert rows(db, "SELECT count(*) FROM iteration")[0][0] == 4 * 4  # the good executions, whole
+    assert stored_iterations(db) == 4 * 4  # the good executions, whole
 
 
 def test_a_flood_on_stderr_is_capped_in_memory(basic_study: Path, tmp_path: Path) -> None:
@@ -333,10 +334,10 @@ def test_a_full_disk_stops_the_run_cleanly_and_resume_finishes_it(basic_study: P
         assert rows(db, "PRAGMA integrity_check") == [("ok",)]
         stored = rows(db, "SELECT count(*) FROM execution")[0][0]
         assert 0 < stored < 12
-        assert rows(db, "SELECT count(*) FROM iteration")[0][0] == stored * 4000  # whole executions only
+        assert stored_iterations(db) == stored * 4000  # whole executions only
         subprocess.run(["mount", "-o", "remount,size=64m", str(small)], check=True)
         resumed = bridgebench("run", str(basic_study), "--resume", "--store", str(db), "--report-dir",
                               str(tmp_path / "reports"), cwd=tmp_path, timeout=300)
         assert resumed.returncode == 0, resumed.stderr
         assert sorted(r[0] for r in rows(db, "SELECT seq FROM execution")) == list(range(12))
-        assert rows(db, "SELECT count(*) FROM iteration")[0][0] == 12 * 4000
+        assert stored_iterations(db) == 12 * 4000

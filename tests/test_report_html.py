@@ -6,16 +6,18 @@ from __future__ import annotations
 import html
 import re
 import struct
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from bridgebench.analysis import Series, analyse
+from bridgebench.report.html import render
+from bridgebench.result import Analysis, CheckAnswer
 from bridgebench.runner import OK
-from bridgebench.store import Store
-from tests.conftest import chromium
-from tests.test_exports import EVIL, analysed, make_campaign
+from tests.conftest import EVIL, analysed, chromium, make_campaign
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -25,26 +27,24 @@ def png_size(path: Path) -> tuple[int, int]:
     return width, height
 
 
-def write_report(tmp_path: Path, **kwargs: Any) -> tuple[Store, dict[str, Any], Path]:
-    from bridgebench.report.html import render
-
-    store, result = analysed(tmp_path, **kwargs)
+def write_report(tmp_path: Path, **kwargs: Any) -> tuple[Series, Analysis, Path]:
+    series, result = analysed(tmp_path, **kwargs)
     page = tmp_path / "report.html"
-    page.write_text(render(result, store), encoding="utf-8")
-    return store, result, page
+    page.write_text(render(result, series), encoding="utf-8")
+    return series, result, page
 
 
-def ok_executions(store: Store, result: dict[str, Any]) -> int:
-    return sum(e.status == OK for e in store.executions(result["campaign"]["id"]))
+def ok_executions(series: Series, result: Analysis) -> int:
+    return sum(e.status == OK for e in series.store.executions(result.campaign.id))
 
 
 # --- in a browser ------------------------------------------------------------------------------------
 def test_report_renders_in_chromium_with_a_plot_per_execution(tmp_path: Path) -> None:
-    store, result, page = write_report(tmp_path)
+    series, result, page = write_report(tmp_path)
     dom = chromium(page, "--dump-dom").stdout
-    executions = ok_executions(store, result)
+    executions = ok_executions(series, result)
     assert executions == 11
-    assert dom.count("<svg") >= executions + len(result["benchmarks"])  # run plots + comparison charts
+    assert dom.count("<svg") >= executions + len(result.benchmarks)  # run plots + comparison charts
     assert len(re.findall(r"<polyline ", dom)) == executions
     for text in ("bridgebench: synthetic, campaign 1", "Steady state per benchmark \u00d7 mechanism",
                  "fib, CPYTHON, process execution #1", "n body, LUA/JIT, process execution #2",
@@ -71,42 +71,40 @@ def test_report_screenshot_is_not_blank(tmp_path: Path) -> None:
 
 # --- the page itself ---------------------------------------------------------------------------------
 def test_report_is_self_contained_and_escapes_data(tmp_path: Path) -> None:
-    store, result, page = write_report(tmp_path)
+    series, result, page = write_report(tmp_path)
     text = page.read_text(encoding="utf-8")
     assert not re.search(r"https?://", text)
     assert not re.search(r"<(script|link|img|iframe|object|embed)\b", text, re.IGNORECASE)
     assert not re.search(r"\b(src|href)=\"(?!#)", text)  # only in-page links
     assert EVIL not in text
     assert html.escape(EVIL) in text
-    assert text.count("<figure") == ok_executions(store, result) + len(result["benchmarks"])
+    assert text.count("<figure") == ok_executions(series, result) + len(result.benchmarks)
     # Every plot is titled as in warmup_stats: benchmark, mechanism, process execution #N (class).
     titles = re.findall(r"<figcaption>([^<]*process execution #\d+ \([^)]*\))", text)
-    assert len(titles) == ok_executions(store, result)
+    assert len(titles) == ok_executions(series, result)
     assert "fib, CPYTHON, process execution #3 (" in text
 
 
 def test_changepoints_steady_state_and_outliers_are_drawn(tmp_path: Path) -> None:
     _, result, page = write_report(tmp_path)
     text = page.read_text(encoding="utf-8")
-    runs = [r for c in result["cells"] for r in c.get("per_execution") or []]
-    changepoints = sum(len(r["changepoints"]) for r in runs)
+    runs = [r for c in result.cells for r in c.per_execution]
+    changepoints = sum(len(r.changepoints) for r in runs)
     assert changepoints > 0  # the warm-ups were found
     assert text.count('stroke-dasharray="4 3"') == changepoints
-    assert text.count('fill-opacity="0.09"') == sum(r["steady_start"] is not None for r in runs)
+    assert text.count('fill-opacity="0.09"') == sum(r.steady_start is not None for r in runs)
     # the outliers the analysis left out are marked, in range (circle) or beyond it (triangle)
     marked = len(re.findall(r'<circle [^>]*stroke="#d32f2f"', text)) + text.count('h6z" fill="#d32f2f"')
-    assert marked == sum(r["outliers"] for r in runs) > 0
+    assert marked == sum(len(r.outliers) for r in runs) > 0
 
 
 def test_short_or_unfinished_campaigns_render_without_classes(tmp_path: Path) -> None:
-    from bridgebench.report.html import render
-
-    store, result = analysed(tmp_path, iterations=12, stop_after=3)
-    assert result["campaign"]["state"] == "running"
-    page = render(result, store)
+    series, result = analysed(tmp_path, iterations=12, stop_after=3)
+    assert result.campaign.state == "running"
+    page = render(result, series)
     assert "not classified" in page
     assert "no successful process execution to plot" in page  # cells not reached yet
-    assert page.count("<polyline ") == ok_executions(store, result) == 3
+    assert page.count("<polyline ") == ok_executions(series, result) == 3
 
 
 def test_long_series_are_downsampled() -> None:
@@ -143,15 +141,12 @@ def test_machine_section_lists_environment_versions_and_options(tmp_path: Path) 
     """The machine section lists every environment key, the mechanism versions and the options; answer
     check problems get their own table."""
     store, cid = make_campaign(tmp_path / "s.sqlite", pexecs=1, iterations=60, crash=False)
-    from bridgebench.analysis import analyse
-    from bridgebench.report.html import render
-
+    series = Series(store)
     result = analyse(store, cid)
-    result["campaign"]["environment"]["odd & new"] = "<b>value</b>"
-    assert "Answer check problems" not in render(result, store)
-    result["check"].append({"benchmark": "fib", "mechanism": "cpython", "status": "disagrees", "answer": "<41>",
-                            "detail": ""})
-    page = render(result, store)
+    result.campaign.environment["odd & new"] = "<b>value</b>"
+    assert "Answer check problems" not in render(result, series)
+    result = replace(result, check=(*result.check, CheckAnswer("fib", "cpython", "disagrees", "<41>", "", None)))
+    page = render(result, series)
     assert "Answer check problems" in page and "disagrees" in page and "&lt;41&gt;" in page
     assert "odd &amp; new" in page and "&lt;b&gt;value&lt;/b&gt;" in page
     assert "gone-vm" in page and "cpython 1.0" in page and "process_executions" in page

@@ -25,13 +25,13 @@ def series(at: int, factor: float, n: int = 120) -> np.ndarray:
 
 def test_phase_found_needs_place_direction_and_size() -> None:
     slow = series(60, 1.3)
-    assert _phase_found(slow, {"changepoints": [61]}, 60, 1.3)
-    assert not _phase_found(slow, {"changepoints": [70]}, 60, 1.3)  # wrong place
-    assert not _phase_found(slow, {"changepoints": []}, 60, 1.3)  # not found
-    assert not _phase_found(series(60, 1 / 1.3), {"changepoints": [60]}, 60, 1.3)  # wrong direction
-    assert not _phase_found(series(60, 1.05), {"changepoints": [60]}, 60, 1.3)  # far too small
+    assert _phase_found(slow, [61], 60, 1.3)
+    assert not _phase_found(slow, [70], 60, 1.3)  # wrong place
+    assert not _phase_found(slow, [], 60, 1.3)  # not found
+    assert not _phase_found(series(60, 1 / 1.3), [60], 60, 1.3)  # wrong direction
+    assert not _phase_found(series(60, 1.05), [60], 60, 1.3)  # far too small
     warm = series(20, 1 / 1.5)
-    assert _phase_found(warm, {"changepoints": [20, 90]}, 20, 1 / 1.5)
+    assert _phase_found(warm, [20, 90], 20, 1 / 1.5)
 
 
 def test_selftest_command_reports_every_check_and_exits_by_its_verdict(tmp_path: Path) -> None:

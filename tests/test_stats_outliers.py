@@ -3,6 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bridgebench.stats import outliers
 from bridgebench.stats.outliers import default_window, outlier_mask
 
 
@@ -91,3 +92,22 @@ def test_the_default_window_follows_warmup_stats_where_it_can() -> None:
     x[30] = 3.0
     assert not outlier_mask(x, window=5).any()
     assert np.flatnonzero(outlier_mask(x)).tolist() == [30]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_compiled_kernel_marks_exactly_what_the_numpy_reference_marks(seed: int) -> None:
+    if outliers.backend() != "c":
+        pytest.skip("no C compiler here: the numpy reference is in use")
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(10, 3000))
+    x = 1e-3 * (1 + 0.05 * rng.standard_normal(n))
+    x[rng.random(n) < 0.02] *= rng.choice([0.2, 4.0, 30.0])
+    if seed % 4 == 0:
+        x = np.round(x, 5)  # coarse clock: many ties within a window
+    if seed % 7 == 0:
+        x[: n // 3] = 2e-3  # a constant stretch
+    for window in (2, 3, 20, 21, outliers.default_window(n), n, n + 5):
+        w = min(window, n)
+        expected = outliers._outliers_numpy(x, w, np.zeros(n, dtype=bool))
+        got = outliers.outlier_mask(x, window)
+        assert np.array_equal(got, expected), (seed, window)

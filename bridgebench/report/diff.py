@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any
 
 from rich.console import Console
@@ -52,7 +53,7 @@ def show(comparisons: list[Comparison], header: str, console: Console) -> None:
 
 
 def as_json(comparisons: list[Comparison], header: str) -> dict[str, Any]:
-    return {"header": header, "overall": overall(comparisons), "comparisons": [c.__dict__ for c in comparisons]}
+    return {"header": header, "overall": overall(comparisons), "comparisons": [asdict(c) for c in comparisons]}
 
 
 def markdown(comparisons: list[Comparison], header: str) -> str:

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from bridgebench.result import Cell
+from bridgebench.stats import (
+    BAD_INCONSISTENT,
+    FLAT,
+    GOOD_INCONSISTENT,
+    NO_STEADY_STATE,
+    SLOWDOWN,
+    WARMUP,
+    Estimate,
+    Spread,
+)
+from bridgebench.stats.summary import NOT_CLASSIFIED
 
 _UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
-CLASS_SYMBOL = {"flat": "flat", "warmup": "warmup", "slowdown": "slowdown", "no steady state": "no steady",
-                "good inconsistent": "good incons.", "bad inconsistent": "bad incons.", "n/a": "n/a"}
+CLASS_SYMBOL = {FLAT: "flat", WARMUP: "warmup", SLOWDOWN: "slowdown", NO_STEADY_STATE: "no steady",
+                GOOD_INCONSISTENT: "good incons.", BAD_INCONSISTENT: "bad incons.", NOT_CLASSIFIED: "n/a"}
 
 
 def unit_for(seconds: float) -> tuple[float, str]:
@@ -26,13 +37,13 @@ def duration(seconds: float | None, digits: int = 3) -> str:
     return f"{seconds / scale:.{digits}g} {unit}"
 
 
-def estimate(est: dict[str, Any] | None) -> str:
+def estimate(est: Estimate | None) -> str:
     """Value ± half-width of the CI, in the value's unit (the CI may be asymmetric: the larger side)."""
     if not est:
         return "—"
-    scale, unit = unit_for(est["value"])
-    half = max(est["high"] - est["value"], est["value"] - est["low"])
-    return f"{est['value'] / scale:.4g} ±{half / scale:.2g} {unit}"
+    scale, unit = unit_for(est.value)
+    half = max(est.high - est.value, est.value - est.low)
+    return f"{est.value / scale:.4g} ±{half / scale:.2g} {unit}"
 
 
 def count(value: float | None) -> str:
@@ -51,35 +62,47 @@ def times(x: float) -> str:
     return f"×{_plain(x)}"
 
 
-def ratio(est: dict[str, Any] | None) -> str:
+def ratio(est: Estimate | None) -> str:
     if not est:
         return "—"
-    return f"{times(est['value'])} ({_plain(est['low'])}–{_plain(est['high'])})"
+    return f"{times(est.value)} ({_plain(est.low)}–{_plain(est.high)})"
 
 
-def classification(cell: dict[str, Any]) -> str:
-    name = cell.get("classification")
+def classification(cell: Cell) -> str:
+    name = cell.classification
     if name is None:
         return "—"
-    counts = cell.get("class_counts") or {}
     shown = CLASS_SYMBOL.get(name, name)
-    if name.endswith("inconsistent") and counts:
-        shown += " (" + ", ".join(f"{n} {CLASS_SYMBOL.get(k, k)}" for k, n in sorted(counts.items()) if n) + ")"
+    if name in (GOOD_INCONSISTENT, BAD_INCONSISTENT) and cell.class_counts:
+        shown += " (" + ", ".join(f"{n} {CLASS_SYMBOL.get(k, k)}" for k, n in sorted(cell.class_counts.items())
+                                  if n) + ")"
     return shown
 
 
-def spread(sp: dict[str, float] | None, as_duration: bool = False) -> str:
+def class_text(cell: Cell) -> str:
+    """The class with the executions behind it, spelled out (HTML): "warmup (5)", "bad inconsistent (…)"."""
+    name = cell.classification
+    if not name:
+        return "not classified (run too short)" if cell.executions_ok else "no data"
+    counts = {k: n for k, n in cell.class_counts.items() if n}
+    if len(counts) > 1 or name in (GOOD_INCONSISTENT, BAD_INCONSISTENT):
+        return f"{name} (" + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ")"
+    return f"{name} ({sum(counts.values()) or cell.executions_ok})"
+
+
+def spread(sp: Spread | None, as_duration: bool = False) -> str:
     if not sp:
         return "—"
     show = duration if as_duration else (lambda v: f"{v:.0f}")
-    return f"{show(sp['median'])} ({show(sp['p5'])}–{show(sp['p95'])})"
+    return f"{show(sp.median)} ({show(sp.p5)}–{show(sp.p95)})"
 
 
-def failures(cell: dict[str, Any]) -> str:
-    fails = cell.get("failures") or []
-    if not fails:
-        return ""
+def failures(cell: Cell) -> str:
     kinds: dict[str, int] = {}
-    for f in fails:
-        kinds[f["status"]] = kinds.get(f["status"], 0) + 1
+    for f in cell.failures:
+        kinds[f.status] = kinds.get(f.status, 0) + 1
     return ", ".join(f"{n} {k}" for k, n in kinds.items())
+
+
+def rss(kib: float | None) -> str:
+    return f"{kib / 1024:.0f} MiB" if kib else "—"

@@ -1,32 +1,41 @@
 """The HTML report: one self-contained file (inline CSS and SVG, no script, nothing fetched) with the class
 table, a comparison chart per benchmark, and the run-sequence plot of every process execution.
 
-Statistics come from the analysis result; the store is read only for the raw iterations to plot.
+Statistics come from the analysis result, and only from it; the raw iterations to plot are read through
+analysis.Series.
 Process executions are numbered from 1 here, as in the terminal output."""
 
 from __future__ import annotations
 
 import html
-import itertools
 import math
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from bridgebench.analysis import Series
 from bridgebench.report import fmt, tables
-from bridgebench.store import Store, StoredExecution
+from bridgebench.result import Analysis, Cell, Run, SegmentMean
+from bridgebench.stats import (
+    BAD_INCONSISTENT,
+    FLAT,
+    GOOD_INCONSISTENT,
+    NO_STEADY_STATE,
+    SLOWDOWN,
+    WARMUP,
+    Estimate,
+)
 
 # class -> (table background, plot/legend colour, verdict)
 CLASS_COLOURS: dict[str, tuple[str, str, str]] = {
-    "flat": ("#d7efd7", "#2e7d32", "good"),
-    "warmup": ("#e4f3cf", "#5b8c1e", "good"),
-    "good inconsistent": ("#fbefc0", "#a67c00", "between"),
-    "slowdown": ("#f9d8cc", "#c43e1c", "bad"),
-    "no steady state": ("#f7d2e2", "#a8275f", "bad"),
-    "bad inconsistent": ("#f3c9c9", "#a61b1b", "bad"),
+    FLAT: ("#d7efd7", "#2e7d32", "good"),
+    WARMUP: ("#e4f3cf", "#5b8c1e", "good"),
+    GOOD_INCONSISTENT: ("#fbefc0", "#a67c00", "between"),
+    SLOWDOWN: ("#f9d8cc", "#c43e1c", "bad"),
+    NO_STEADY_STATE: ("#f7d2e2", "#a8275f", "bad"),
+    BAD_INCONSISTENT: ("#f3c9c9", "#a61b1b", "bad"),
 }
 NO_CLASS = ("#ececec", "#666666", "not classified")
 TIMES, DASH = " \u00d7 ", "\u2013"
@@ -108,15 +117,7 @@ def _tick_label(value: float, step: float) -> str:
     return f"{value:.{decimals}f}"
 
 
-@dataclass(frozen=True)
-class Segment:
-    start: int  # 0-based, inclusive
-    end: int  # exclusive
-    mean: float
-    steady: bool
-
-
-def _y_range(ys: np.ndarray, marks: np.ndarray | None, segments: Sequence[Segment]) -> tuple[float, float]:
+def _y_range(ys: np.ndarray, marks: np.ndarray | None, segments: Sequence[SegmentMean]) -> tuple[float, float]:
     """What the y axis spans: the points not marked as outliers, but not isolated spikes far beyond the
     bulk of them (1st-99th percentile, widened by its width each way), and always the mean of every segment
     that is not tiny, so a warm-up stays in view while a few huge values do not flatten the plot."""
@@ -144,7 +145,7 @@ def _downsample(ys: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def line_plot(ys: np.ndarray, *, label: str, changepoints: Sequence[int] = (),
-              segments: Sequence[Segment] = (), steady_start: int | None = None,
+              segments: Sequence[SegmentMean] = (), steady_start: int | None = None,
               marks: np.ndarray | None = None, colour: str = "#35608f", width: int = PLOT_W,
               height: int = PLOT_H) -> str:
     """A run-sequence plot (iteration number on x, seconds on y) as inline SVG: ticks on both axes, the
@@ -219,7 +220,10 @@ def _whisker(x_low: float, x_high: float, yc: float, stroke: str, width: float) 
             f'stroke="{stroke}" stroke-width="{width}" fill="none"/>')
 
 
-def interval_chart(rows: Sequence[tuple[str, dict[str, Any] | None, str, str]], *, reference: float | None,
+ChartRow = tuple[str, Estimate | None, str, str]  # name, estimate, colour, text shown after it
+
+
+def interval_chart(rows: Sequence[ChartRow], *, reference: float | None,
                    label: str, bars: int = 300) -> str:
     """Horizontal bars from 0 to each estimate with its CI as a whisker; rows are (name, estimate, colour,
     text shown after the bar). A dashed line marks the reference (the baseline's value). The names'
@@ -229,7 +233,7 @@ def interval_chart(rows: Sequence[tuple[str, dict[str, Any] | None, str, str]], 
     width = left + bars + right
     height = top + bottom + row_h * max(1, len(rows))
     x0, x1 = left, left + bars
-    highs = [r[1]["high"] for r in rows if r[1]] + [r[1]["value"] for r in rows if r[1]]
+    highs = [v for r in rows if r[1] for v in (r[1].high, r[1].value)]
     hi = max(highs) * 1.05 if highs and max(highs) > 0 else 1.0
     scale, unit = fmt.unit_for(hi)
 
@@ -253,9 +257,9 @@ def interval_chart(rows: Sequence[tuple[str, dict[str, Any] | None, str, str]], 
         if not est:
             parts.append(f'<text x="{x0 + 6}" y="{_n(yc + 4)}" class="muted">{_e(text or "no data")}</text>')
             continue
-        parts.append(f'<rect x="{x0}" y="{_n(yc - 7)}" width="{_n(px(est["value"]) - x0)}" height="14" '
+        parts.append(f'<rect x="{x0}" y="{_n(yc - 7)}" width="{_n(px(est.value) - x0)}" height="14" '
                      f'fill="{colour}" fill-opacity="0.55"/>')
-        parts.append(_whisker(px(est["low"]), px(est["high"]), yc, "#222", 1.3))
+        parts.append(_whisker(px(est.low), px(est.high), yc, "#222", 1.3))
         parts.append(f'<text x="{x1 + 8}" y="{_n(yc + 4)}">{_e(text)}</text>')
     if reference:
         x = _n(px(reference))
@@ -264,7 +268,7 @@ def interval_chart(rows: Sequence[tuple[str, dict[str, Any] | None, str, str]], 
     return "".join(parts)
 
 
-def ratio_chart(rows: Sequence[tuple[str, dict[str, Any] | None, str, str]], *, label: str,
+def ratio_chart(rows: Sequence[ChartRow], *, label: str,
                 width_px: int = 360) -> str:
     """One row per benchmark: the ratio B/A as a dot with its CI as a whisker, on a linear axis that always
     holds 1 (dashed: no difference). Rows are (name, ratio {value, low, high}, colour, text after it)."""
@@ -272,7 +276,7 @@ def ratio_chart(rows: Sequence[tuple[str, dict[str, Any] | None, str, str]], *, 
     left = min(260, 16 + round(6.5 * max((len(r[0]) for r in rows), default=4)))
     width = left + width_px + right
     height = top + bottom + row_h * max(1, len(rows))
-    values = [v for r in rows if r[1] for v in (r[1]["low"], r[1]["high"], r[1]["value"])] + [1.0]
+    values = [v for r in rows if r[1] for v in (r[1].low, r[1].high, r[1].value)] + [1.0]
     lo, hi = min(values), max(values)
     pad = (hi - lo) * 0.05 or 0.05
     lo, hi = max(0.0, lo - pad), hi + pad
@@ -301,8 +305,8 @@ def ratio_chart(rows: Sequence[tuple[str, dict[str, Any] | None, str, str]], *, 
         if not ratio:
             parts.append(f'<text x="{x0 + 6}" y="{_n(yc + 4)}" class="muted">{_e(text or "no ratio")}</text>')
             continue
-        parts.append(_whisker(px(ratio["low"]), px(ratio["high"]), yc, colour, 1.6)
-                     + f'<circle cx="{_n(px(ratio["value"]))}" cy="{_n(yc)}" r="4" fill="{colour}"/>')
+        parts.append(_whisker(px(ratio.low), px(ratio.high), yc, colour, 1.6)
+                     + f'<circle cx="{_n(px(ratio.value))}" cy="{_n(yc)}" r="4" fill="{colour}"/>')
         parts.append(f'<text x="{x1 + 8}" y="{_n(yc + 4)}">{_e(text)}</text>')
     parts.append("</svg>")
     return "".join(parts)
@@ -330,16 +334,6 @@ def table(columns: Iterable[str], rows: Iterable[Sequence[str]], *, raw: bool = 
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _class_text(cell: dict[str, Any]) -> str:
-    name = cell.get("classification")
-    if not name:
-        return "not classified (run too short)" if cell.get("executions_ok") else "no data"
-    counts = {k: n for k, n in (cell.get("class_counts") or {}).items() if n}
-    if len(counts) > 1 or name.endswith("inconsistent"):
-        return f"{name} (" + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ")"
-    return f"{name} ({sum(counts.values()) or cell.get('executions_ok', 0)})"
-
-
 def _legend() -> str:
     items = [f'<span style="background:{bg}"><span class="swatch" style="background:{fg}"></span>'
              f"{_e(name)} — {_e(verdict)}</span>" for name, (bg, fg, verdict) in CLASS_COLOURS.items()]
@@ -349,24 +343,16 @@ def _legend() -> str:
     return f'<p class="legend">{"".join(items)}</p>'
 
 
-def _labels(result: dict[str, Any]) -> dict[str, str]:
-    return {m["mechanism"]: m.get("label") or m["mechanism"] for m in result.get("mechanisms", [])}
-
-
-def _header(result: dict[str, Any]) -> str:
-    c = result.get("campaign", {})
-    o = c.get("options", {})
-    base = result.get("baseline")
-    confidence = result.get("confidence", 0.99)
+def _header(result: Analysis) -> str:
+    c = result.campaign
+    o = c.options
     budget = (f"budget '{o.get('budget', '?')}': {o.get('process_executions', '?')} process executions{TIMES}"
               f"{o.get('iterations', '?')} iterations, timeout {o.get('timeout_s', '?')} s; "
-              f"{c.get('executions_stored', '?')}/{c.get('executions_planned', '?')} executions stored")
-    methods = sorted({cell["method"] for cell in result.get("cells", []) if cell.get("method")})
-    facts = [("State", c.get("state")), ("Machine", c.get("machine")),
-             ("CPU", (c.get("environment") or {}).get("cpu_model")), ("Started", _when(c.get("created"))),
-             ("Finished", _when(c.get("finished"))), ("Git", c.get("git_sha")),
-             ("Baseline", _labels(result).get(base or "", base) or "none"),
-             ("Confidence", f"{confidence:.0%}"), ("Method", ", ".join(methods) or "—")]
+              f"{c.executions_stored}/{c.executions_planned} executions stored")
+    facts = [("State", c.state), ("Machine", c.machine), ("CPU", c.environment.get("cpu_model")),
+             ("Started", _when(c.created)), ("Finished", _when(c.finished)), ("Git", c.git_sha),
+             ("Baseline", result.label(result.baseline) if result.baseline else "none"),
+             ("Confidence", f"{result.confidence:.0%}"), ("Method", ", ".join(tables.methods(result)) or "—")]
     dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v if v not in (None, '') else '—')}</dd>" for k, v in facts)
     warning = tables.disturbance_line(result)
     warn = f'<p class="warning">{_e(warning)}</p>' if warning else ""
@@ -376,66 +362,59 @@ def _header(result: dict[str, Any]) -> str:
     if unsettled:
         warn += ("<details><summary>Not settled by the adaptive budget</summary>"
                  + table(("Benchmark", "Mechanism", "State", "Why"), unsettled) + "</details>")
-    return (f"<header><h1>bridgebench: {_e(c.get('study', '?'))}, campaign {_e(c.get('id', '?'))}</h1>"
+    return (f"<header><h1>bridgebench: {_e(c.study)}, campaign {_e(c.id)}</h1>"
             f'<p class="budget">{_e(budget)}</p>{warn}<dl class="facts">{dl}</dl></header>')
 
 
-def _summary(result: dict[str, Any]) -> str:
-    labels = _labels(result)
-    cells = result.get("cells", [])
-    pct = f"{result.get('confidence', 0.99):.0%}"
-    base = result.get("baseline")
+def _summary(result: Analysis) -> str:
+    cells = result.cells
+    pct = f"{result.confidence:.0%}"
+    base = result.baseline
     columns = ("Benchmark", "Mechanism", "Class (executions)", f"Steady iteration # (5{DASH}95%)",
-               f"Steady performance (\u00b1{pct} CI)",
-               f"Ratio to {labels.get(base or '', base)}" if base else "Ratio", "Peak RSS", "Failures",
-               "Disturbed")
+               f"Steady performance (\u00b1{pct} CI)", f"Ratio to {result.label(base)}" if base else "Ratio",
+               "Peak RSS", "Failures", "Disturbed")
     rows = []
     for cell in cells:
-        rss = cell.get("peak_rss_kb")
-        is_base = base and cell["mechanism"] == base and cell.get("ratio")
-        ratio = "baseline" if is_base else fmt.ratio(cell.get("ratio"))
-        rows.append((cell["benchmark"], labels.get(cell["mechanism"], cell["mechanism"]), _class_text(cell),
-                     fmt.spread(cell.get("steady_iteration")), fmt.estimate(cell.get("steady_performance")),
-                     ratio, f"{rss / 1024:.0f} MiB" if rss else "—", fmt.failures(cell) or "—",
+        ratio = "baseline" if base and cell.mechanism == base and cell.ratio else fmt.ratio(cell.ratio)
+        rows.append((cell.benchmark, result.label(cell.mechanism), fmt.class_text(cell),
+                     fmt.spread(cell.steady_iteration), fmt.estimate(cell.steady_performance),
+                     ratio, fmt.rss(cell.peak_rss_kb), fmt.failures(cell) or "—",
                      tables.disturbed_cell(cell) or "—"))
     summary = table(columns, rows, numeric=(3, 4, 5, 6),
-                    row_style=lambda k: f"background:{_class_colours(cells[k].get('classification'))[0]}")
+                    row_style=lambda k: f"background:{_class_colours(cells[k].classification)[0]}")
     out = f'<section id="summary"><h2>Steady state per benchmark{TIMES}mechanism</h2>{_legend()}{summary}'
-    geo = result.get("geomean_ratio") or {}
-    if geo:
-        ranked = sorted(geo.items(), key=lambda x: x[1])
-        out += (f"<h3>Geometric mean of ratios to {_e(labels.get(base or '', base))}</h3>"
-                + table(("Mechanism", "Geomean ratio"), [(labels.get(m, m), f"{TIMES.strip()}{g:.3g}")
+    if result.geomean_ratio:
+        ranked = sorted(result.geomean_ratio.items(), key=lambda x: x[1])
+        out += (f"<h3>Geometric mean of ratios to {_e(result.label(base))}</h3>"
+                + table(("Mechanism", "Geomean ratio"), [(result.label(m), f"{TIMES.strip()}{g:.3g}")
                                                           for m, g in ranked], numeric=(1,)))
     return out + "</section>"
 
 
-def _comparison(result: dict[str, Any]) -> str:
-    labels = _labels(result)
-    base = result.get("baseline")
-    pct = f"{result.get('confidence', 0.99):.0%}"
-    by_key = {(c["benchmark"], c["mechanism"]): c for c in result.get("cells", [])}
+def _comparison(result: Analysis) -> str:
+    base = result.baseline
+    pct = f"{result.confidence:.0%}"
     figures = []
-    for bench in result.get("benchmarks", []):
-        rows: list[tuple[str, dict[str, Any] | None, str, str]] = []
-        for m in result.get("mechanisms", []):
-            mech = m["mechanism"]
-            cell = by_key.get((bench, mech))
-            if not m.get("available"):
-                rows.append((labels[mech], None, "", "unavailable"))
+    for bench in result.benchmarks:
+        rows: list[ChartRow] = []
+        for m in result.mechanisms:
+            if not m.available:
+                rows.append((m.label, None, "", "unavailable"))
                 continue
+            cell = result.cell(bench, m.mechanism)
             if cell is None:
                 continue
-            est = cell.get("steady_performance")
+            est = cell.steady_performance
             text = fmt.estimate(est)
-            if mech == base and est:
+            if m.mechanism == base and est:
                 text += "  (baseline)"
-            elif cell.get("ratio"):
-                text += "  " + fmt.ratio(cell["ratio"])
-            rows.append((labels[mech], est, _class_colours(cell.get("classification"))[1],
+            elif cell.ratio:
+                text += "  " + fmt.ratio(cell.ratio)
+            rows.append((m.label, est, _class_colours(cell.classification)[1],
                          text if est else "no steady performance"))
-        reference = (by_key.get((bench, base)) or {}).get("steady_performance") if base else None
-        chart = interval_chart(rows, reference=reference["value"] if reference else None,
+        base_cell = result.cell(bench, base) if base else None
+        reference = base_cell.steady_performance if base_cell else None
+        chart = interval_chart(rows, reference=reference.value if reference else None,
                                label=f"{bench}: steady performance per mechanism")
         figures.append(f"<figure><figcaption><b>{_e(bench)}</b></figcaption>{chart}</figure>")
     note = (f"Bars: steady performance (seconds per iteration, per call when batched); whiskers: its {pct} "
@@ -444,27 +423,20 @@ def _comparison(result: dict[str, Any]) -> str:
             f'<div class="grid">{"".join(figures)}</div></section>')
 
 
-def _problems(result: dict[str, Any]) -> str:
-    labels = _labels(result)
+def _problems(result: Analysis) -> str:
     out = []
-    unavailable = [(m.get("label") or m["mechanism"], m.get("reason") or "")
-                   for m in result.get("mechanisms", []) if not m.get("available")]
+    unavailable = tables.unavailable_rows(result)
     if unavailable:
         out.append("<h3>Unavailable mechanisms</h3>" + table(("Mechanism", "Reason"), unavailable))
-    check = [(r["benchmark"], labels.get(r["mechanism"], r["mechanism"]), r["status"],
-              r.get("detail") or r.get("answer") or "")
-             for r in result.get("check", []) if r.get("status") != "agrees"]
+    check = tables.check_problems(result)
     if check:
-        out.append("<h3>Answer check problems</h3>"
-                   + table(("Benchmark", "Mechanism", "Status", "Detail"), check))
+        out.append("<h3>Answer check problems</h3>" + table(("Benchmark", "Mechanism", "Status", "Detail"), check))
     failed = []
-    for cell in result.get("cells", []):
-        for f in cell.get("failures") or []:
-            tail = f.get("stderr_tail") or ""
-            shown = f"<pre>{_e(tail)}</pre>" if tail.strip() else '<span class="muted">(empty)</span>'
-            failed.append((_e(cell["benchmark"]), _e(labels.get(cell["mechanism"], cell["mechanism"])),
-                           _e(int(f.get("pexec", 0)) + 1), _e(f.get("status", "")), _e(f.get("detail", "")),
-                           shown))
+    for cell in result.cells:
+        for f in cell.failures:
+            shown = f"<pre>{_e(f.stderr_tail)}</pre>" if f.stderr_tail.strip() else '<span class="muted">(empty)</span>'
+            failed.append((_e(cell.benchmark), _e(result.label(cell.mechanism)), _e(f.pexec + 1), _e(f.status),
+                           _e(f.detail), shown))
     if failed:
         out.append("<h3>Failed process executions</h3>"
                    + table(("Benchmark", "Mechanism", "Process execution #", "Status", "Detail",
@@ -474,84 +446,49 @@ def _problems(result: dict[str, Any]) -> str:
     return '<section id="problems"><h2>Problems</h2>' + "".join(out) + "</section>"
 
 
-def _segments(times: np.ndarray, changepoints: list[int], steady_start: int | None,
-              outliers: np.ndarray | None) -> list[Segment]:
-    n = len(times)
-    bounds = [0, *[c for c in changepoints if 0 < c < n], n]
-    keep = ~outliers if outliers is not None and len(outliers) == n else np.ones(n, dtype=bool)
-    segments = []
-    for start, end in itertools.pairwise(bounds):
-        part = times[start:end][keep[start:end]]
-        if len(part) == 0:
-            part = times[start:end]
-        if len(part):
-            segments.append(Segment(start, end, float(np.mean(part)),
-                                    steady_start is not None and start >= steady_start))
-    return segments
+def _run_figure(bench: str, label: str, run: Run, series: Series) -> str:
+    times = series.times(run)
+    marks = run.outlier_mask()
+    title = f"{bench}, {label}, process execution #{run.pexec + 1} ({run.kind or 'not classified'})"
+    plot = line_plot(times, label=title, changepoints=run.changepoints, steady_start=run.steady_start,
+                     segments=run.segments, marks=marks)
+    extra = f" · {len(run.outliers)} outliers" if run.outliers else ""
+    extra += f" · DISTURBED: {run.disturbed}" if run.disturbed else ""
+    if run.stolen_iterations:
+        extra += f" · {run.stolen_iterations} iterations lost over 10% of their time to others"
+    return (f'<figure class="run"><figcaption>{_e(title)}<span class="muted">{_e(extra)}</span></figcaption>'
+            f"{plot}</figure>")
 
 
-def _outlier_function() -> Callable[[np.ndarray], np.ndarray] | None:
-    try:
-        from bridgebench.stats import outlier_mask  # optional: stats may be absent
-    except ImportError:
-        return None
-    return outlier_mask
-
-
-def _runs(result: dict[str, Any], store: Store) -> str:
-    labels = _labels(result)
-    stored: dict[int, StoredExecution] = {e.id: e for e in store.executions(result["campaign"]["id"])}
-    outliers_of = _outlier_function()
+def _runs(result: Analysis, series: Series) -> str:
     out = ['<section id="runs"><h2>Run-sequence plots</h2><p class="note">Every successful process '
            "execution: seconds per iteration (per call when batched). Shaded: the steady state; "
            "horizontal lines: segment means (green steady, orange not); dashed red lines: changepoints; "
            "red circles: outliers (left out of the analysis); triangles: points beyond the plotted range "
            "(red: outliers).</p>"]
-    by_bench: dict[str, list[dict[str, Any]]] = {}
-    for cell in result.get("cells", []):
-        by_bench.setdefault(cell["benchmark"], []).append(cell)
+    by_bench: dict[str, list[Cell]] = {}
+    for cell in result.cells:
+        by_bench.setdefault(cell.benchmark, []).append(cell)
     for bench, cells in by_bench.items():
         out.append(f"<h3>{_e(bench)}</h3>")
         for cell in cells:
-            label = labels.get(cell["mechanism"], cell["mechanism"])
-            runs = cell.get("per_execution") or []
-            head = f"{bench}, {label}: {_class_text(cell)}"
-            if not runs:
+            label = result.label(cell.mechanism)
+            head = f"{bench}, {label}: {fmt.class_text(cell)}"
+            if not cell.per_execution:
                 out.append(f'<p class="muted">{_e(head)} — no successful process execution to plot.</p>')
                 continue
-            figures = []
-            for run in runs:
-                e = stored.get(run.get("execution_id", -1))
-                times = store.times(e.id) if e else np.array([])
-                if e and e.batch and e.batch > 1:
-                    times = times / e.batch
-                mask = outliers_of(times) if outliers_of and len(times) else None
-                steady_start = run.get("steady_start")
-                cps = [int(c) for c in run.get("changepoints") or []]
-                kind = run.get("kind")
-                number = int(run.get("pexec", 0)) + 1
-                title = f"{bench}, {label}, process execution #{number} ({kind or 'not classified'})"
-                plot = line_plot(times, label=title, changepoints=cps, steady_start=steady_start,
-                                 segments=_segments(times, cps, steady_start, mask), marks=mask,
-                                 )
-                extra = f" · {int(run['outliers'])} outliers" if run.get("outliers") else ""
-                extra += f" · DISTURBED: {run['disturbed']}" if run.get("disturbed") else ""
-                if run.get("stolen_iterations"):
-                    extra += f" · {run['stolen_iterations']} iterations lost over 10% of their time to others"
-                figures.append(f'<figure class="run"><figcaption>{_e(title)}<span class="muted">{_e(extra)}'
-                               f"</span></figcaption>{plot}</figure>")
-            bg = _class_colours(cell.get("classification"))[0]
+            figures = "".join(_run_figure(bench, label, run, series) for run in cell.per_execution)
+            bg = _class_colours(cell.classification)[0]
             out.append(f'<details open><summary style="background:{bg}">{_e(head)}</summary>'
-                       f'<div class="grid">{"".join(figures)}</div></details>')
+                       f'<div class="grid">{figures}</div></details>')
     out.append("</section>")
     return "".join(out)
 
 
-def _machine(result: dict[str, Any]) -> str:
-    env = result.get("campaign", {}).get("environment") or {}
-    first = ("cpu_model", "cpu_count", "memory_gib", "kernel", "os", "governor", "turbo", "aslr",
-             "virtualisation", "load_average")
-    keys = [k for k in first if k in env] + sorted(k for k in env if k not in first)
+def _machine(result: Analysis) -> str:
+    env = result.campaign.environment
+    keys = [k for k in tables.ENVIRONMENT_KEYS if k in env] + sorted(k for k in env if k not in
+                                                                   tables.ENVIRONMENT_KEYS)
 
     def show(v: Any) -> str:
         if isinstance(v, list | tuple):
@@ -560,23 +497,20 @@ def _machine(result: dict[str, Any]) -> str:
 
     env_table = table(("What", "Value"), [(k, show(env[k])) for k in keys])
     mechs = table(("Mechanism", "Label", "Available", "Version", "Build hash"),
-                   [(m["mechanism"], m.get("label") or "", "yes" if m.get("available") else "no",
-                     m.get("version") or "—", (m.get("build_hash") or "—")[:16])
-                    for m in result.get("mechanisms", [])])
-    opts = result.get("campaign", {}).get("options") or {}
-    opt_table = table(("Option", "Value"), [(k, show(v)) for k, v in opts.items()])
+                  [(m.mechanism, m.label, "yes" if m.available else "no", m.version or "—",
+                    (m.build_hash or "—")[:16]) for m in result.mechanisms])
+    opt_table = table(("Option", "Value"), [(k, show(v)) for k, v in result.campaign.options.items()])
     return (f'<section id="machine"><h2>Machine and mechanisms</h2><h3>Environment</h3>{env_table}'
             f"<h3>Mechanism versions</h3>{mechs}<h3>Campaign options</h3>{opt_table}</section>")
 
 
-def render(result: dict[str, Any], store: Store) -> str:
+def render(result: Analysis, series: Series) -> str:
     """The whole report as one HTML document."""
-    c = result.get("campaign", {})
-    title = f"bridgebench: {c.get('study', '?')}, campaign {c.get('id', '?')}"
+    c = result.campaign
     problems = _problems(result)
     nav = ('<nav><a href="#summary">Steady state</a><a href="#comparison">Comparison</a>'
            + ('<a href="#problems">Problems</a>' if problems else "")
            + '<a href="#runs">Run-sequence plots</a><a href="#machine">Machine</a></nav>')
     body = "".join((_header(result), nav, _summary(result), _comparison(result), problems,
-                    _runs(result, store), _machine(result)))
-    return page(title, body)
+                    _runs(result, series), _machine(result)))
+    return page(f"bridgebench: {c.study}, campaign {c.id}", body)

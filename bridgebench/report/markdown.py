@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from bridgebench.report import tables
+from bridgebench.result import Analysis
 
 
 def table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
@@ -14,19 +13,19 @@ def table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     return [line(columns), "|" + "---|" * len(columns), *(line(r) for r in rows), ""]
 
 
-def render(result: dict[str, Any]) -> str:
-    c = result["campaign"]
-    out = [f"# bridgebench: {c['study']}, campaign {c['id']}", "", tables.budget_line(result), ""]
+def render(result: Analysis) -> str:
+    c = result.campaign
+    out = [f"# bridgebench: {c.study}, campaign {c.id}", "", tables.budget_line(result), ""]
     warning = tables.disturbance_line(result)
     if warning:
         out += [f"> **{warning}**", ""]
     adaptive = tables.adaptive_line(result)
     if adaptive:
         out += [adaptive, ""]
-    base = result["baseline"]
+    base = result.baseline
     out += ["## Steady state" + (f" (ratio to {base}, 99% CIs)" if base else ""), ""]
     out += table(tables.columns(result), tables.cell_rows(result))
-    if result["geomean_ratio"]:
+    if result.geomean_ratio:
         out += [f"## Geometric mean of ratios to {base}", ""]
         out += table(("Mechanism", "Geomean"), tables.geomean_rows(result))
     unsettled = tables.unsettled_rows(result)
@@ -41,6 +40,5 @@ def render(result: dict[str, Any]) -> str:
         out += ["## Answer check problems", "", *table(("Benchmark", "Mechanism", "Status", "Detail"), problems)]
     out += ["## Machine", "", *table(("What", "Value"), tables.environment_rows(result))]
     out += ["## Mechanism versions", ""]
-    out += table(("Mechanism", "Version"), [(m["label"], m["version"] or "—") for m in result["mechanisms"]
-                                            if m["available"]])
+    out += table(("Mechanism", "Version"), tables.version_rows(result))
     return "\n".join(out)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from bridgebench.report import tables
+from bridgebench.result import Analysis
 
 
 def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> Table:
@@ -20,7 +19,7 @@ def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) ->
     return table
 
 
-def show(result: dict[str, Any], console: Console) -> None:
+def show(result: Analysis, console: Console) -> None:
     console.print(escape(tables.budget_line(result)), style="dim")
     warning = tables.disturbance_line(result)
     if warning:
@@ -28,10 +27,10 @@ def show(result: dict[str, Any], console: Console) -> None:
     adaptive = tables.adaptive_line(result)
     if adaptive:
         console.print(escape(adaptive), style="dim", highlight=False)
-    base = result["baseline"]
+    base = result.baseline
     title = "Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else "")
     console.print(_table(title, tables.columns(result), tables.cell_rows(result)))
-    if result["geomean_ratio"]:
+    if result.geomean_ratio:
         console.print(_table(f"Geometric mean of ratios to {base}", ("Mechanism", "Geomean"),
                              tables.geomean_rows(result)))
     unsettled = tables.unsettled_rows(result)

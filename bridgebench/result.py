@@ -1,0 +1,257 @@
+"""The analysis of a campaign as one typed value: everything a report, an export or a diff shows, computed
+once (analysis.py), cached in the store as JSON, and only read by the renderers.
+
+Per-iteration times are not part of it (a campaign holds millions): a renderer that draws or exports them
+reads them through analysis.Series, which applies the same per-call rule and the same steady mask as the
+analysis did.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+
+from bridgebench.stats import Estimate, Spread
+
+RESULT_VERSION = 1  # bump when a field changes meaning; a cached result of another version is recomputed
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A process execution that did not count: crashed, timed out, broke the protocol, or gave an answer
+    other than the majority's."""
+
+    pexec: int
+    status: str
+    detail: str
+    stderr_tail: str
+
+
+@dataclass(frozen=True)
+class SegmentMean:
+    """Iterations [start, end) between two changepoints; mean of its non-outlier iterations, per call."""
+
+    start: int
+    end: int
+    mean: float
+    steady: bool
+
+
+@dataclass(frozen=True)
+class Run:
+    """One successful process execution as the analysis saw it."""
+
+    execution_id: int
+    pexec: int
+    iterations: int
+    batch: int  # calls per iteration: stored times are divided by it (analysis.per_call)
+    kind: str | None  # flat, warmup, slowdown, no steady state; None when too short to classify
+    disturbed: str | None  # why the audit flagged the machine, or None
+    stolen_iterations: int | None  # iterations that lost over 10% of their time to others (None: no CPU clock)
+    steady_iteration: int | None  # 1-based, as warmup_stats counts
+    steady_start: int | None  # 0-based first iteration of the steady state
+    changepoints: tuple[int, ...]
+    segments: tuple[SegmentMean, ...]
+    steady_ranges: tuple[tuple[int, int], ...]  # [start, end) that count as steady; all of it when unclassified
+    outliers: tuple[int, ...]  # 0-based indices
+    steady_mean: float | None  # mean of the steady iterations without outliers, per call
+    counters: dict[str, float]  # per counter reported per iteration: its mean over the same iterations
+
+    def steady_mask(self) -> np.ndarray:
+        """True for the iterations the analysis counts: inside a steady range and not an outlier."""
+        mask = np.zeros(self.iterations, dtype=bool)
+        for start, end in self.steady_ranges:
+            mask[start:end] = True
+        mask[list(self.outliers)] = False
+        return mask
+
+    def outlier_mask(self) -> np.ndarray:
+        mask = np.zeros(self.iterations, dtype=bool)
+        mask[list(self.outliers)] = True
+        return mask
+
+
+@dataclass(frozen=True)
+class CellDecision:
+    """An adaptive budget's last verdict on a cell."""
+
+    state: str
+    reason: str
+    round: int
+    half_width: float | None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One benchmark × mechanism."""
+
+    benchmark: str
+    mechanism: str
+    executions_ok: int
+    failures: tuple[Failure, ...]
+    peak_rss_kb: float | None
+    disturbed: int  # executions the audit flagged, failed ones included
+    excluded_disturbed: int  # good executions left out because they were disturbed
+    counters: dict[str, float] = field(default_factory=dict)
+    setup_s: float | None = None
+    classification: str | None = None
+    class_counts: dict[str, int] = field(default_factory=dict)
+    steady_iteration: Spread | None = None
+    steady_seconds: Spread | None = None
+    steady_performance: Estimate | None = None
+    method: str | None = None
+    per_execution: tuple[Run, ...] = ()
+    ratio: Estimate | None = None  # to the baseline mechanism
+    adaptive: CellDecision | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.benchmark, self.mechanism
+
+    def class_counts_with_failures(self) -> dict[str, int]:
+        """Class counts with the failed executions as a class of their own (the differ compares these)."""
+        counts = dict(self.class_counts)
+        if self.failures:
+            counts["failed"] = counts.get("failed", 0) + len(self.failures)
+        return counts
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    mechanism: str
+    label: str
+    available: bool
+    reason: str
+    version: str
+    build_hash: str
+
+
+@dataclass(frozen=True)
+class CheckAnswer:
+    benchmark: str
+    mechanism: str
+    status: str
+    answer: str | None
+    detail: str
+    batch: int | None
+
+
+@dataclass(frozen=True)
+class CampaignFacts:
+    id: int
+    study: str
+    state: str
+    created: float
+    finished: float | None
+    git_sha: str
+    machine: str
+    environment: dict[str, Any]
+    options: dict[str, Any]
+    executions_planned: int
+    executions_stored: int
+
+
+@dataclass(frozen=True)
+class AuditSummary:
+    """The campaign's disturbance audit in a few figures."""
+
+    audited: int
+    disturbed: int
+    excluded: bool
+    others_cores_median: float | None
+    others_cores_max: float | None
+    steal_cores_median: float | None
+    steal_cores_max: float | None
+    waited_s: float
+    thresholds: dict[str, float]
+
+
+@dataclass(frozen=True)
+class AdaptiveSummary:
+    until_ci: float
+    max_process_executions: int
+    max_time_s: float
+    first_process_executions: int
+    rounds: int
+    states: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    campaign: CampaignFacts
+    confidence: float
+    seed: int
+    baseline: str | None
+    mechanisms: tuple[Mechanism, ...]
+    benchmarks: tuple[str, ...]
+    check: tuple[CheckAnswer, ...]
+    audit: AuditSummary
+    adaptive: AdaptiveSummary | None
+    cells: tuple[Cell, ...]
+    geomean_ratio: dict[str, float]
+    version: int = RESULT_VERSION
+
+    def cell(self, benchmark: str, mechanism: str) -> Cell | None:
+        return next((c for c in self.cells if c.key == (benchmark, mechanism)), None)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Mechanism -> its label from the study file."""
+        return {m.mechanism: m.label or m.mechanism for m in self.mechanisms}
+
+    def label(self, mechanism: str | None) -> str:
+        return self.labels.get(mechanism or "", mechanism or "")
+
+    def failures(self) -> list[Failure]:
+        return [f for c in self.cells for f in c.failures]
+
+    def to_json(self) -> dict[str, Any]:
+        return _encode(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Analysis:
+        """The result written by to_json(); ValueError when it was written by another version."""
+        if not isinstance(data, dict) or data.get("version") != RESULT_VERSION:
+            raise ValueError(f"analysis result of version {data.get('version') if isinstance(data, dict) else '?'}, "
+                             f"expected {RESULT_VERSION}")
+        return _decode(cls, data)
+
+
+# --- JSON: dataclasses <-> plain data, driven by the type hints --------------------------------------------
+def _encode(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
+    return value
+
+
+def _decode(kind: Any, data: Any) -> Any:
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(kind) if a is not type(None)]
+        return None if data is None else _decode(options[0], data)
+    if origin is tuple:
+        args = typing.get_args(kind)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], v) for v in data)
+        return tuple(_decode(a, v) for a, v in zip(args, data, strict=True))
+    if origin is dict:
+        _, value_kind = typing.get_args(kind)
+        return {k: _decode(value_kind, v) for k, v in data.items()}
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        hints = typing.get_type_hints(kind)
+        return kind(**{f.name: _decode(hints[f.name], data[f.name]) for f in dataclasses.fields(kind)
+                       if f.name in data})
+    if kind is float and isinstance(data, int):
+        return float(data)
+    return data
