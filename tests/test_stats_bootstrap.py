@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -222,3 +224,70 @@ def test_two_level_ratio_of_one_execution_each_is_the_one_level_ratio() -> None:
     two = ratio_ci([a], [b], rng=np.random.default_rng(5))
     assert two.value == pytest.approx(one.value)
     assert two.low == pytest.approx(one.low, rel=1e-3) and two.high == pytest.approx(one.high, rel=1e-3)
+
+
+# --- the expansion against draw-by-draw resampling, on recorded series ------------------------------------
+RECORDED = json.loads((Path(__file__).parent / "fixtures" / "recorded-series.json").read_text())["series"]
+EXACT_SEEDS = 6
+# The expansion's interval ends must lie within this many standard deviations of the draw-by-draw ends'
+# spread over seeds (their Monte-Carlo error) from those ends' mean: 4 sd makes a false alarm rarer than
+# 1 in 10 000 per end, while the expansion's omitted terms (order 1/n^1.5) would show as shifts of many sd.
+TOLERANCE_SD = 4.0
+
+
+def _steady(key: str) -> list[np.ndarray]:
+    out = []
+    for values in RECORDED[key]:
+        x = np.array(values)
+        cls = classify_execution(x)
+        keep = np.zeros(len(x), dtype=bool)
+        for seg in cls.steady_segments:
+            keep[seg.start:seg.end] = True
+        if (keep & ~cls.outliers).sum() > 1:
+            out.append(x[keep & ~cls.outliers])
+    return out
+
+
+def _agrees(expanded: tuple[float, float], exact: list[tuple[float, float]]) -> None:
+    ends = np.array(exact)
+    mean, sd = ends.mean(axis=0), ends.std(axis=0, ddof=1)
+    for got, m, s in zip(expanded, mean, sd, strict=True):
+        assert abs(got - m) <= TOLERANCE_SD * s + 1e-12 * abs(m), (expanded, mean, sd)
+
+
+@pytest.mark.parametrize("bench", ["queens", "md5"])
+def test_the_expansion_gives_the_intervals_of_draw_by_draw_resampling(bench: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    base, other = _steady(f"{bench}/luajit"), _steady(f"{bench}/lua54")
+    assert max(len(s) for s in base + other) > bootstrap_module.EXACT_MAX_N  # the expansion is used for some
+    executions = [(np.array(v), classify_execution(np.array(v))) for v in RECORDED[f"{bench}/lua54"]]
+
+    def both(seed: int) -> tuple[tuple[float, float], tuple[float, float]]:
+        r = ratio_ci(base, other, rng=np.random.default_rng(seed))
+        p = steady_performance(executions, rng=np.random.default_rng(seed))
+        assert p is not None
+        return (r.low, r.high), (p.low, p.high)
+
+    def tails(x: np.ndarray, seed: int) -> tuple[float, float]:
+        """The 99% interval of one sample's resampled means: where the expansion acts, undiluted."""
+        sums = bootstrap_module._resample_sums(x, 10_000, np.random.default_rng(seed))
+        return bootstrap_module._interval(sums / len(x), 0.99)
+
+    large = [x for x in base + other if len(x) > bootstrap_module.EXACT_MAX_N]
+    ratio, perf = both(0)
+    single = [tails(x, 0) for x in large]
+    monkeypatch.setattr(bootstrap_module, "EXACT_MAX_N", 10**9)  # every sample resampled draw by draw
+    exact = [both(seed) for seed in range(1, EXACT_SEEDS + 1)]
+    _agrees(ratio, [e[0] for e in exact])
+    _agrees(perf, [e[1] for e in exact])
+    for x, got in zip(large, single, strict=True):
+        _agrees(got, [tails(x, seed) for seed in range(1, EXACT_SEEDS + 1)])
+
+
+def test_samples_too_skewed_for_the_expansion_are_resampled_draw_by_draw() -> None:
+    x = np.ones(400)
+    x[:4] = 100.0  # a few huge values: the mean of a resample is far from normal
+    assert bootstrap_module._expanded_sums(x, 10, np.random.default_rng(0)) is None
+    sums = bootstrap_module._resample_sums(x, 2000, np.random.default_rng(0))
+    # draw by draw, a resample's sum moves in steps of 99 (one more or one fewer huge value)
+    assert set(np.round((sums - 400) / 99, 6)) <= set(range(0, 20))

@@ -1,0 +1,114 @@
+"""The analysis result: typed, round-trips through the store's cache, the same whatever the number of
+processes, computed once (report and diff read the cache), and one ratio rule for report and diff."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bridgebench import analysis
+from bridgebench.analysis import Series, analyse, current_analysis
+from bridgebench.compare import compare
+from bridgebench.result import RESULT_VERSION, Analysis
+from tests.conftest import make_campaign
+
+
+def test_the_result_round_trips_through_json_unchanged(tmp_path: Path) -> None:
+    store, cid = make_campaign(tmp_path / "s.sqlite")
+    result = analyse(store, cid)
+    again = Analysis.from_json(json.loads(json.dumps(result.to_json())))
+    assert again == result
+    assert again.cells[0].per_execution[0].steady_mask().dtype == bool
+
+
+def test_a_cached_result_of_another_version_is_computed_again(tmp_path: Path) -> None:
+    store, cid = make_campaign(tmp_path / "s.sqlite")
+    old = analyse(store, cid).to_json() | {"version": RESULT_VERSION - 1}
+    store.save_analysis(cid, old)
+    assert current_analysis(store, cid).version == RESULT_VERSION
+    assert store.analysis(cid)["version"] == RESULT_VERSION
+    with pytest.raises(ValueError, match="version"):
+        Analysis.from_json(old)
+
+
+def test_the_result_is_the_same_with_one_process_or_two(tmp_path: Path) -> None:
+    store, cid = make_campaign(tmp_path / "s.sqlite", benchmarks=("fib", "n body", "json"), pexecs=3,
+                               iterations=400)
+    one = analyse(store, cid, workers=1)
+    two = analyse(store, cid, workers=2)
+    assert one == two
+    assert any(c.ratio for c in one.cells) and all(c.steady_performance for c in one.cells if c.executions_ok)
+
+
+def test_report_and_diff_print_the_same_ratio_for_the_same_pair(tmp_path: Path) -> None:
+    store, cid = make_campaign(tmp_path / "s.sqlite")
+    result = current_analysis(store, cid)
+    comparisons, _ = compare(store, cid, "cpython", cid, "lua/jit")
+    for c in comparisons:
+        cell = result.cell(c.benchmark, "lua/jit")
+        assert cell is not None and cell.ratio is not None
+        assert c.ratio == cell.ratio  # the same CI, to the last bit: one rule, one random stream per pair
+
+
+@pytest.fixture(scope="module")
+def larger_campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """80 000 iterations: large enough that redoing the analysis would be the bulk of a report's time."""
+    path = tmp_path_factory.mktemp("scale") / "s.sqlite"
+    store, cid = make_campaign(path, benchmarks=("a", "b", "c", "d"), pexecs=5, iterations=2000, crash=False)
+    store.save_analysis(cid, analyse(store, cid).to_json())
+    store.close()
+    return path, cid
+
+
+def _refuse(*args: object, **kwargs: object) -> None:
+    raise AssertionError("analysed again")
+
+
+def test_report_and_diff_read_the_cached_analysis_without_resampling(larger_campaign: tuple[Path, int],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from bridgebench import report
+    from bridgebench.store import Store
+
+    path, cid = larger_campaign
+    store = Store(path, create=False)
+    assert store.iteration_count(cid) == 4 * 2 * 5 * 2000
+    monkeypatch.setattr(analysis, "analyse", _refuse)
+    monkeypatch.setattr(analysis, "classify_execution", _refuse)
+    monkeypatch.setattr(analysis, "summarise", _refuse)
+    result = current_analysis(store, cid)
+    for format_ in report.FORMATS:
+        assert report.render(format_, result, Series(store))
+    comparisons, _ = compare(store, cid, "cpython", cid, "lua/jit")  # only the ratio is resampled
+    assert len(comparisons) == 4
+
+
+def test_the_other_choice_about_disturbed_executions_analyses_again(
+        larger_campaign: tuple[Path, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    from bridgebench.store import Store
+
+    path, cid = larger_campaign
+    store = Store(path, create=False)
+    calls = []
+    real = analysis.analyse
+    monkeypatch.setattr(analysis, "analyse", lambda *a, **k: calls.append(k) or real(*a, **k))
+    assert current_analysis(store, cid, exclude_disturbed=True).audit.excluded
+    assert calls == [{"exclude_disturbed": True, "seed": 0}]
+
+
+def test_the_steady_mask_is_the_rule_the_estimates_use(tmp_path: Path) -> None:
+    store, cid = make_campaign(tmp_path / "s.sqlite", pexecs=2, iterations=300)
+    result = analyse(store, cid)
+    series = Series(store)
+    for cell in result.cells:
+        for run in cell.per_execution:
+            times = series.times(run)
+            mask = run.steady_mask()
+            assert not mask[list(run.outliers)].any()
+            if run.steady_mean is not None:
+                assert run.steady_mean == pytest.approx(float(np.mean(times[mask])), rel=1e-15)
+            for seg in run.segments:
+                kept = times[seg.start:seg.end][~run.outlier_mask()[seg.start:seg.end]]
+                assert seg.mean == pytest.approx(float(np.mean(kept)), rel=1e-12)

@@ -1,0 +1,77 @@
+"""Golden files: every renderer of a campaign report (terminal, markdown, JSON, HTML, CSV, Go benchmark
+format) and of a diff, from one fixture campaign, compared with the files in tests/golden byte for byte.
+
+A change to a renderer shows up here as a diff of its output. When the change is meant, write the files
+again and review them like code:
+
+    UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_golden.py
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from bridgebench import report
+from bridgebench.analysis import Series, analyse
+from bridgebench.compare import compare
+from bridgebench.report import diff as diff_report
+from bridgebench.report import terminal
+from bridgebench.result import Analysis
+from tests.conftest import make_campaign
+
+GOLDEN = Path(__file__).parent / "golden"
+SUFFIX = {"markdown": "md", "json": "json", "html": "html", "csv": "csv", "gobench": "txt"}
+
+
+@pytest.fixture(scope="module")
+def fixture(tmp_path_factory: pytest.TempPathFactory) -> tuple[Series, Analysis]:
+    store, cid = make_campaign(tmp_path_factory.mktemp("golden") / "s.sqlite", pexecs=2, iterations=120)
+    result = analyse(store, cid)
+    # the campaign's clock times are the only thing that differs from one creation to the next
+    return Series(store), replace(result, campaign=replace(result.campaign, created=1.7e9, finished=1.7e9 + 60))
+
+
+def check(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"{path} is missing: run with UPDATE_GOLDEN=1 to write it"
+    assert text == path.read_text(encoding="utf-8"), f"{name} differs from the golden file"
+
+
+def terminal_text(show: object) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=200, color_system=None, force_terminal=False)
+    show(console)  # type: ignore[operator]
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("format_", list(report.FORMATS))
+def test_report_formats_match_their_golden_files(fixture: tuple[Series, Analysis], format_: str) -> None:
+    series, result = fixture
+    check(f"report.{SUFFIX[format_]}", report.render(format_, result, series))
+
+
+def test_terminal_report_matches_its_golden_file(fixture: tuple[Series, Analysis]) -> None:
+    _, result = fixture
+    check("report.terminal.txt", terminal_text(lambda console: terminal.show(result, console)))
+
+
+@pytest.mark.parametrize("format_", [f for f in diff_report.FORMATS if f != "terminal"])
+def test_diff_formats_match_their_golden_files(fixture: tuple[Series, Analysis], format_: str) -> None:
+    series, result = fixture
+    comparisons, header = compare(series.store, result.campaign.id, "cpython", result.campaign.id, "lua/jit")
+    check(f"diff.{SUFFIX[format_]}", diff_report.render(format_, comparisons, header))
+
+
+def test_terminal_diff_matches_its_golden_file(fixture: tuple[Series, Analysis]) -> None:
+    series, result = fixture
+    comparisons, header = compare(series.store, result.campaign.id, "cpython", result.campaign.id, "lua/jit")
+    check("diff.terminal.txt", terminal_text(lambda console: diff_report.show(comparisons, header, console)))
