@@ -22,7 +22,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from bridgebench import campaign as camp
 from bridgebench import environment
@@ -35,7 +34,6 @@ from bridgebench.result import Analysis
 from bridgebench.runner import OK, Execution, Task
 from bridgebench.selftest import FAIL as SELFTEST_FAIL
 from bridgebench.selftest import INCONCLUSIVE as SELFTEST_INCONCLUSIVE
-from bridgebench.selftest import PASS as SELFTEST_PASS
 from bridgebench.selftest import Finding, rejudge, run_selftest
 from bridgebench.store import Store, StoreError, StoreWriteError
 from bridgebench.study import Study, StudyError, all_studies, find_study, load_study
@@ -143,22 +141,11 @@ def _print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
-def _builds_table(study: Study, builds: dict[str, BuildResult]) -> Table:
-    table = Table(title=f"Mechanisms of {study.name}", title_justify="left")
-    for column in ("Mechanism", "Status", "Version / reason"):
-        table.add_column(column, overflow="fold")
-    for b in builds.values():
-        status = ("[green]available[/]" + (" (cached)" if b.cached else "")) if b.available else "[red]unavailable[/]"
-        table.add_row(escape(study.mechanisms[b.mechanism].label), status,
-                      escape(b.version if b.available else b.reason))
-    return table
-
-
 def _build(study: Study, build_dir: Path, mechanisms: list[str] | None, quiet: bool) -> dict[str, BuildResult]:
     with err.status(f"building {study.name}…") if not quiet else nullcontext():
         builds = build_study(study, build_dir, mechanisms)
     if not quiet:
-        err.print(_builds_table(study, builds))
+        err.print(terminal.builds_table(study, builds))
     return builds
 
 
@@ -204,19 +191,7 @@ def list_(store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> Non
     if as_json:
         _print_json({"studies": studies, "campaigns": campaigns})
         return
-    table = Table(title="Studies", title_justify="left")
-    for column in ("Study", "Mechanisms", "Benchmarks", "Title / error"):
-        table.add_column(column, overflow="fold")
-    for s in studies:
-        table.add_row(escape(s["name"]), str(len(s.get("mechanisms", []))), str(len(s.get("benchmarks", []))),
-                      escape(s["title"]) if "title" in s else f"[red]{escape(s['error'])}[/]")
-    out.print(table)
-    if campaigns:
-        table = Table(title=f"Campaigns in {store_path}", title_justify="left")
-        for column in ("Id", "Study", "State", "Budget", "Machine"):
-            table.add_column(column)
-        for c in campaigns:
-            table.add_row(str(c["id"]), c["study"], c["state"], c["budget"], c["machine"])
+    for table in terminal.list_tables(studies, campaigns, str(store_path)):
         out.print(table)
 
 
@@ -517,13 +492,7 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
         judged = len({f.campaign for f in report.findings})
         title = (f"Self-test, {judged} stored repetition(s) judged again" if again
                  else f"Self-test over {repetitions} repetition(s), budget '{budget}'")
-        table = Table(title=title, title_justify="left")
-        for column in ("Check", "Target", "Right (quiet)", "Right (disturbed; the rest flagged)", "Verdict"):
-            table.add_column(column)
-        style = {SELFTEST_PASS: "", SELFTEST_FAIL: "red", SELFTEST_INCONCLUSIVE: "yellow"}
-        for t in tallies:
-            table.add_row(t.check, f"≥ {t.target:.0%}", f"{t.quiet_right}/{t.quiet}",
-                          f"{t.disturbed_right}/{t.disturbed}", t.verdict, style=style[t.verdict])
+        table = terminal.selftest_table(title, tallies)
         out.print(table)
         if report.verdict == SELFTEST_INCONCLUSIVE:
             out.print("inconclusive: too few process executions ran on a quiet machine for the verdicts to mean "
@@ -542,12 +511,7 @@ def doctor(as_json: JsonOpt = False) -> None:
     if as_json:
         _print_json({"environment": env, "findings": [f.__dict__ for f in findings]})
         return
-    table = Table(title="What makes this machine noisy", title_justify="left")
-    for column in ("", "Topic", "State", "Advice"):
-        table.add_column(column, overflow="fold")
-    for f in findings:
-        table.add_row("[green]ok[/]" if f.ok else "[yellow]![/]", f.topic, escape(f.state), f.advice)
-    out.print(table)
+    out.print(terminal.doctor_table(findings))
 
 
 DEFAULT_WAIT_QUIET_S = 60.0

@@ -1,13 +1,19 @@
-"""The terminal report (rich)."""
+"""The terminal report (rich), and the tables of the other commands."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from bridgebench.build import BuildResult
+from bridgebench.environment import Finding as Advice
 from bridgebench.report import tables
 from bridgebench.result import Analysis
+from bridgebench.selftest import FAIL, INCONCLUSIVE, PASS, Tally
+from bridgebench.study import Study
 
 
 def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> Table:
@@ -43,3 +49,54 @@ def show(result: Analysis, console: Console) -> None:
     problems = tables.check_problems(result)
     if problems:
         console.print(_table("Answer check problems", ("Benchmark", "Mechanism", "Status", "Detail"), problems))
+
+
+# --- the other commands' tables (the CLI parses and calls; drawing happens here) ---------------------------
+def builds_table(study: Study, builds: dict[str, BuildResult]) -> Table:
+    table = Table(title=f"Mechanisms of {study.name}", title_justify="left")
+    for column in ("Mechanism", "Status", "Version / reason"):
+        table.add_column(column, overflow="fold")
+    for b in builds.values():
+        status = ("[green]available[/]" + (" (cached)" if b.cached else "")) if b.available else "[red]unavailable[/]"
+        table.add_row(escape(study.mechanisms[b.mechanism].label), status,
+                      escape(b.version if b.available else b.reason))
+    return table
+
+
+def list_tables(studies: list[dict[str, Any]], campaigns: list[dict[str, Any]], store: str) -> list[Table]:
+    """`bridgebench list`: the studies (or why one cannot be read), and the campaigns in the store."""
+    table = Table(title="Studies", title_justify="left")
+    for column in ("Study", "Mechanisms", "Benchmarks", "Title / error"):
+        table.add_column(column, overflow="fold")
+    for s in studies:
+        table.add_row(escape(s["name"]), str(len(s.get("mechanisms", []))), str(len(s.get("benchmarks", []))),
+                      escape(s["title"]) if "title" in s else f"[red]{escape(s['error'])}[/]")
+    tables = [table]
+    if campaigns:
+        table = Table(title=f"Campaigns in {escape(store)}", title_justify="left")
+        for column in ("Id", "Study", "State", "Budget", "Machine"):
+            table.add_column(column)
+        for c in campaigns:
+            table.add_row(str(c["id"]), escape(c["study"]), c["state"], escape(c["budget"]), escape(c["machine"]))
+        tables.append(table)
+    return tables
+
+
+def selftest_table(title: str, tallies: list[Tally]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in ("Check", "Target", "Right (quiet)", "Right (disturbed; the rest flagged)", "Verdict"):
+        table.add_column(column)
+    style = {PASS: "", FAIL: "red", INCONCLUSIVE: "yellow"}
+    for t in tallies:
+        table.add_row(t.check, f"≥ {t.target:.0%}", f"{t.quiet_right}/{t.quiet}",
+                      f"{t.disturbed_right}/{t.disturbed}", t.verdict, style=style[t.verdict])
+    return table
+
+
+def doctor_table(findings: list[Advice]) -> Table:
+    table = Table(title="What makes this machine noisy", title_justify="left")
+    for column in ("", "Topic", "State", "Advice"):
+        table.add_column(column, overflow="fold")
+    for f in findings:
+        table.add_row("[green]ok[/]" if f.ok else "[yellow]![/]", f.topic, escape(f.state), f.advice)
+    return table
