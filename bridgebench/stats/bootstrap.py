@@ -171,11 +171,12 @@ def _expanded_sums(x: np.ndarray, count: int, gen: np.random.Generator) -> np.nd
     n = len(x)
     mean = float(np.mean(x))
     d = x - mean
-    var = float(np.mean(d * d))
+    d2 = d * d
+    var = float(np.mean(d2))
     if var == 0.0:
         return np.full(count, n * mean)
-    skew = float(np.mean(d ** 3)) / var ** 1.5 / math.sqrt(n)
-    kurt = (float(np.mean(d ** 4)) / var ** 2 - 3.0) / n
+    skew = float(np.dot(d2, d)) / n / var ** 1.5 / math.sqrt(n)
+    kurt = (float(np.dot(d2, d2)) / n / var ** 2 - 3.0) / n
     if abs(skew) > MAX_SKEW or abs(kurt) > MAX_KURTOSIS:
         return None
     z = gen.standard_normal(count)
