@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import chi2
 
-from bridgebench.result import Cell
+from bridgebench.result import FAILED, Cell
 from bridgebench.stats import KINDS as EXECUTION_KINDS
 from bridgebench.stats import Estimate, Spread
 
@@ -28,7 +28,6 @@ WORSENED = "worsened"
 DIFFERENT = "different"
 UNCHANGED = "unchanged"
 
-FAILED = "failed"
 KINDS = (*EXECUTION_KINDS, FAILED)  # a failed process execution counts as a class of its own
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from bridgebench.stats import Estimate, Spread
 
 RESULT_VERSION = 1  # bump when a field changes meaning; a cached result of another version is recomputed
+FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 T = TypeVar("T")
 
@@ -119,7 +120,7 @@ class Cell:
         """Class counts with the failed executions as a class of their own (the differ compares these)."""
         counts = dict(self.class_counts)
         if self.failures:
-            counts["failed"] = counts.get("failed", 0) + len(self.failures)
+            counts[FAILED] = counts.get(FAILED, 0) + len(self.failures)
         return counts
 
 
