@@ -22,7 +22,6 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from multiprocessing import get_context
-from pathlib import Path
 
 import numpy as np
 
@@ -216,9 +215,9 @@ def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput],
     return out
 
 
-def _worker(path: str, campaign_id: int, inputs: list[_CellInput], baseline: str | None, confidence: float,
+def _worker(location: str, campaign_id: int, inputs: list[_CellInput], baseline: str | None, confidence: float,
             seed: int) -> list[Cell]:
-    store = Store(Path(path), create=False)
+    store = Store(location, create=False)
     try:
         return _analyse_benchmark(store, campaign_id, inputs, baseline, confidence, seed)
     finally:
@@ -328,7 +327,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
         workers = workers_for(store.iteration_count(campaign_id))
     if workers > 1 and len(per_bench) > 1:
         with ProcessPoolExecutor(min(workers, len(per_bench)), mp_context=get_context("spawn")) as pool:
-            futures = [pool.submit(_worker, str(store.path), campaign_id, group, baseline, confidence, seed)
+            futures = [pool.submit(_worker, store.location, campaign_id, group, baseline, confidence, seed)
                        for group in per_bench]
             done = [f.result() for f in futures]
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sys
@@ -35,7 +36,7 @@ from bridgebench.runner import OK, Execution, Task
 from bridgebench.selftest import FAIL as SELFTEST_FAIL
 from bridgebench.selftest import INCONCLUSIVE as SELFTEST_INCONCLUSIVE
 from bridgebench.selftest import Finding, rejudge, run_selftest
-from bridgebench.store import Store, StoreError, StoreWriteError
+from bridgebench.store import Store, StoreError, StoreMissing, StoreWriteError
 from bridgebench.study import Study, StudyError, all_studies, find_study, load_study
 
 # Exit codes that mean something to a script.
@@ -54,8 +55,10 @@ app = typer.Typer(help="Measure what it costs to run user code through each mech
 out = Console()
 err = Console(stderr=True)
 
-StoreOpt = Annotated[Path, typer.Option("--store", envvar="BRIDGEBENCH_STORE", help="SQLite results file.")]
-DEFAULT_STORE = Path("results/bridgebench.sqlite")
+StoreOpt = Annotated[str, typer.Option("--store", envvar="BRIDGEBENCH_STORE", help="The results store: an SQLite "
+                                       "file, or a PostgreSQL server as postgresql://user@host/db (password from "
+                                       "PGPASSWORD, ~/.pgpass or PGSERVICE).")]
+DEFAULT_STORE = "results/bridgebench.sqlite"
 REPORT_FORMATS = (TERMINAL, *FORMATS)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of tables.")]
 ExcludeOpt = Annotated[bool, typer.Option("--exclude-disturbed", help="Leave out the process executions the "
@@ -74,11 +77,21 @@ def _load(name: str) -> Study:
         fail(str(e))
 
 
-def _store(path: Path, create: bool = True) -> Store:
+def _open_or_fail(location: str) -> Store:
+    """An existing store, or StoreMissing; any other problem with it is the usual one-line error."""
+    try:
+        return Store(location, create=False)
+    except StoreMissing:
+        raise
+    except StoreError as e:
+        fail(str(e))
+
+
+def _store(location: str, create: bool = True) -> Store:
     """Open the store; read-only commands pass create=False so a mistyped path is an error, not a new
     empty store."""
     try:
-        return Store(path, create=create)
+        return Store(location, create=create)
     except StoreError as e:
         fail(str(e))
 
@@ -184,14 +197,16 @@ def list_(store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> Non
         except StudyError as e:
             studies.append({"name": path.parent.name, "error": str(e), "path": str(path)})
     campaigns = []
-    if store_path.exists():
-        store = _store(store_path, create=False)
+    store = None
+    with contextlib.suppress(StoreMissing):  # no store yet: only the studies
+        store = _open_or_fail(store_path)
+    if store is not None:
         campaigns = [{"id": c.id, "study": c.study, "state": c.state, "created": c.created,
                       "budget": c.config["options"]["budget"], "machine": c.machine} for c in store.campaigns()]
     if as_json:
         _print_json({"studies": studies, "campaigns": campaigns})
         return
-    for table in terminal.list_tables(studies, campaigns, str(store_path)):
+    for table in terminal.list_tables(studies, campaigns, store.path if store else store_path):
         out.print(table)
 
 
@@ -461,8 +476,8 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
                                                        metavar="[SECONDS]")] = 0.0,
              again: Annotated[bool, typer.Option("--rejudge", help="Run nothing: judge the self-test campaigns "
                                                  "already in the store again, under the current rules.")] = False,
-             store_path: Annotated[Path, typer.Option("--store", help="SQLite file for the self-test's runs.")]
-             = Path("results/selftest.sqlite"),
+             store_path: Annotated[str, typer.Option("--store", help="The store for the self-test's runs (a "
+                                                     "file or postgresql://…).")] = "results/selftest.sqlite",
              as_json: JsonOpt = False) -> None:
     """Check bridgebench's verdicts on planted changes (A vs A, +5% work, warm-up, slowdown, no steady state);
     exit 5 if they are wrong on a quiet machine."""

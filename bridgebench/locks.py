@@ -11,6 +11,17 @@ import contextlib
 import fcntl
 import os
 from pathlib import Path
+from typing import Protocol
+
+
+class Lock(Protocol):
+    """What a store's lock offers (a FileLock here, an advisory lock in PostgreSQL)."""
+
+    def release(self) -> None: ...
+
+    def __enter__(self) -> Lock: ...
+
+    def __exit__(self, *exc: object) -> None: ...
 
 
 class Busy(Exception):

@@ -1,4 +1,6 @@
-"""The results store: SQLite in WAL mode, one transaction per process execution.
+"""The results store: one transaction per process execution, in SQLite (a file) or PostgreSQL (a
+server many machines share). The SQL is written here once, in the subset both speak; what differs (how to
+connect, column types, locks, migrations of old files) is the backend's: store_sqlite.py, store_postgres.py.
 
 An interrupt or a crash of the harness loses at most the execution in flight; everything committed
 stays, and a resumed campaign runs exactly the planned executions that are not stored yet.
@@ -8,8 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,18 +19,16 @@ from typing import Any
 
 import numpy as np
 
+from bridgebench import locks, store_postgres, store_sqlite
 from bridgebench.build import BuildResult
-from bridgebench.locks import Busy, FileLock
 from bridgebench.runner import Execution, Task
 
 SCHEMA_VERSION = 4
-# What each schema version added; an older store is migrated forward when it is opened.
-_AUDIT_COLUMNS = ("cpu_s REAL", "others_cpu_s REAL", "steal_s REAL", "load1 REAL", "waited_s REAL", "disturbed TEXT")
 
-_SCHEMA = """
+_SCHEMA = """  -- {id}, {int}… are the backend's column types (store_*.SCALARS)
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS campaign (
-    id INTEGER PRIMARY KEY,
+    id {id},
     study TEXT NOT NULL,
     study_path TEXT NOT NULL,
     config_hash TEXT NOT NULL,
@@ -38,84 +36,84 @@ CREATE TABLE IF NOT EXISTS campaign (
     git_sha TEXT NOT NULL,
     environment_json TEXT NOT NULL,
     machine TEXT NOT NULL,
-    created REAL NOT NULL,
-    finished REAL,
+    created {real} NOT NULL,
+    finished {real},
     state TEXT NOT NULL CHECK (state IN ('running', 'interrupted', 'done'))
 );
 CREATE TABLE IF NOT EXISTS mechanism_build (
-    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    campaign_id {int} NOT NULL REFERENCES campaign(id),
     mechanism TEXT NOT NULL,
     label TEXT NOT NULL,
-    available INTEGER NOT NULL,
+    available {int} NOT NULL,
     reason TEXT NOT NULL,
     version TEXT NOT NULL,
-    build_hash TEXT NOT NULL,
+    build_hash TEXT NOT NULL{order},
     PRIMARY KEY (campaign_id, mechanism)
 );
 CREATE TABLE IF NOT EXISTS check_answer (
-    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
+    campaign_id {int} NOT NULL REFERENCES campaign(id),
     benchmark TEXT NOT NULL,
     mechanism TEXT NOT NULL,
     status TEXT NOT NULL,
     answer TEXT,
     detail TEXT NOT NULL,
-    batch INTEGER,                  -- calls per iteration the probe calibrated; timed runs reuse it
+    batch {int}{order},           -- calls per iteration the probe calibrated; timed runs reuse it
     PRIMARY KEY (campaign_id, benchmark, mechanism)
 );
 CREATE TABLE IF NOT EXISTS planned (
-    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
-    seq INTEGER NOT NULL,
+    campaign_id {int} NOT NULL REFERENCES campaign(id),
+    seq {int} NOT NULL,
     benchmark TEXT NOT NULL,
     mechanism TEXT NOT NULL,
-    pexec INTEGER NOT NULL,
+    pexec {int} NOT NULL,
     PRIMARY KEY (campaign_id, seq)
 );
 CREATE TABLE IF NOT EXISTS execution (
-    id INTEGER PRIMARY KEY,
-    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
-    seq INTEGER NOT NULL,
+    id {id},
+    campaign_id {int} NOT NULL REFERENCES campaign(id),
+    seq {int} NOT NULL,
     benchmark TEXT NOT NULL,
     mechanism TEXT NOT NULL,
-    pexec INTEGER NOT NULL,
+    pexec {int} NOT NULL,
     status TEXT NOT NULL,
     detail TEXT NOT NULL,
-    exit_code INTEGER,
+    exit_code {int},
     stderr_tail TEXT NOT NULL,
     answer TEXT,
-    batch INTEGER,
+    batch {int},
     info_json TEXT,
-    peak_rss_kb INTEGER,
-    started REAL NOT NULL,
-    wall_s REAL NOT NULL,
-    cpu_s REAL,                     -- the disturbance audit (schema 3): the benchmark's own CPU time,
-    others_cpu_s REAL,              -- CPU others used meanwhile, steal, the 1-min load average, the wait
-    steal_s REAL,                   -- for a quiet machine before it, and why it is disturbed (NULL: it
-    load1 REAL,                     -- is not, or was not audited)
-    waited_s REAL,
+    peak_rss_kb {int},
+    started {real} NOT NULL,
+    wall_s {real} NOT NULL,
+    cpu_s {real},                     -- the disturbance audit (schema 3): the benchmark's own CPU time,
+    others_cpu_s {real},              -- CPU others used meanwhile, steal, the 1-min load average, the wait
+    steal_s {real},                   -- for a quiet machine before it, and why it is disturbed (NULL: it
+    load1 {real},                     -- is not, or was not audited)
+    waited_s {real},
     disturbed TEXT,
     UNIQUE (campaign_id, seq)
 );
 CREATE TABLE IF NOT EXISTS series (  -- (schema 4) one row per execution and quantity, not per iteration
-    execution_id INTEGER NOT NULL REFERENCES execution(id),
+    execution_id {int} NOT NULL REFERENCES execution(id),
     name TEXT NOT NULL,             -- SECONDS for the iteration times, else the name of a probe's counter
-    data BLOB NOT NULL,             -- one little-endian float64 per iteration
+    data {blob} NOT NULL,             -- one little-endian float64 per iteration
     PRIMARY KEY (execution_id, name)
-) WITHOUT ROWID;
+){without_rowid};
 CREATE TABLE IF NOT EXISTS cell_decision ( -- adaptive budgets (schema 3): each round's verdict per cell
-    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
-    round INTEGER NOT NULL,
+    campaign_id {int} NOT NULL REFERENCES campaign(id),
+    round {int} NOT NULL,
     benchmark TEXT NOT NULL,
     mechanism TEXT NOT NULL,
-    executions INTEGER NOT NULL,    -- process executions of the cell stored when it was judged
+    executions {int} NOT NULL,    -- process executions of the cell stored when it was judged
     classification TEXT,
-    half_width REAL,                -- the steady-state CI's half-width over its estimate
+    half_width {real},                -- the steady-state CI's half-width over its estimate
     state TEXT NOT NULL,            -- open (more rounds), settled, capped, failing, out of time
     reason TEXT NOT NULL,
     PRIMARY KEY (campaign_id, round, benchmark, mechanism)
 );
 CREATE TABLE IF NOT EXISTS analysis (
-    campaign_id INTEGER NOT NULL REFERENCES campaign(id),
-    computed REAL NOT NULL,
+    campaign_id {int} NOT NULL REFERENCES campaign(id),
+    computed {real} NOT NULL,
     result_json TEXT NOT NULL,
     PRIMARY KEY (campaign_id)
 );
@@ -130,28 +128,12 @@ def _blob(values: list[float] | np.ndarray) -> bytes:
     return np.asarray(values, dtype=_FLOAT64).tobytes()
 
 
-def _migrate_iterations(db: sqlite3.Connection) -> None:
-    """Schema 4: the per-iteration rows of schemas 1-3 (tables iteration, iteration_counter) become one
-    float64 BLOB per execution and quantity; the same numbers, read back bit for bit."""
-    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if "iteration" in tables:
-        ids = [r[0] for r in db.execute("SELECT DISTINCT execution_id FROM iteration")]
-        for eid in ids:
-            values = [r[0] for r in db.execute("SELECT seconds FROM iteration WHERE execution_id=? ORDER BY idx",
-                                               (eid,))]
-            db.execute("INSERT OR REPLACE INTO series VALUES (?, ?, ?)", (eid, SECONDS, _blob(values)))
-        db.execute("DROP TABLE iteration")
-    if "iteration_counter" in tables:
-        keys = db.execute("SELECT DISTINCT execution_id, name FROM iteration_counter").fetchall()
-        for eid, name in keys:
-            values = [r[0] for r in db.execute("SELECT value FROM iteration_counter WHERE execution_id=? AND name=?"
-                                               " ORDER BY idx", (eid, name))]
-            db.execute("INSERT OR REPLACE INTO series VALUES (?, ?, ?)", (eid, name, _blob(values)))
-        db.execute("DROP TABLE iteration_counter")
-
-
 class StoreError(Exception):
     """A store that cannot be opened or written; the message is one line, ready to print."""
+
+
+class StoreMissing(StoreError):
+    """A read-only command named a store that does not exist (yet)."""
 
 
 class StoreWriteError(StoreError):
@@ -202,38 +184,53 @@ class StoredExecution:
     disturbed: str | None = None  # why the audit found the machine busy, or None
 
 
-def _add_columns(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> None:
-    have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
-    for column in columns:
-        if column.split()[0] not in have:
-            db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+def _backend(location: Path | str) -> store_sqlite.Backend | store_postgres.Backend:
+    """PostgreSQL for a postgresql:// (or postgres://) connection string, else an SQLite file."""
+    text = str(location)
+    return store_postgres.Backend(text) if store_postgres.is_location(text) else store_sqlite.Backend(text)
 
 
-def busy_timeout_s() -> float:
-    """How long a write waits for another writer before it fails (BRIDGEBENCH_STORE_BUSY_S, default 30)."""
-    try:
-        return max(0.0, float(os.environ.get("BRIDGEBENCH_STORE_BUSY_S", "30")))
-    except ValueError:
-        return 30.0
+class _Connection:
+    """The backend's connection, speaking the SQL written here (`?` placeholders) in the backend's dialect."""
+
+    def __init__(self, raw: Any, backend: store_sqlite.Backend | store_postgres.Backend) -> None:
+        self.raw, self.backend = raw, backend
+
+    def execute(self, query: str, params: tuple | list = ()) -> Any:
+        return self.raw.execute(self.backend.sql(query), params)
+
+    def executemany(self, query: str, rows: list[tuple]) -> None:
+        if rows:
+            self.raw.cursor().executemany(self.backend.sql(query), rows)
+
+    def copy(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        """Many rows at once: PostgreSQL's COPY where the backend has it, else one statement per row."""
+        if hasattr(self.backend, "copy"):
+            self.backend.copy(self.raw, table, columns, rows)
+        else:
+            self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                             rows)
 
 
 class Store:
-    def __init__(self, path: Path, create: bool = True) -> None:
-        """Open the store at `path`; with create=False (read-only commands) a missing store is an error,
-        never a new empty file."""
-        self.path = Path(path)
-        if not create and not self.path.is_file():
-            raise StoreError(f"{self.path}: no store there (run a campaign first, or name one with --store)")
+    def __init__(self, location: Path | str, create: bool = True) -> None:
+        """Open the store at `location` (a file, or a postgresql:// connection string); with create=False
+        (read-only commands) a missing store is an error, never a new empty one."""
+        self.backend = _backend(location)
+        self.path = self.backend.name  # what messages show: never a password
+        self.location = self.backend.location  # what another process opens the same store with
+        b = self.backend
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise StoreError(f"{self.path}: cannot create its folder: {err.strerror}") from err
-        try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=busy_timeout_s())
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self.db.executescript(_SCHEMA)
+            missing = None if create else b.missing()
+            if missing:
+                raise StoreMissing(f"{self.path}: {missing}")
+            self.db = _Connection(b.connect(), b)
+            schema = _SCHEMA.format(**b.SCALARS)
+            if isinstance(b, store_sqlite.Backend):
+                self.db.raw.executescript(schema)
+            else:
+                with self.transaction() as db:
+                    db.raw.execute(schema)
             row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             version = int(row[0]) if row else SCHEMA_VERSION
             if version > SCHEMA_VERSION:
@@ -244,64 +241,63 @@ class Store:
             with self.transaction() as db:
                 if row is None:
                     db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-                if version < 2:  # the calibrated batch size of the answer check
-                    _add_columns(db, "check_answer", ("batch INTEGER",))
-                if version < 3:  # the disturbance audit of each execution
-                    _add_columns(db, "execution", _AUDIT_COLUMNS)
-                if version < 4:  # iterations as one typed array per execution
-                    _migrate_iterations(db)
+                b.migrate(db.raw, version)
                 db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
-        except sqlite3.DatabaseError as err:
+        except store_postgres.Unusable as err:
+            raise StoreError(f"{self.path}: {err}") from err
+        except OSError as err:
+            raise StoreError(f"{self.path}: cannot create its folder: {err.strerror}") from err
+        except b.DATABASE_ERRORS as err:
             raise StoreError(f"{self.path}: not a usable bridgebench store: {err}") from err
 
     def close(self) -> None:
-        self.db.close()
+        self.db.raw.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """All or nothing. SQLite's errors (disk full, locked for longer than the busy timeout,
-        read-only) become one StoreWriteError naming the store."""
+    def transaction(self) -> Iterator[_Connection]:
+        """All or nothing. The backend's write errors (disk full, locked for longer than the busy timeout,
+        read-only, the server gone) become one StoreWriteError naming the store."""
         try:
-            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(self.backend.BEGIN)
             try:
                 yield self.db
                 self.db.execute("COMMIT")
             except BaseException:
-                with contextlib.suppress(sqlite3.Error):
+                with contextlib.suppress(*self.backend.DATABASE_ERRORS):
                     self.db.execute("ROLLBACK")
                 raise
-        except sqlite3.OperationalError as err:
-            raise StoreWriteError(f"{self.path}: cannot write: {err}") from err
+        except self.backend.WRITE_ERRORS as err:
+            raise StoreWriteError(f"{self.path}: cannot write: {str(err).strip().splitlines()[0]}") from err
 
-    def claim(self, campaign_id: int) -> FileLock:
+    def claim(self, campaign_id: int) -> locks.Lock:
         """Own a campaign while running it: a second harness (a `--resume` of a campaign still running)
         is refused instead of timing the same executions beside the first. The lock dies with its holder;
         release it with .release() or a with-block."""
-        lock = FileLock(self.path.with_name(f"{self.path.name}.locks") / f"campaign-{campaign_id}")
         try:
-            return lock.acquire()
-        except Busy as busy:
+            return self.backend.lock(f"campaign-{campaign_id}", blocking=False)
+        except (locks.Busy, store_postgres.Busy) as busy:
             raise CampaignBusy(f"campaign {campaign_id} is being run by another bridgebench ({busy}); wait for "
                                "it to finish or stop it, then `--resume`") from None
         except OSError as err:
-            raise StoreError(f"{lock.path}: cannot lock: {err.strerror}") from err
+            raise StoreError(f"{self.path}: cannot lock campaign {campaign_id}: {err.strerror}") from err
+        except store_postgres.Unusable as err:
+            raise StoreError(f"{self.path}: cannot lock campaign {campaign_id}: {err}") from err
 
-    def planning(self) -> FileLock:
+    def planning(self) -> locks.Lock:
         """Held briefly while a campaign is created or chosen for resuming, so that choosing and claiming
         are one step for every harness sharing this store."""
-        return FileLock(self.path.with_name(f"{self.path.name}.locks") / "planning").acquire(blocking=True)
+        return self.backend.lock("planning", blocking=True)
 
     # --- campaigns -----------------------------------------------------------------------------------
     def create_campaign(self, study: str, study_path: str, config_hash: str, config: dict[str, Any],
                         git_sha: str, environment: dict[str, Any], machine: str, tasks: list[Task]) -> int:
         with self.transaction() as db:
-            cur = db.execute(
+            campaign_id = int(db.execute(
                 "INSERT INTO campaign (study, study_path, config_hash, config_json, git_sha, environment_json,"
-                " machine, created, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+                " machine, created, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running') RETURNING id",
                 (study, study_path, config_hash, json.dumps(config, sort_keys=True), git_sha,
                  json.dumps(environment, sort_keys=True), machine, time.time()),
-            )
-            campaign_id = int(cur.lastrowid or 0)
+            ).fetchone()[0])
             db.executemany(
                 "INSERT INTO planned VALUES (?, ?, ?, ?, ?)",
                 [(campaign_id, t.seq, t.benchmark, t.mechanism, t.pexec) for t in tasks],
@@ -341,7 +337,10 @@ class Store:
     def record_builds(self, campaign_id: int, builds: dict[str, BuildResult], labels: dict[str, str]) -> None:
         with self.transaction() as db:
             db.executemany(
-                "INSERT OR REPLACE INTO mechanism_build VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO mechanism_build (campaign_id, mechanism, label, available, reason, version, build_hash)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id, mechanism) DO UPDATE SET"
+                " label=excluded.label, available=excluded.available, reason=excluded.reason,"
+                " version=excluded.version, build_hash=excluded.build_hash",
                 [(campaign_id, b.mechanism, labels[b.mechanism], int(b.available), b.reason, b.version,
                   b.build_hash) for b in builds.values()],
             )
@@ -349,18 +348,20 @@ class Store:
     def builds(self, campaign_id: int) -> list[dict[str, Any]]:
         rows = self.db.execute(
             "SELECT mechanism, label, available, reason, version, build_hash FROM mechanism_build"
-            " WHERE campaign_id=? ORDER BY rowid", (campaign_id,))
+            f" WHERE campaign_id=? ORDER BY {self.backend.ORDER}", (campaign_id,))
         keys = ("mechanism", "label", "available", "reason", "version", "build_hash")
         return [dict(zip(keys, r, strict=True)) | {"available": bool(r[2])} for r in rows]
 
     def record_check(self, campaign_id: int, rows: list[tuple[str, str, str, str | None, str, int | None]]) -> None:
         with self.transaction() as db:
-            db.executemany("INSERT OR REPLACE INTO check_answer VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           [(campaign_id, *r) for r in rows])
+            db.executemany("INSERT INTO check_answer (campaign_id, benchmark, mechanism, status, answer, detail, batch)"
+                           " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id, benchmark, mechanism) DO UPDATE"
+                           " SET status=excluded.status, answer=excluded.answer, detail=excluded.detail,"
+                           " batch=excluded.batch", [(campaign_id, *r) for r in rows])
 
     def check_answers(self, campaign_id: int) -> list[dict[str, Any]]:
         rows = self.db.execute("SELECT benchmark, mechanism, status, answer, detail, batch FROM check_answer"
-                               " WHERE campaign_id=? ORDER BY rowid", (campaign_id,))
+                               f" WHERE campaign_id=? ORDER BY {self.backend.ORDER}", (campaign_id,))
         keys = ("benchmark", "mechanism", "status", "answer", "detail", "batch")
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
@@ -387,7 +388,10 @@ class Store:
                          decisions: list[tuple[str, str, int, str | None, float | None, str, str]]) -> None:
         """One round's verdict per cell: (benchmark, mechanism, executions, class, half-width, state, why)."""
         with self.transaction() as db:
-            db.executemany("INSERT OR REPLACE INTO cell_decision VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            db.executemany("INSERT INTO cell_decision VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id,"
+                           " round, benchmark, mechanism) DO UPDATE SET executions=excluded.executions,"
+                           " classification=excluded.classification, half_width=excluded.half_width,"
+                           " state=excluded.state, reason=excluded.reason",
                            [(campaign_id, round_, *d) for d in decisions])
 
     def decisions(self, campaign_id: int) -> list[dict[str, Any]]:
@@ -409,30 +413,29 @@ class Store:
         """Everything about one process execution in one transaction: all of it is stored, or none."""
         try:
             return self._insert_execution(campaign_id, task, run)
-        except sqlite3.InterfaceError as err:  # a value SQLite cannot bind; rolled back, nothing stored
+        except self.backend.BIND_ERRORS as err:  # a value the database cannot bind; rolled back, nothing stored
             raise ValueError(str(err)) from err
 
     def _insert_execution(self, campaign_id: int, task: Task, run: Execution) -> int:
         out = run.output
         with self.transaction() as db:
-            cur = db.execute(
+            execution_id = int(db.execute(
                 "INSERT INTO execution (campaign_id, seq, benchmark, mechanism, pexec, status, detail, exit_code,"
                 " stderr_tail, answer, batch, info_json, peak_rss_kb, started, wall_s, cpu_s, others_cpu_s,"
                 " steal_s, load1, waited_s, disturbed)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (campaign_id, task.seq, task.benchmark, task.mechanism, task.pexec, run.status, run.detail,
                  run.exit_code, run.stderr_tail, out.answer if out else None, out.batch if out else None,
                  json.dumps(out.info) if out else None, run.peak_rss_kb, run.started, run.wall_s,
                  *((a.cpu_s, a.others_cpu_s, a.steal_s, a.load1, a.waited_s, a.disturbed) if (a := run.machine)
                    else (None,) * 6)),
-            )
-            execution_id = int(cur.lastrowid or 0)
+            ).fetchone()[0])
             if out:
                 if SECONDS in out.counters:
                     raise ValueError(f"a counter may not be named {SECONDS!r}")
-                db.executemany("INSERT INTO series VALUES (?, ?, ?)",
-                               [(execution_id, SECONDS, _blob(out.times)),
-                                *((execution_id, name, _blob(vs)) for name, vs in out.counters.items())])
+                db.copy("series", ("execution_id", "name", "data"),
+                        [(execution_id, SECONDS, _blob(out.times)),
+                         *((execution_id, name, _blob(vs)) for name, vs in out.counters.items())])
         return execution_id
 
     def executions(self, campaign_id: int, after_id: int = 0) -> list[StoredExecution]:
@@ -470,12 +473,13 @@ class Store:
         row = self.db.execute("SELECT coalesce(sum(length(data)), 0) FROM series JOIN execution"
                               " ON execution.id=execution_id WHERE campaign_id=? AND name=?",
                               (campaign_id, SECONDS)).fetchone()
-        return int(row[0]) // _FLOAT64.itemsize
+        return int(row[0]) // _FLOAT64.itemsize  # PostgreSQL's sum is a numeric: int() takes it
 
     # --- derived -------------------------------------------------------------------------------------
     def save_analysis(self, campaign_id: int, result: dict[str, Any]) -> None:
         with self.transaction() as db:
-            db.execute("INSERT OR REPLACE INTO analysis VALUES (?, ?, ?)",
+            db.execute("INSERT INTO analysis VALUES (?, ?, ?) ON CONFLICT (campaign_id) DO UPDATE SET"
+                       " computed=excluded.computed, result_json=excluded.result_json",
                        (campaign_id, time.time(), json.dumps(result)))
 
     def analysis(self, campaign_id: int) -> dict[str, Any] | None:

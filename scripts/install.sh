@@ -2,12 +2,20 @@
 # Install what bridgebench needs on Debian 12: the Debian packages every study names, and a Python venv
 # (.venv) with pinned packages. Safe to run again: it only does what is missing.
 #   scripts/install.sh          runtime only
-#   scripts/install.sh --dev    plus test and lint tools
+#   scripts/install.sh --fleet  plus a PostgreSQL store's parts (Debian's postgresql, psycopg)
+#   scripts/install.sh --dev    plus test and lint tools (and the fleet parts: the tests start a PostgreSQL)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 dev=0
-[ "${1:-}" = "--dev" ] && dev=1
+fleet=0
+for arg in "$@"; do
+  case "$arg" in
+    --dev) dev=1; fleet=1 ;;
+    --fleet) fleet=1 ;;
+    *) echo "usage: scripts/install.sh [--fleet] [--dev]" >&2; exit 2 ;;
+  esac
+done
 as_root=""
 [ "$(id -u)" -eq 0 ] || as_root="sudo"
 export DEBIAN_FRONTEND=noninteractive
@@ -44,10 +52,15 @@ if [ "$dev" = 1 ]; then
   # The tests render the HTML report in a real browser, and read the Go export with the real benchstat.
   apt_install chromium fonts-dejavu-core
 fi
+if [ "$fleet" = 1 ]; then
+  # A PostgreSQL store: the server (the tests start throwaway ones; docs/fleet.md sets up a shared one).
+  apt_install postgresql
+fi
 
 lock=requirements.lock
+[ "$fleet" = 1 ] && lock=requirements-fleet.lock
 [ "$dev" = 1 ] && lock=requirements-dev.lock
-stamp=.venv/.installed-$(cat requirements.lock requirements-dev.lock pyproject.toml | sha256sum | cut -c1-16)-$dev
+stamp=.venv/.installed-$(cat requirements*.lock pyproject.toml | sha256sum | cut -c1-16)-$dev-$fleet
 if [ ! -f "$stamp" ]; then
   [ -x .venv/bin/python ] || /usr/bin/python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -r "$lock"

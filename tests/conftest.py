@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,15 +79,29 @@ def stored_times(db: Path) -> set[tuple[int, int, float]]:
     return out
 
 
-def wait_for_executions(db: Path, at_least: int, timeout: float = 60) -> None:
+def _executions_stored(store: Path | str) -> int:
+    if str(store).startswith("postgresql://"):
+        import psycopg
+
+        with psycopg.connect(str(store)) as conn:
+            try:
+                return conn.execute("SELECT count(*) FROM execution").fetchone()[0]  # type: ignore[index]
+            except psycopg.errors.UndefinedTable:
+                return 0
+    if not Path(store).exists():
+        return 0
+    try:
+        return rows(Path(store), "SELECT count(*) FROM execution")[0][0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def wait_for_executions(store: Path | str, at_least: int, timeout: float = 60) -> None:
+    """Wait until a store (a file or postgresql://…) holds at least that many executions."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if db.exists():
-            try:
-                if rows(db, "SELECT count(*) FROM execution")[0][0] >= at_least:
-                    return
-            except sqlite3.OperationalError:
-                pass
+        if _executions_stored(store) >= at_least:
+            return
         time.sleep(0.05)
     raise AssertionError("the campaign stored too few executions in time")
 
@@ -102,7 +117,8 @@ def gated_campaign(study: Path, cwd: Path, after: int, extra: tuple[str, ...] = 
     pexecs = () if extra else ("-p", "5")
     proc = start_bridgebench("run", str(study), "--benchmarks", "gate", *pexecs, "-i", "5", *extra, cwd=cwd,
                              env=env)
-    wait_for_executions(cwd / "results" / "bridgebench.sqlite", after)
+    store = extra[extra.index("--store") + 1] if "--store" in extra else cwd / "results" / "bridgebench.sqlite"
+    wait_for_executions(store, after)
     return proc, env
 
 
@@ -134,7 +150,7 @@ def synthetic_series(rng: np.random.Generator, kind: str, n: int, level: float) 
     return np.abs(t)
 
 
-def make_campaign(path: Path, *, benchmarks: tuple[str, ...] = ("fib", "n body"),
+def make_campaign(path: Path | str, *, benchmarks: tuple[str, ...] = ("fib", "n body"),
                   mechanisms: tuple[str, ...] = ("cpython", "lua/jit"), pexecs: int = 3,
                   iterations: int = 300, seed: int = 1, crash: bool = True,
                   stop_after: int | None = None) -> tuple[Store, int]:
@@ -154,9 +170,10 @@ def make_campaign(path: Path, *, benchmarks: tuple[str, ...] = ("fib", "n body")
     tasks = plan(list(benchmarks), list(mechanisms), pexecs)
     cid = store.create_campaign("synthetic", "/studies/synthetic/study.toml", "hash", config,
                                 "0123456789abcdef", env, "machine-1", tasks)
-    builds = {m: BuildResult(m, True, "", f"{m} 1.0", path.parent, f"build-{m}", False) for m in mechanisms}
+    folder = Path("/nonexistent-build")  # the builds' folder: recorded nowhere, read by nothing here
+    builds = {m: BuildResult(m, True, "", f"{m} 1.0", folder, f"build-{m}", False) for m in mechanisms}
     builds["gone"] = BuildResult("gone", False, "not found: gone-vm (Debian packages: gone-vm)", "",
-                                 path.parent, "", False)
+                                 folder, "", False)
     store.record_builds(cid, builds, {m: m.upper() for m in mechs})
     store.record_check(cid, [(b, m, "agrees", "42", "", 1) for b in benchmarks for m in mechanisms])
     for task in tasks[:stop_after]:
@@ -186,3 +203,62 @@ def analysed(tmp_path: Path, **kwargs: Any) -> tuple[Series, Analysis]:
     """make_campaign's campaign, analysed: its series (series.store is the store) and the result."""
     store, cid = make_campaign(tmp_path / "s.sqlite", **kwargs)
     return Series(store), analyse(store, cid)
+
+
+# --- a throwaway PostgreSQL server (Debian's package), for the store's second backend ---------------------
+def _pg_bin(tool: str) -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{tool}"), key=lambda p: int(p.parts[-3]))
+    return found[-1] if found else None
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL server of its own, listening only on a unix socket in a temporary folder, stopped at the
+    end of the session; yields the socket folder. As root it runs as the `postgres` user (initdb refuses
+    root). Skipped, saying why, where PostgreSQL is not installed (scripts/install.sh --dev installs it)."""
+    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
+    if initdb is None or pg_ctl is None:
+        pytest.skip("PostgreSQL is not installed (bash scripts/install.sh --fleet installs it)")
+    base = Path(tempfile.mkdtemp(prefix="bridgebench-pg-"))  # not under pytest's root-only folders
+    data, sock = base / "data", base / "sock"
+    sock.mkdir()
+    as_user: list[str] = []
+    user = os.environ.get("USER") or "postgres"
+    if os.geteuid() == 0:
+        as_user, user = ["runuser", "-u", "postgres", "--"], "postgres"
+        shutil.chown(base, "postgres")
+        shutil.chown(sock, "postgres")
+    subprocess.run([*as_user, str(initdb), "-D", str(data), "-U", user, "--auth=trust", "-E", "UTF8"],
+                   check=True, capture_output=True, timeout=120)
+    subprocess.run([*as_user, str(pg_ctl), "-D", str(data), "-l", str(base / "log"), "-w", "-t", "60", "-o",
+                    f"-c listen_addresses='' -k {sock} -c fsync=off", "start"], check=True, capture_output=True,
+                   timeout=90)
+    try:
+        yield f"postgresql://{user}@/postgres?host={sock}"
+    finally:
+        subprocess.run([*as_user, str(pg_ctl), "-D", str(data), "-m", "immediate", "-w", "stop"],
+                       capture_output=True, timeout=60)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_db(postgres_server: str) -> Iterator[str]:
+    """A fresh, empty database on the test server; dropped afterwards. Yields its connection string."""
+    import psycopg
+
+    name = f"t{os.getpid()}_{time.monotonic_ns()}"
+    with psycopg.connect(postgres_server, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield postgres_server.replace("@/postgres?", f"@/{name}?")
+    finally:
+        with psycopg.connect(postgres_server, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each store test runs on both backends: a new SQLite file, and a new PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "s.sqlite")
+    return request.getfixturevalue("postgres_db")
