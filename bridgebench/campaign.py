@@ -11,7 +11,7 @@ from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.placeholders import expand_all
 from bridgebench.runner import OK, PROTOCOL, Execution, Task, execute, plan
-from bridgebench.store import Store
+from bridgebench.store import AlreadyStored, Campaign, Store
 from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
 
 CHECK_ITERATIONS = 2  # two, so the probe also sees that repeated calls give the same answer
@@ -193,9 +193,13 @@ def resumable(store: Store, study: Study, campaign_id: int | None) -> tuple[int,
     if campaign.config_hash != study.config_hash():
         raise CampaignError(f"{study.path} has changed since campaign {campaign.id} started; "
                             "start a new campaign (a resumed one must measure the same thing)")
+    return campaign.id, stored_options(campaign)
+
+
+def stored_options(campaign: Campaign) -> Options:
+    """The options a campaign was started with, as it stored them."""
     opts = campaign.config["options"]
-    return campaign.id, Options(**{**opts, "benchmarks": tuple(opts["benchmarks"]),
-                                   "mechanisms": tuple(opts["mechanisms"])})
+    return Options(**{**opts, "benchmarks": tuple(opts["benchmarks"]), "mechanisms": tuple(opts["mechanisms"])})
 
 
 def verify_builds(store: Store, campaign_id: int, builds: dict[str, BuildResult]) -> None:
@@ -208,8 +212,10 @@ def verify_builds(store: Store, campaign_id: int, builds: dict[str, BuildResult]
 
 def run_tasks(store: Store, study: Study, campaign_id: int, options: Options, builds: dict[str, BuildResult],
               tasks: list[Task], on_execution: Callable[[Task, Execution], None] | None = None,
-              skip: Callable[[Task], bool] | None = None) -> list[Task]:
-    """Run tasks in order, committing each execution as soon as it ends; returns the tasks `skip` left out."""
+              skip: Callable[[Task], bool] | None = None, machine: str | None = None) -> list[Task]:
+    """Run tasks in order, committing each execution as soon as it ends; returns the tasks `skip` left out.
+    `machine`: the machine running them, when it is not the campaign's own (a fleet worker). A task that
+    another harness stored meanwhile is not stored twice (the store refuses it; it is dropped)."""
     batches = {(r["benchmark"], r["mechanism"]): r["batch"] for r in store.check_answers(campaign_id)}
     skipped = []
     for task in tasks:
@@ -224,10 +230,12 @@ def run_tasks(store: Store, study: Study, campaign_id: int, options: Options, bu
         if waited and run.machine:
             run = replace(run, machine=replace(run.machine, waited_s=waited))
         try:
-            store.record_execution(campaign_id, task, run)
+            store.record_execution(campaign_id, task, run, machine)
+        except AlreadyStored:
+            continue
         except (OverflowError, ValueError) as e:  # a value the protocol's checks let through: that
             run = replace(run, status=PROTOCOL, detail=f"output cannot be stored: {e}"[:300], output=None)
-            store.record_execution(campaign_id, task, run)  # execution fails, the campaign goes on
+            store.record_execution(campaign_id, task, run, machine)  # execution fails, the campaign goes on
         if on_execution:
             on_execution(task, run)
     return skipped

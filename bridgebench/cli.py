@@ -9,6 +9,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from contextlib import nullcontext
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -25,7 +26,7 @@ from rich.progress import (
 )
 
 from bridgebench import campaign as camp
-from bridgebench import environment
+from bridgebench import environment, fleet
 from bridgebench.analysis import WRONG_ANSWER, Series, analyse, current_analysis
 from bridgebench.build import BuildResult, build_study
 from bridgebench.compare import DiffError, compare
@@ -376,6 +377,80 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
         wrong = sum(f.status == WRONG_ANSWER for f in failures)
         fail(f"{len(failures)} process execution(s) failed (recorded; see the Failed column)"
              + (f", {wrong} of them with a wrong answer in timed runs" if wrong else ""), EXIT_FAILED_EXECUTIONS)
+
+
+@app.command()
+def enqueue(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
+            quick: Annotated[bool, typer.Option("--quick", help="Use the study's quick budget.")] = False,
+            budget: Annotated[str, typer.Option(help="A (fixed) budget named in the study file.")] = "default",
+            process_executions: Annotated[int | None, typer.Option("-p", "--process-executions", min=1)] = None,
+            iterations: Annotated[int | None, typer.Option("-i", "--iterations", min=1)] = None,
+            timeout: Annotated[float | None, typer.Option(help="Seconds per process execution.")] = None,
+            benchmarks: Annotated[str | None, typer.Option(help="Comma-separated benchmarks.")] = None,
+            mechanisms: Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")] = None,
+            random_order: Annotated[bool, typer.Option("--random-order", help="Shuffle each round.")] = False,
+            seed: Annotated[int, typer.Option(help="Seed for --random-order and the bootstrap.")] = 0,
+            build_dir: Annotated[Path, typer.Option(help="Where builds go.")] = Path("build"),
+            store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
+    """Build, check answers and plan a campaign here, and put its process executions on the store's queue
+    for `bridgebench worker` on any machine (a PostgreSQL store)."""
+    study = _load(study_name)
+    store = _store(store_path)
+    try:
+        fleet.require_postgres(store)  # before building anything
+        options = camp.options_for(study, "quick" if quick else budget, _split(benchmarks), _split(mechanisms),
+                                   process_executions, iterations, timeout, random_order, seed)
+        fleet.refuse_a_second(store, study, options)  # before building; enqueue checks again, under a lock
+        builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
+        if not any(b.available for b in builds.values()):
+            fail(f"{study.name}: no mechanism could be built; see the reasons above")
+        rows = _check(study, builds, options.benchmarks, options.timeout_s, quiet=as_json)
+        if any(r.status != "agrees" for r in rows):
+            fail(_check_failure_message(rows), EXIT_CHECK_FAILED)
+        cid = fleet.enqueue(store, study, options, builds, rows)
+    except (camp.CampaignError, fleet.FleetError, StoreError) as e:
+        fail(str(e))
+    planned = len(store.planned(cid))
+    if as_json:
+        _print_json({"campaign": cid, "planned": planned})
+    else:
+        out.print(f"campaign {cid} of {study.name}: {planned} process executions queued in {escape(store.path)}; "
+                  f"run `bridgebench worker` on each machine, `bridgebench status {cid}` to follow", highlight=False)
+
+
+@app.command()
+def worker(store_path: StoreOpt = DEFAULT_STORE,
+           concurrency: Annotated[int, typer.Option(min=1, help="Jobs at once in this process (timed runs on "
+                                                     "one machine still take turns).")] = 1,
+           until_done: Annotated[bool, typer.Option("--until-done", help="Stop when nothing is left to run, "
+                                                    "instead of waiting for more.")] = False,
+           campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --until-done: stop when this "
+                                                           "campaign is done.")] = None,
+           build_dir: Annotated[Path, typer.Option(help="Where builds go.")] = Path("build")) -> None:
+    """Run queued process executions, one at a time, storing each as it ends (SIGINT/SIGTERM: stop after
+    the one in hand)."""
+    store = _store(store_path, create=False)
+    try:
+        fleet.run_worker(store, build_dir, concurrency=concurrency, until_done=until_done, campaign_id=campaign_id)
+    except (fleet.FleetError, StoreError) as e:
+        fail(str(e))
+    except KeyboardInterrupt:
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+@app.command()
+def status(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]")] = None,
+           store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
+    """Where a campaign stands: planned, queued, running, stored and failed, per machine, with an ETA."""
+    store = _store(store_path, create=False)
+    try:
+        st = fleet.status(store, campaign_id if campaign_id is not None else fleet.latest_campaign(store))
+    except StoreError as e:
+        fail(str(e))
+    if as_json:
+        _print_json(asdict(st))
+        return
+    terminal.status(st, out)
 
 
 def _campaign_arg(store: Store, campaign_id: int | None, study: str | None) -> int:

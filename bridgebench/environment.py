@@ -5,11 +5,13 @@ Capture, don't pretend to control: nothing here changes the machine.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import platform
 import shutil
 import subprocess
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,6 +78,7 @@ def capture() -> dict[str, Any]:
     mem_kb = next((int(ln.split()[1]) for ln in (_read("/proc/meminfo") or "").splitlines()
                    if ln.startswith("MemTotal:")), 0)
     return {
+        "host_id": host_id(),
         "hostname": platform.node(),
         "cpu_model": cpu.get("model name", platform.processor() or "unknown"),
         "cpu_count": os.cpu_count(),
@@ -93,9 +96,32 @@ def capture() -> dict[str, Any]:
     }
 
 
+def host_id() -> str:
+    """This host's own identity, which containers do not make generic as they do the hostname:
+    BRIDGEBENCH_MACHINE_ID if set (tests simulating a second machine), else /etc/machine-id, else an id
+    generated once and kept in the user's config folder."""
+    chosen = os.environ.get("BRIDGEBENCH_MACHINE_ID", "").strip()
+    if chosen:
+        return chosen
+    system = (_read("/etc/machine-id") or "").strip()
+    if system:  # systemd asks that the id itself not be shown to others: a keyed hash of it is
+        return hashlib.sha256(f"bridgebench:{system}".encode()).hexdigest()[:16]
+    kept = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "bridgebench" / "machine-id"
+    try:
+        return kept.read_text().strip()
+    except OSError:
+        made = uuid.uuid4().hex
+        with contextlib.suppress(OSError):
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            kept.write_text(made + "\n")
+        return made
+
+
 def machine_id(env: dict[str, Any]) -> str:
-    """What must match for two campaigns to count as the same machine."""
-    key = f"{env.get('hostname')}|{env.get('cpu_model')}|{env.get('cpu_count')}|{env.get('memory_gib')}"
+    """What must match for two campaigns to count as the same machine: the host's id, CPU model, cores and
+    memory (the kernel is recorded beside it, not part of it: an upgrade does not make another machine).
+    Campaigns stored before this rule carry a hostname-based id, so they compare as another machine."""
+    key = f"{env.get('host_id')}|{env.get('cpu_model')}|{env.get('cpu_count')}|{env.get('memory_gib')}"
     return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 

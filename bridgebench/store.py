@@ -23,7 +23,7 @@ from bridgebench import locks, store_postgres, store_sqlite
 from bridgebench.build import BuildResult
 from bridgebench.runner import Execution, Task
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _SCHEMA = """  -- {id}, {int}… are the backend's column types (store_*.SCALARS)
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -91,6 +91,7 @@ CREATE TABLE IF NOT EXISTS execution (
     load1 {real},                     -- is not, or was not audited)
     waited_s {real},
     disturbed TEXT,
+    machine TEXT,                   -- (schema 5) the machine that ran it; NULL: the campaign's own
     UNIQUE (campaign_id, seq)
 );
 CREATE TABLE IF NOT EXISTS series (  -- (schema 4) one row per execution and quantity, not per iteration
@@ -110,6 +111,11 @@ CREATE TABLE IF NOT EXISTS cell_decision ( -- adaptive budgets (schema 3): each 
     state TEXT NOT NULL,            -- open (more rounds), settled, capped, failing, out of time
     reason TEXT NOT NULL,
     PRIMARY KEY (campaign_id, round, benchmark, mechanism)
+);
+CREATE TABLE IF NOT EXISTS machine (  -- (schema 5) every machine that stored an execution, as it described itself
+    id TEXT PRIMARY KEY,
+    environment_json TEXT NOT NULL,
+    seen {real} NOT NULL
 );
 CREATE TABLE IF NOT EXISTS analysis (
     campaign_id {int} NOT NULL REFERENCES campaign(id),
@@ -134,6 +140,10 @@ class StoreError(Exception):
 
 class StoreMissing(StoreError):
     """A read-only command named a store that does not exist (yet)."""
+
+
+class AlreadyStored(StoreError):
+    """Another harness stored this planned execution first (a fleet job retried after its worker vanished)."""
 
 
 class StoreWriteError(StoreError):
@@ -182,6 +192,7 @@ class StoredExecution:
     load1: float | None = None
     waited_s: float | None = None
     disturbed: str | None = None  # why the audit found the machine busy, or None
+    machine: str | None = None  # the machine that ran it, where it is not the campaign's
 
 
 def _backend(location: Path | str) -> store_sqlite.Backend | store_postgres.Backend:
@@ -409,26 +420,43 @@ class Store:
     def done_seqs(self, campaign_id: int) -> set[int]:
         return {r[0] for r in self.db.execute("SELECT seq FROM execution WHERE campaign_id=?", (campaign_id,))}
 
-    def record_execution(self, campaign_id: int, task: Task, run: Execution) -> int:
-        """Everything about one process execution in one transaction: all of it is stored, or none."""
+    def record_machine(self, machine: str, environment: dict[str, Any]) -> None:
+        """A machine's description (a fleet worker records its own before it runs anything)."""
+        with self.transaction() as db:
+            db.execute("INSERT INTO machine VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET"
+                       " environment_json=excluded.environment_json, seen=excluded.seen",
+                       (machine, json.dumps(environment, sort_keys=True), time.time()))
+
+    def machines(self) -> dict[str, dict[str, Any]]:
+        return {r[0]: json.loads(r[1]) for r in self.db.execute("SELECT id, environment_json FROM machine")}
+
+    def record_execution(self, campaign_id: int, task: Task, run: Execution, machine: str | None = None) -> int:
+        """Everything about one process execution in one transaction: all of it is stored, or none.
+        `machine`: the machine that ran it, when it is not the campaign's own (a fleet worker's)."""
         try:
-            return self._insert_execution(campaign_id, task, run)
+            return self._insert_execution(campaign_id, task, run, machine)
+        except StoreWriteError:
+            raise
+        except self.backend.UNIQUE_ERRORS as err:
+            if "unique" not in str(err).lower():  # another constraint: not a second copy
+                raise
+            raise AlreadyStored(f"campaign {campaign_id}: execution {task.seq} is already stored") from err
         except self.backend.BIND_ERRORS as err:  # a value the database cannot bind; rolled back, nothing stored
             raise ValueError(str(err)) from err
 
-    def _insert_execution(self, campaign_id: int, task: Task, run: Execution) -> int:
+    def _insert_execution(self, campaign_id: int, task: Task, run: Execution, machine: str | None) -> int:
         out = run.output
         with self.transaction() as db:
             execution_id = int(db.execute(
                 "INSERT INTO execution (campaign_id, seq, benchmark, mechanism, pexec, status, detail, exit_code,"
                 " stderr_tail, answer, batch, info_json, peak_rss_kb, started, wall_s, cpu_s, others_cpu_s,"
-                " steal_s, load1, waited_s, disturbed)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                " steal_s, load1, waited_s, disturbed, machine)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (campaign_id, task.seq, task.benchmark, task.mechanism, task.pexec, run.status, run.detail,
                  run.exit_code, run.stderr_tail, out.answer if out else None, out.batch if out else None,
                  json.dumps(out.info) if out else None, run.peak_rss_kb, run.started, run.wall_s,
                  *((a.cpu_s, a.others_cpu_s, a.steal_s, a.load1, a.waited_s, a.disturbed) if (a := run.machine)
-                   else (None,) * 6)),
+                   else (None,) * 6), machine),
             ).fetchone()[0])
             if out:
                 if SECONDS in out.counters:
@@ -442,7 +470,7 @@ class Store:
         """The campaign's stored executions in plan order; with after_id, only those stored after it."""
         rows = self.db.execute(
             "SELECT id, seq, benchmark, mechanism, pexec, status, detail, exit_code, stderr_tail, answer, batch,"
-            " peak_rss_kb, wall_s, info_json, cpu_s, others_cpu_s, steal_s, load1, waited_s, disturbed"
+            " peak_rss_kb, wall_s, info_json, cpu_s, others_cpu_s, steal_s, load1, waited_s, disturbed, machine"
             " FROM execution WHERE campaign_id=? AND id>? ORDER BY seq", (campaign_id, after_id))
         return [StoredExecution(*r) for r in rows]
 

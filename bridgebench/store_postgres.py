@@ -33,6 +33,7 @@ def _errors(*names: str) -> tuple[type[Exception], ...]:
 DATABASE_ERRORS = _errors("Error")
 WRITE_ERRORS = _errors("OperationalError")
 BIND_ERRORS = (*_errors("DataError", "ProgrammingError"), OverflowError)
+UNIQUE_ERRORS = tuple(e for e in (getattr(getattr(psycopg, "errors", None), "UniqueViolation", None),) if e)
 
 
 class Unusable(Exception):
@@ -104,7 +105,8 @@ def _connect(location: str) -> Any:
 
 class Backend:
     SCALARS, ORDER, BEGIN = SCALARS, ORDER, BEGIN
-    DATABASE_ERRORS, WRITE_ERRORS, BIND_ERRORS = DATABASE_ERRORS, WRITE_ERRORS, BIND_ERRORS
+    DATABASE_ERRORS, WRITE_ERRORS = DATABASE_ERRORS, WRITE_ERRORS
+    BIND_ERRORS, UNIQUE_ERRORS = BIND_ERRORS, UNIQUE_ERRORS
 
     def __init__(self, location: str) -> None:
         self.location = location
@@ -137,4 +139,6 @@ class Backend:
 
     @staticmethod
     def migrate(db: Any, version: int) -> None:
-        """PostgreSQL stores began at schema 4: nothing to migrate yet."""
+        """PostgreSQL stores began at schema 4."""
+        if version < 5:
+            db.execute("ALTER TABLE execution ADD COLUMN IF NOT EXISTS machine TEXT")

@@ -18,6 +18,7 @@ BEGIN = "BEGIN IMMEDIATE"  # take the write lock at once: a busy store fails her
 DATABASE_ERRORS: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)
 WRITE_ERRORS: tuple[type[Exception], ...] = (sqlite3.OperationalError,)
 BIND_ERRORS: tuple[type[Exception], ...] = (sqlite3.InterfaceError, OverflowError)
+UNIQUE_ERRORS: tuple[type[Exception], ...] = (sqlite3.IntegrityError,)
 # What each schema version added; an older store is migrated forward when it is opened.
 _AUDIT_COLUMNS = ("cpu_s REAL", "others_cpu_s REAL", "steal_s REAL", "load1 REAL", "waited_s REAL", "disturbed TEXT")
 
@@ -32,7 +33,8 @@ def busy_timeout_s() -> float:
 
 class Backend:
     SCALARS, ORDER, BEGIN = SCALARS, ORDER, BEGIN
-    DATABASE_ERRORS, WRITE_ERRORS, BIND_ERRORS = DATABASE_ERRORS, WRITE_ERRORS, BIND_ERRORS
+    DATABASE_ERRORS, WRITE_ERRORS = DATABASE_ERRORS, WRITE_ERRORS
+    BIND_ERRORS, UNIQUE_ERRORS = BIND_ERRORS, UNIQUE_ERRORS
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -67,6 +69,8 @@ class Backend:
             _add_columns(db, "execution", _AUDIT_COLUMNS)
         if version < 4:  # iterations as one typed array per execution
             _migrate_iterations(db)
+        if version < 5:  # the machine that ran each execution (a fleet's workers)
+            _add_columns(db, "execution", ("machine TEXT",))
 
 
 def _add_columns(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> None:

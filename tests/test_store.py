@@ -18,13 +18,13 @@ def test_a_version_1_store_gains_the_batch_and_audit_columns(tmp_path: Path) -> 
     Store(path).close()
     with sqlite3.connect(path) as db:  # make it look like a store written by schema 1
         db.execute("ALTER TABLE check_answer DROP COLUMN batch")
-        for column in AUDIT:
+        for column in (*AUDIT, "machine"):
             db.execute(f"ALTER TABLE execution DROP COLUMN {column}")
         db.execute("UPDATE meta SET value='1' WHERE key='schema_version'")
     store = Store(path)
     assert "batch" in [r[1] for r in store.db.execute("PRAGMA table_info(check_answer)")]
-    assert set(AUDIT) <= {r[1] for r in store.db.execute("PRAGMA table_info(execution)")}
-    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "4"
+    assert {*AUDIT, "machine"} <= {r[1] for r in store.db.execute("PRAGMA table_info(execution)")}
+    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "5"
 
 
 def test_a_version_2_store_keeps_its_executions_and_reads_them_unaudited(tmp_path: Path) -> None:
@@ -69,6 +69,8 @@ def _as_schema_3(path: Path) -> None:
                 db.executemany("INSERT INTO iteration_counter VALUES (?, ?, ?, ?)",
                                [(eid, name, i, v) for i, v in enumerate(values)])
         db.execute("DROP TABLE series")
+        db.execute("DROP TABLE machine")
+        db.execute("ALTER TABLE execution DROP COLUMN machine")
         db.execute("DELETE FROM analysis")
         db.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
 
@@ -88,7 +90,7 @@ def test_a_version_3_store_keeps_every_iteration_bit_for_bit_and_analyses_the_sa
     store.close()
     _as_schema_3(path)
     migrated = Store(path)
-    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "4"
+    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "5"
     tables = {r[0] for r in migrated.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "iteration" not in tables and "iteration_counter" not in tables
     for eid, (times, counters) in written.items():

@@ -194,3 +194,18 @@ def test_an_interrupted_campaign_resumes_exactly_on_postgresql(basic_study: Path
     seqs = sorted(e.seq for e in store.executions(1))
     assert seqs == list(range(10))  # every planned execution once: nothing lost, nothing twice
     assert store.campaign(1).state == "done"
+
+
+def test_a_planned_execution_is_stored_once_whoever_stores_it(store_location: str) -> None:
+    from bridgebench.store import AlreadyStored
+
+    store = Store(store_location)
+    cid = _campaign(store)
+    store.record_execution(cid, TASKS[0], _run([1.0]), machine="m1")
+    with pytest.raises(AlreadyStored):
+        Store(store_location).record_execution(cid, TASKS[0], _run([2.0]), machine="m2")
+    (e,) = store.executions(cid)
+    assert (e.machine, store.times(e.id).tolist()) == ("m1", [1.0])
+    store.record_machine("m1", {"cpu_model": "x"})
+    store.record_machine("m1", {"cpu_model": "y"})
+    assert store.machines() == {"m1": {"cpu_model": "y"}}

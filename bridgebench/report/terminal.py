@@ -10,6 +10,7 @@ from rich.table import Table
 
 from bridgebench.build import BuildResult
 from bridgebench.environment import Finding as Advice
+from bridgebench.fleet import Status
 from bridgebench.report import tables
 from bridgebench.result import Analysis
 from bridgebench.selftest import FAIL, INCONCLUSIVE, PASS, Tally
@@ -100,3 +101,18 @@ def doctor_table(findings: list[Advice]) -> Table:
     for f in findings:
         table.add_row("[green]ok[/]" if f.ok else "[yellow]![/]", f.topic, escape(f.state), f.advice)
     return table
+
+
+def status(st: Status, console: Console) -> None:
+    """`bridgebench status`: where a shared campaign stands."""
+    eta = "done" if st.eta_s == 0 else "unknown (nothing stored yet)" if st.eta_s is None else \
+        f"about {st.eta_s / 60:.0f} min at the current pace" if st.eta_s >= 90 else f"about {st.eta_s:.0f} s"
+    console.print(escape(f"campaign {st.campaign} of {st.study} ({st.state}): {st.stored}/{st.planned} process "
+                         f"executions stored, {st.queued} queued, {st.running} running, {st.failed_jobs} jobs "
+                         f"failed; ETA {eta}"), highlight=False)
+    table = Table(title="Per machine", title_justify="left")
+    for column in ("Machine", "CPU", "Stored", "Of them failed"):
+        table.add_column(column, overflow="fold")
+    for m in st.machines:
+        table.add_row(escape(m.machine), escape(m.cpu), str(m.done + m.failed), str(m.failed))
+    console.print(table)

@@ -1,0 +1,291 @@
+"""A campaign shared by workers on many machines, through procrastinate (a task queue kept in the same
+PostgreSQL database as the store): `enqueue` puts one job per planned process execution on the queue,
+`worker` runs them one at a time, `status` says where a campaign stands.
+
+Faults, and why nothing is stored twice or lost:
+- a worker that dies (SIGKILL, a lost machine) stops sending heartbeats; after LEASE_S another worker
+  gives its job back to the queue (procrastinate's stalled-job query, then retry). The dead worker's
+  execution was never committed (one transaction per execution), so it runs again from the start.
+- a job whose execution is already stored (its worker died after the commit, before the queue heard of
+  it) finds it stored and ends; the store's UNIQUE (campaign, seq) refuses a second copy in any case.
+- a worker takes one job at a time, and holds a machine-wide lock while it times anything, so two workers
+  on one machine never run two timed executions at once (their figures would measure each other).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import statistics
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bridgebench import campaign as camp
+from bridgebench import environment, native
+from bridgebench.build import BuildResult, build_study
+from bridgebench.locks import FileLock
+from bridgebench.store import Store, StoreError
+from bridgebench.study import Study, StudyError, find_study, load_study
+
+QUEUE = "bridgebench"
+TASK_NAME = "bridgebench.execute"
+
+
+class FleetError(Exception):
+    """One line, ready to print."""
+
+
+def lease_s() -> float:
+    """How long a worker may go without a heartbeat before its job is given to another
+    (BRIDGEBENCH_FLEET_LEASE_S, default 60)."""
+    try:
+        return max(1.0, float(os.environ.get("BRIDGEBENCH_FLEET_LEASE_S", "60")))
+    except ValueError:
+        return 60.0
+
+
+def _procrastinate() -> Any:
+    try:
+        import procrastinate
+    except ImportError as err:
+        raise FleetError("the fleet needs procrastinate: run `bash scripts/install.sh --fleet`") from err
+    return procrastinate
+
+
+def require_postgres(store: Store) -> None:
+    if not store.location.startswith(("postgresql://", "postgres://")):
+        raise FleetError(f"{store.path}: a shared campaign needs a PostgreSQL store (--store postgresql://…)")
+
+
+def app_for(store: Store) -> Any:
+    """The procrastinate app of this store's database, with the one task a fleet runs."""
+    procrastinate = _procrastinate()
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=store.location))
+
+    @app.task(name=TASK_NAME, queue=QUEUE, pass_context=False)
+    def execute(campaign_id: int, seq: int) -> str:
+        try:
+            return _execute(campaign_id, seq)
+        except Exception as err:  # the job is marked failed; the worker says why in one line and goes on
+            print(f"job failed: campaign {campaign_id}, execution {seq}: {err}", file=sys.stderr, flush=True)
+            raise
+
+    return app
+
+
+def _queue_tables_exist(store: Store) -> bool:
+    return bool(store.db.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()[0])
+
+
+# --- enqueue ---------------------------------------------------------------------------------------------
+def enqueue(store: Store, study: Study, options: camp.Options, builds: dict[str, BuildResult],
+            checked: list[camp.CheckRow]) -> int:
+    """Plan the campaign and put each planned execution on the queue; refuses a campaign of the same study
+    and options that is already queued and not finished."""
+    require_postgres(store)
+    if options.adaptive:
+        raise FleetError(f"{study.name}: this budget is adaptive; a shared campaign needs a fixed one "
+                         "(--budget fixed, or a budget without until_ci)")
+    app = app_for(store)
+    with app.open():
+        if not _queue_tables_exist(store):
+            app.schema_manager.apply_schema()
+        with store.planning():
+            refuse_a_second(store, study, options)
+            cid = camp.start(store, study, options, builds, checked)
+            jobs = [{"campaign_id": cid, "seq": t.seq} for t in store.planned(cid)]
+            app.configure_task(TASK_NAME, queue=QUEUE).batch_defer(*jobs)
+    return cid
+
+
+def refuse_a_second(store: Store, study: Study, options: camp.Options) -> None:
+    """FleetError when a campaign of this study file and these options is queued and not finished."""
+    for c in store.campaigns(study.name):
+        if (c.state != "done" and c.config_hash == study.config_hash() and camp.stored_options(c) == options
+                and _jobs(store, c.id)):
+            raise FleetError(f"campaign {c.id} of {study.name} with these options is already enqueued "
+                             f"({len(store.done_seqs(c.id))} of {len(store.planned(c.id))} executions stored); "
+                             f"`bridgebench status {c.id}` shows it, `bridgebench worker` runs it")
+
+
+def _jobs(store: Store, campaign_id: int, statuses: tuple[str, ...] = ("todo", "doing")) -> int:
+    if not _queue_tables_exist(store):
+        return 0
+    row = store.db.execute("SELECT count(*) FROM procrastinate_jobs WHERE queue_name = ? AND"
+                           " (args->>'campaign_id')::bigint = ? AND status::text = ANY(?)",
+                           (QUEUE, campaign_id, list(statuses))).fetchone()
+    return int(row[0])
+
+
+# --- the worker ------------------------------------------------------------------------------------------
+@dataclass
+class _Worker:
+    """What the worker process keeps between jobs: its store connections (one per thread), its machine's
+    identity, and the builds it has made."""
+
+    location: str
+    build_dir: Path
+    machine: str = ""
+    builds: dict[tuple[str, tuple[str, ...]], dict[str, BuildResult]] = field(default_factory=dict)
+    local: threading.local = field(default_factory=threading.local)
+
+    def store(self) -> Store:
+        if getattr(self.local, "store", None) is None:
+            self.local.store = Store(self.location, create=False)
+        return self.local.store
+
+
+_state: _Worker | None = None
+
+
+def _machine_lock() -> FileLock:
+    """Held while a worker times an execution: one timed run at a time on this machine, however many
+    workers it runs."""
+    return FileLock(native.cache_dir() / "worker-machine.lock").acquire(blocking=True)
+
+
+def _execute(campaign_id: int, seq: int) -> str:
+    state = _state
+    if state is None:
+        raise FleetError("no worker state: jobs run only inside `bridgebench worker`")
+    store = state.store()
+    if seq in store.done_seqs(campaign_id):
+        return "already stored"
+    c = store.campaign(campaign_id)
+    try:  # the study of this checkout by its name, else the file the campaign was planned from, if here
+        study = load_study(find_study(c.study) if not Path(c.study_path).is_file() else Path(c.study_path))
+    except StudyError as err:
+        raise FleetError(f"this worker cannot load study {c.study}: {err}") from err
+    if study.config_hash() != c.config_hash:
+        raise FleetError(f"campaign {campaign_id}: this worker's {study.path} differs from the one the campaign "
+                         "was planned with; update its checkout")
+    options = camp.stored_options(c)
+    key = (study.name, options.mechanisms)
+    if key not in state.builds:
+        state.builds[key] = build_study(study, state.build_dir, list(options.mechanisms))
+    builds = state.builds[key]
+    camp.verify_builds(store, campaign_id, builds)
+    (task,) = [t for t in store.planned(campaign_id) if t.seq == seq]
+    with _machine_lock():
+        camp.run_tasks(store, study, campaign_id, options, builds, [task], machine=state.machine)
+    if not store.pending(campaign_id):
+        store.set_state(campaign_id, "done")
+    return "stored"
+
+
+async def _give_back_stalled(app: Any, lease: float) -> None:
+    """Every heartbeat, return to the queue the jobs of workers that stopped sending heartbeats."""
+    while True:
+        for job in await app.job_manager.get_stalled_jobs(queue=QUEUE, seconds_since_heartbeat=lease):
+            with contextlib.suppress(Exception):  # another worker may have given it back first
+                await app.job_manager.retry_job(job)
+        await asyncio.sleep(lease / 4)
+
+
+async def _until_drained(store_location: str, campaign_id: int | None) -> None:
+    """Return when nothing is left to run: no job waiting or running (stalled ones count as running until
+    they are given back and run)."""
+    store = Store(store_location, create=False)
+    try:
+        while True:
+            row = store.db.execute("SELECT count(*) FROM procrastinate_jobs WHERE queue_name = ? AND status::text"
+                                   " IN ('todo', 'doing') AND (?::bigint IS NULL OR (args->>'campaign_id')::bigint"
+                                   " = ?::bigint)", (QUEUE, campaign_id, campaign_id)).fetchone()
+            if int(row[0]) == 0:
+                return
+            await asyncio.sleep(0.5)
+    finally:
+        store.close()
+
+
+def run_worker(store: Store, build_dir: Path, *, concurrency: int = 1, until_done: bool = False,
+               campaign_id: int | None = None) -> None:
+    """Take jobs from the queue and run them until stopped (SIGINT/SIGTERM: after the job in hand), or with
+    until_done, until nothing is left to run."""
+    global _state
+    require_postgres(store)
+    logging.getLogger("procrastinate").setLevel(logging.CRITICAL)  # a failed job is said in one line
+    env = environment.capture()
+    machine = environment.machine_id(env)
+    store.record_machine(machine, env)
+    _state = _Worker(store.location, build_dir, machine)
+    app = app_for(store)
+    lease = lease_s()
+
+    async def main() -> None:
+        async with app.open_async():
+            if not _queue_tables_exist(store):
+                raise FleetError(f"{store.path}: nothing was ever enqueued here (`bridgebench enqueue STUDY`)")
+            reaper = asyncio.create_task(_give_back_stalled(app, lease))
+            worker = asyncio.create_task(app.run_worker_async(
+                queues=[QUEUE], concurrency=concurrency, name=f"{env.get('hostname')}-{os.getpid()}",
+                update_heartbeat_interval=lease / 4, stalled_worker_timeout=lease, fetch_job_polling_interval=1.0,
+                delete_jobs="never"))
+            waits = [worker]
+            if until_done:
+                waits.append(asyncio.create_task(_until_drained(store.location, campaign_id)))
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for t in (reaper, *waits):
+                    t.cancel()
+                await asyncio.gather(reaper, *waits, return_exceptions=True)
+            if worker.done() and not worker.cancelled() and worker.exception():
+                raise worker.exception()  # type: ignore[misc]
+
+    asyncio.run(main())
+
+
+# --- status ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MachineRow:
+    machine: str
+    cpu: str
+    done: int
+    failed: int
+
+
+@dataclass(frozen=True)
+class Status:
+    campaign: int
+    study: str
+    state: str
+    planned: int
+    stored: int
+    queued: int
+    running: int
+    failed_jobs: int
+    machines: list[MachineRow]
+    eta_s: float | None
+
+
+def status(store: Store, campaign_id: int) -> Status:
+    c = store.campaign(campaign_id)
+    executions = store.executions(campaign_id)
+    described = store.machines()
+    rows: dict[str, list[int]] = {}
+    for e in executions:
+        counts = rows.setdefault(e.machine or c.machine, [0, 0])
+        counts[0 if e.status == "ok" else 1] += 1
+    machines = [MachineRow(m, str((described.get(m) or (c.environment if m == c.machine else {})).get("cpu_model")
+                                  or "?"), ok, bad) for m, (ok, bad) in sorted(rows.items())]
+    planned = len(store.planned(campaign_id))
+    running = _jobs(store, campaign_id, ("doing",))
+    remaining = planned - len(executions)
+    walls = [e.wall_s for e in executions]
+    eta = remaining * statistics.median(walls) / max(1, running) if walls and remaining else (0.0 if not remaining
+                                                                                                else None)
+    return Status(campaign_id, c.study, c.state, planned, len(executions), _jobs(store, campaign_id, ("todo",)),
+                  running, _jobs(store, campaign_id, ("failed",)), machines, eta)
+
+
+def latest_campaign(store: Store) -> int:
+    c = store.latest_campaign()
+    if c is None:
+        raise StoreError(f"{store.path}: no campaign")
+    return c.id

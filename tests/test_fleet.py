@@ -1,0 +1,103 @@
+"""A campaign shared through the queue, on a real PostgreSQL server: several workers, a worker killed
+mid-execution, a second enqueue of the same campaign, a second machine, status."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bridgebench.store import Store
+from tests.conftest import add_benchmark, bridgebench, start_bridgebench, wait_for_executions
+
+LEASE = {"BRIDGEBENCH_FLEET_LEASE_S": "2"}  # a killed worker's job goes back to the queue after 2 s
+
+
+def enqueue(study: Path, cwd: Path, dsn: str, *args: str) -> int:
+    done = bridgebench("enqueue", str(study), "--store", dsn, "--json", *args, cwd=cwd, timeout=180)
+    assert done.returncode == 0, done.stderr
+    return int(json.loads(done.stdout)["campaign"])
+
+
+def workers(n: int, cwd: Path, dsn: str, env: dict[str, str] | None = None) -> list[subprocess.Popen[str]]:
+    return [start_bridgebench("worker", "--until-done", "--store", dsn, cwd=cwd, env={**LEASE, **(env or {})})
+            for _ in range(n)]
+
+
+def finish(procs: list[subprocess.Popen[str]], timeout: float = 180) -> None:
+    for p in procs:
+        _, err = p.communicate(timeout=timeout)
+        assert p.returncode == 0, err
+
+
+def stored(dsn: str, cid: int) -> list[int]:
+    return [e.seq for e in Store(dsn, create=False).executions(cid)]
+
+
+def test_three_workers_store_exactly_the_planned_executions(basic_study: Path, tmp_path: Path,
+                                                            postgres_db: str) -> None:
+    cid = enqueue(basic_study, tmp_path, postgres_db, "--benchmarks", "ok", "-p", "6", "-i", "20")
+    finish(workers(3, tmp_path, postgres_db))
+    seqs = stored(postgres_db, cid)
+    assert sorted(seqs) == list(range(12))  # 6 × 2 mechanisms, each once
+    store = Store(postgres_db, create=False)
+    assert store.campaign(cid).state == "done"
+    st = json.loads(bridgebench("status", str(cid), "--store", postgres_db, "--json", cwd=tmp_path).stdout)
+    assert (st["stored"], st["planned"], st["queued"], st["running"], st["eta_s"]) == (12, 12, 0, 0, 0.0)
+    report = bridgebench("report", str(cid), "--store", postgres_db, "--format", "markdown", cwd=tmp_path)
+    assert report.returncode == 0 and "| ok |" in report.stdout
+
+
+def test_a_worker_killed_mid_execution_loses_and_duplicates_nothing(basic_study: Path, tmp_path: Path,
+                                                                    postgres_db: str) -> None:
+    add_benchmark(basic_study, "sleepy")
+    cid = enqueue(basic_study, tmp_path, postgres_db, "--benchmarks", "sleepy", "-p", "3", "-i", "3")
+    (victim,) = workers(1, tmp_path, postgres_db, {"PROBE_SLEEP_S": "1.5"})
+    wait_for_executions(postgres_db, 1, timeout=120)
+    time.sleep(0.5)  # into its next execution
+    os.killpg(victim.pid, signal.SIGKILL)
+    victim.communicate(timeout=30)
+    finish(workers(2, tmp_path, postgres_db, {"PROBE_SLEEP_S": "0.1"}))
+    seqs = stored(postgres_db, cid)
+    assert Counter(seqs) == Counter(range(6))  # every planned execution exactly once
+    import psycopg
+
+    with psycopg.connect(postgres_db) as conn:
+        retried = conn.execute("SELECT count(*) FROM procrastinate_jobs WHERE attempts > 0").fetchone()[0]
+    assert retried >= 1  # the killed worker's job was given back and run again
+
+
+def test_the_same_campaign_cannot_be_enqueued_twice(basic_study: Path, tmp_path: Path, postgres_db: str) -> None:
+    cid = enqueue(basic_study, tmp_path, postgres_db, "--benchmarks", "ok", "-p", "2", "-i", "5")
+    again = bridgebench("enqueue", str(basic_study), "--store", postgres_db, "--benchmarks", "ok", "-p", "2",
+                        "-i", "5", cwd=tmp_path, timeout=180)
+    assert again.returncode == 2
+    assert again.stderr.startswith("error: ") and f"campaign {cid} of basic with these options is already" \
+        in again.stderr
+    other = bridgebench("enqueue", str(basic_study), "--store", postgres_db, "--benchmarks", "ok", "-p", "3",
+                        "-i", "5", cwd=tmp_path, timeout=180)
+    assert other.returncode == 0, other.stderr  # other options: another campaign
+
+
+def test_a_file_store_cannot_be_shared(basic_study: Path, tmp_path: Path) -> None:
+    done = bridgebench("enqueue", str(basic_study), "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path)
+    assert done.returncode == 2 and "needs a PostgreSQL store" in done.stderr
+
+
+def test_two_machines_show_up_apart_in_status(basic_study: Path, tmp_path: Path, postgres_db: str) -> None:
+    cid = enqueue(basic_study, tmp_path, postgres_db, "--benchmarks", "ok", "-p", "4", "-i", "20")
+    finish([*workers(1, tmp_path, postgres_db, {"BRIDGEBENCH_MACHINE_ID": "machine-one"}),
+            *workers(1, tmp_path, postgres_db, {"BRIDGEBENCH_MACHINE_ID": "machine-two"})])
+    st = json.loads(bridgebench("status", str(cid), "--store", postgres_db, "--json", cwd=tmp_path).stdout)
+    assert sum(m["done"] for m in st["machines"]) == 8
+    if len(st["machines"]) < 2:
+        pytest.skip("one worker took every job before the other started: nothing to tell apart")
+    assert len({m["machine"] for m in st["machines"]}) == 2
+    terminal = bridgebench("status", str(cid), "--store", postgres_db, cwd=tmp_path)
+    assert "8/8 process executions stored" in terminal.stdout
