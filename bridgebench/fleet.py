@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bridgebench import campaign as camp
-from bridgebench import environment, native
+from bridgebench import environment, native, store_postgres
 from bridgebench.build import BuildResult, build_study
 from bridgebench.locks import FileLock
 from bridgebench.store import Store, StoreError
@@ -34,6 +34,7 @@ from bridgebench.study import Study, StudyError, find_study, load_study
 
 QUEUE = "bridgebench"
 TASK_NAME = "bridgebench.execute"
+RETRIES, RETRY_WAIT_S = 20, 3  # a job that lost the database: again, every 3 s, for about a minute
 
 
 class FleetError(Exception):
@@ -66,13 +67,18 @@ def app_for(store: Store) -> Any:
     """The procrastinate app of this store's database, with the one task a fleet runs."""
     procrastinate = _procrastinate()
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=store.location))
+    # The server gone for a moment (restarted, a network blip): the job runs again, the execution with it.
+    again = procrastinate.RetryStrategy(max_attempts=RETRIES, wait=RETRY_WAIT_S,
+                                        retry_exceptions={StoreError, *store_postgres.DATABASE_ERRORS})
 
-    @app.task(name=TASK_NAME, queue=QUEUE, pass_context=False)
+    @app.task(name=TASK_NAME, queue=QUEUE, pass_context=False, retry=again)
     def execute(campaign_id: int, seq: int) -> str:
         try:
             return _execute(campaign_id, seq)
-        except Exception as err:  # the job is marked failed; the worker says why in one line and goes on
-            print(f"job failed: campaign {campaign_id}, execution {seq}: {err}", file=sys.stderr, flush=True)
+        except Exception as err:  # the worker says why in one line and goes on
+            again = isinstance(err, (StoreError, *store_postgres.DATABASE_ERRORS))
+            print(f"job {'interrupted' if again else 'failed'}: campaign {campaign_id}, execution {seq}: {err}"
+                  + ("; it will run again" if again else ""), file=sys.stderr, flush=True)
             raise
 
     return app
@@ -135,9 +141,10 @@ class _Worker:
     local: threading.local = field(default_factory=threading.local)
 
     def store(self) -> Store:
-        if getattr(self.local, "store", None) is None:
-            self.local.store = Store(self.location, create=False)
-        return self.local.store
+        store = getattr(self.local, "store", None)
+        if store is None or store.broken():  # a restarted server: connect again
+            self.local.store = store = Store(self.location, create=False)
+        return store
 
 
 _state: _Worker | None = None
@@ -181,8 +188,8 @@ def _execute(campaign_id: int, seq: int) -> str:
 async def _give_back_stalled(app: Any, lease: float) -> None:
     """Every heartbeat, return to the queue the jobs of workers that stopped sending heartbeats."""
     while True:
-        for job in await app.job_manager.get_stalled_jobs(queue=QUEUE, seconds_since_heartbeat=lease):
-            with contextlib.suppress(Exception):  # another worker may have given it back first
+        with contextlib.suppress(Exception):  # the server away, or another worker gave the job back first
+            for job in await app.job_manager.get_stalled_jobs(queue=QUEUE, seconds_since_heartbeat=lease):
                 await app.job_manager.retry_job(job)
         await asyncio.sleep(lease / 4)
 
@@ -190,17 +197,20 @@ async def _give_back_stalled(app: Any, lease: float) -> None:
 async def _until_drained(store_location: str, campaign_id: int | None) -> None:
     """Return when nothing is left to run: no job waiting or running (stalled ones count as running until
     they are given back and run)."""
-    store = Store(store_location, create=False)
-    try:
-        while True:
+    store = None
+    while True:
+        try:
+            if store is None or store.broken():
+                store = Store(store_location, create=False)
             row = store.db.execute("SELECT count(*) FROM procrastinate_jobs WHERE queue_name = ? AND status::text"
                                    " IN ('todo', 'doing') AND (?::bigint IS NULL OR (args->>'campaign_id')::bigint"
                                    " = ?::bigint)", (QUEUE, campaign_id, campaign_id)).fetchone()
             if int(row[0]) == 0:
+                store.close()
                 return
-            await asyncio.sleep(0.5)
-    finally:
-        store.close()
+        except (StoreError, *store_postgres.DATABASE_ERRORS):  # the server is away: ask again soon
+            store = None
+        await asyncio.sleep(0.5)
 
 
 def run_worker(store: Store, build_dir: Path, *, concurrency: int = 1, until_done: bool = False,

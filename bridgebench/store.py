@@ -264,6 +264,10 @@ class Store:
     def close(self) -> None:
         self.db.raw.close()
 
+    def broken(self) -> bool:
+        """True when the connection is lost (a PostgreSQL server restarted): open the store again."""
+        return bool(getattr(self.db.raw, "broken", False) or getattr(self.db.raw, "closed", False))
+
     @contextmanager
     def transaction(self) -> Iterator[_Connection]:
         """All or nothing. The backend's write errors (disk full, locked for longer than the busy timeout,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -233,12 +234,22 @@ def postgres_server() -> Iterator[str]:
     subprocess.run([*as_user, str(pg_ctl), "-D", str(data), "-l", str(base / "log"), "-w", "-t", "60", "-o",
                     f"-c listen_addresses='' -k {sock} -c fsync=off", "start"], check=True, capture_output=True,
                    timeout=90)
+    (base / "restart.json").write_text(json.dumps([as_user, str(pg_ctl), str(data), str(sock), str(base / "log")]))
     try:
         yield f"postgresql://{user}@/postgres?host={sock}"
     finally:
         subprocess.run([*as_user, str(pg_ctl), "-D", str(data), "-m", "immediate", "-w", "stop"],
                        capture_output=True, timeout=60)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def restart_postgres(dsn: str) -> None:
+    """Restart the test server behind `dsn` (a fast shutdown: sessions are cut, as on a real restart)."""
+    sock = Path(dsn.split("host=", 1)[1].split("&")[0])
+    as_user, pg_ctl, data, sock_, log = json.loads((sock.parent / "restart.json").read_text())
+    subprocess.run([*as_user, pg_ctl, "-D", data, "-l", log, "-m", "fast", "-w", "-t", "60", "-o",
+                    f"-c listen_addresses='' -k {sock_} -c fsync=off", "restart"], check=True, capture_output=True,
+                   timeout=90)
 
 
 @pytest.fixture

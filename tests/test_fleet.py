@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bridgebench.store import Store
-from tests.conftest import add_benchmark, bridgebench, start_bridgebench, wait_for_executions
+from tests.conftest import add_benchmark, bridgebench, restart_postgres, start_bridgebench, wait_for_executions
 
 LEASE = {"BRIDGEBENCH_FLEET_LEASE_S": "2"}  # a killed worker's job goes back to the queue after 2 s
 
@@ -101,3 +101,14 @@ def test_two_machines_show_up_apart_in_status(basic_study: Path, tmp_path: Path,
     assert len({m["machine"] for m in st["machines"]}) == 2
     terminal = bridgebench("status", str(cid), "--store", postgres_db, cwd=tmp_path)
     assert "8/8 process executions stored" in terminal.stdout
+
+
+def test_a_server_restart_mid_campaign_loses_nothing(basic_study: Path, tmp_path: Path, postgres_db: str) -> None:
+    add_benchmark(basic_study, "sleepy")
+    cid = enqueue(basic_study, tmp_path, postgres_db, "--benchmarks", "sleepy", "-p", "4", "-i", "3")
+    procs = workers(2, tmp_path, postgres_db, {"PROBE_SLEEP_S": "0.7"})
+    wait_for_executions(postgres_db, 1, timeout=120)
+    restart_postgres(postgres_db)  # mid-campaign: executions in flight lose their connection
+    finish(procs)
+    assert Counter(stored(postgres_db, cid)) == Counter(range(8))
+    assert Store(postgres_db, create=False).campaign(cid).state == "done"
