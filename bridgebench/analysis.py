@@ -13,6 +13,7 @@ is the same whatever the number of processes.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -27,6 +28,7 @@ import numpy as np
 
 from bridgebench import audit
 from bridgebench.answers import majority
+from bridgebench.differ import UNCHANGED, compare_cells
 from bridgebench.result import (
     AdaptiveSummary,
     Analysis,
@@ -36,6 +38,7 @@ from bridgebench.result import (
     CellDecision,
     CheckAnswer,
     Failure,
+    MachineCell,
     Mechanism,
     Run,
     SegmentMean,
@@ -55,6 +58,7 @@ from bridgebench.stats.summary import NOT_CLASSIFIED
 from bridgebench.store import SECONDS, Store, StoredExecution
 
 WRONG_ANSWER = "wrong answer"
+CONSISTENT, DISTINGUISHABLE = "consistent", "distinguishable"  # machines' verdicts
 REPORTED_COUNTERS = ("bytes_per_op", "allocs_per_op", "heap_kb")
 STOLEN_SHARE = 0.10  # an iteration whose wall time exceeds its CPU time by more than this lost time to others
 CPU_COUNTER = "cpu_s"  # the probe's own CPU time per iteration, where it can read a CPU clock
@@ -108,7 +112,7 @@ def _classify(arrays: list[np.ndarray]) -> list[ExecutionClass | None]:
 
 
 def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
-         counters: dict[str, np.ndarray]) -> Run:
+         counters: dict[str, np.ndarray], machine: str) -> Run:
     n = len(times)
     outliers = cls.outliers if cls is not None else outlier_mask(times)
     if cls is None:
@@ -135,7 +139,8 @@ def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
         steady_start=cls.steady_segments[0].start if cls and cls.steady_segments else None,
         changepoints=tuple(s.start for s in cls.segments[1:]) if cls else (),
         segments=segments, steady_ranges=ranges, outliers=tuple(int(i) for i in np.flatnonzero(outliers)),
-        steady_mean=float(np.mean(times[mask])) if mask.any() else None, counters=means)
+        steady_mean=float(np.mean(times[mask])) if mask.any() else None, counters=means,
+        machine=e.machine or machine)
 
 
 def _counter_means(counters: list[dict[str, np.ndarray]]) -> dict[str, float]:
@@ -168,6 +173,7 @@ class _CellInput:
     peak_rss_kb: float | None
     disturbed: int
     excluded: int
+    machine: str  # the campaign's own machine: the one that ran an execution that names none
 
 
 def _read(store: Store, executions: Sequence[StoredExecution]
@@ -188,15 +194,44 @@ def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int
     classes = _classify(arrays)
     summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", c.benchmark,
                                                                                       c.mechanism))
-    runs = tuple(_run(e, t, cls, k) for e, t, cls, k in zip(c.good, arrays, classes, counters, strict=True))
+    runs = tuple(_run(e, t, cls, k, c.machine) for e, t, cls, k in zip(c.good, arrays, classes, counters,
+                                                                       strict=True))
     steady = [t[r.steady_mask()] for t, r in zip(arrays, runs, strict=True)]
+    machines, verdict, reason = _by_machine(c, runs, arrays, classes, confidence, seed)
     cell = Cell(
         c.benchmark, c.mechanism, len(c.good), c.failures, c.peak_rss_kb, c.disturbed, c.excluded,
         counters=_counter_means(counters), setup_s=_setup_median(list(c.good)),
         classification=summary.classification, class_counts=dict(summary.class_counts),
         steady_iteration=summary.steady_iteration, steady_seconds=summary.steady_seconds,
-        steady_performance=summary.steady_performance, method=summary.method, per_execution=runs)
+        steady_performance=summary.steady_performance, method=summary.method, per_execution=runs,
+        machines=machines, machines_verdict=verdict, machines_reason=reason)
     return cell, [s for s in steady if len(s) > 1]
+
+
+def _by_machine(c: _CellInput, runs: tuple[Run, ...], arrays: list[np.ndarray],
+                classes: list[ExecutionClass | None], confidence: float, seed: int
+                ) -> tuple[tuple[MachineCell, ...], str | None, str]:
+    """With executions from more than one machine: each machine's share summarised as the cell is, and
+    whether the machines can be told apart by the differ's rules (class shares by Goodman CIs, steady
+    performance by non-overlapping CIs), every pair of machines compared."""
+    names = sorted({r.machine for r in runs})
+    if len(names) < 2:
+        return (), None, ""
+    shares = []
+    for m in names:
+        mine = [i for i, r in enumerate(runs) if r.machine == m]
+        s = summarise([arrays[i] for i in mine], classes=[classes[i] for i in mine], confidence=confidence,
+                      rng=_stream(seed, "machine", c.benchmark, c.mechanism, m))
+        shares.append(MachineCell(m, len(mine), s.classification, dict(s.class_counts), s.steady_performance))
+    for a, b in itertools.combinations(shares, 2):
+        cell_a = Cell(c.benchmark, a.machine, a.executions, (), None, 0, 0, class_counts=a.class_counts,
+                      steady_performance=a.steady_performance)
+        cell_b = Cell(c.benchmark, b.machine, b.executions, (), None, 0, 0, class_counts=b.class_counts,
+                      steady_performance=b.steady_performance)
+        verdict = compare_cells(c.benchmark, a.machine, b.machine, cell_a, cell_b, None, confidence)
+        if verdict.verdict != UNCHANGED:
+            return tuple(shares), DISTINGUISHABLE, f"{a.machine} vs {b.machine}: {verdict.reason}"
+    return tuple(shares), CONSISTENT, "no two machines differ by the differ's rules"
 
 
 def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput], baseline: str | None,
@@ -245,7 +280,7 @@ def _verdicts(executions: list[StoredExecution]) -> dict[int, tuple[str, str]]:
 
 
 def _cell_inputs(executions: list[StoredExecution], keys: Iterable[tuple[str, str]],
-                 exclude_disturbed: bool) -> dict[tuple[str, str], _CellInput]:
+                 exclude_disturbed: bool, machine: str = "") -> dict[tuple[str, str], _CellInput]:
     verdicts = _verdicts(executions)
     by_key: dict[tuple[str, str], list[StoredExecution]] = defaultdict(list)
     for e in executions:
@@ -259,7 +294,7 @@ def _cell_inputs(executions: list[StoredExecution], keys: Iterable[tuple[str, st
         good = tuple(e for e in ok if not (exclude_disturbed and e.disturbed))
         rss = [e.peak_rss_kb for e in mine if e.peak_rss_kb]
         out[key] = _CellInput(key[0], key[1], good, failures, float(np.median(rss)) if rss else None,
-                              sum(1 for e in mine if e.disturbed), len(ok) - len(good))
+                              sum(1 for e in mine if e.disturbed), len(ok) - len(good), machine)
     return out
 
 
@@ -321,7 +356,8 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
     baseline = campaign.config["study"]["study"].get("baseline")
     if baseline not in available:
         baseline = None
-    inputs = _cell_inputs(executions, [(b, m) for b in benchmarks for m in available], exclude_disturbed)
+    inputs = _cell_inputs(executions, [(b, m) for b in benchmarks for m in available], exclude_disturbed,
+                          campaign.machine)
     per_bench = [[inputs[(b, m)] for m in available] for b in benchmarks]
     if workers is None:
         workers = workers_for(store.iteration_count(campaign_id))
@@ -343,9 +379,13 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
     facts = CampaignFacts(campaign.id, campaign.study, campaign.state, campaign.created, campaign.finished,
                           campaign.git_sha, campaign.machine, campaign.environment, options,
                           len(store.planned(campaign_id)), len(executions))
+    ran = {e.machine or campaign.machine for e in executions}
+    described = store.machines()
+    machines = {m: described.get(m) or (campaign.environment if m == campaign.machine else {}) for m in sorted(ran)}
     return Analysis(facts, confidence, seed, baseline, tuple(builds), benchmarks,
                     tuple(CheckAnswer(**r) for r in store.check_answers(campaign_id)),
-                    _audit_summary(executions, exclude_disturbed), adaptive, tuple(cells), geomeans)
+                    _audit_summary(executions, exclude_disturbed), adaptive, tuple(cells), geomeans,
+                    machines if len(machines) > 1 else {})
 
 
 def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, confidence: float = 0.99,

@@ -18,7 +18,7 @@ import numpy as np
 
 from bridgebench.stats import Estimate, Spread
 
-RESULT_VERSION = 1  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 2  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 T = TypeVar("T")
@@ -64,6 +64,7 @@ class Run:
     outliers: tuple[int, ...]  # 0-based indices
     steady_mean: float | None  # mean of the steady iterations without outliers, per call
     counters: dict[str, float]  # per counter reported per iteration: its mean over the same iterations
+    machine: str = ""  # the machine that ran it
 
     def steady_mask(self) -> np.ndarray:
         """True for the iterations the analysis counts: inside a steady range and not an outlier."""
@@ -90,6 +91,17 @@ class CellDecision:
 
 
 @dataclass(frozen=True)
+class MachineCell:
+    """One machine's share of a cell, summarised by the same rules as the whole cell."""
+
+    machine: str
+    executions: int
+    classification: str | None
+    class_counts: dict[str, int]
+    steady_performance: Estimate | None
+
+
+@dataclass(frozen=True)
 class Cell:
     """One benchmark × mechanism."""
 
@@ -111,6 +123,9 @@ class Cell:
     per_execution: tuple[Run, ...] = ()
     ratio: Estimate | None = None  # to the baseline mechanism
     adaptive: CellDecision | None = None
+    machines: tuple[MachineCell, ...] = ()  # when more than one machine ran the cell's executions
+    machines_verdict: str | None = None  # "consistent" or "distinguishable", with machines
+    machines_reason: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -197,6 +212,7 @@ class Analysis:
     adaptive: AdaptiveSummary | None
     cells: tuple[Cell, ...]
     geomean_ratio: dict[str, float]
+    machines: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> what the machine said of itself
     version: int = RESULT_VERSION
 
     def cell(self, benchmark: str, mechanism: str) -> Cell | None:

@@ -4,6 +4,7 @@ processes, computed once (report and diff read the cache), and one ratio rule fo
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -112,3 +113,32 @@ def test_the_steady_mask_is_the_rule_the_estimates_use(tmp_path: Path) -> None:
             for seg in run.segments:
                 kept = times[seg.start:seg.end][~run.outlier_mask()[seg.start:seg.end]]
                 assert seg.mean == pytest.approx(float(np.mean(kept)), rel=1e-12)
+
+
+def _second_machine(path: Path, slower: float) -> None:
+    """Say that odd-numbered executions ran on machine m2, which was `slower` times slower."""
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE execution SET machine = 'm2' WHERE pexec % 2 = 1")
+        for eid, data in db.execute("SELECT s.execution_id, s.data FROM series s JOIN execution e ON e.id ="
+                                    " s.execution_id WHERE e.machine = 'm2' AND s.name = 'seconds'").fetchall():
+            times = np.frombuffer(data, dtype="<f8") * slower
+            db.execute("UPDATE series SET data = ? WHERE execution_id = ? AND name = 'seconds'",
+                       (times.tobytes(), eid))
+        db.execute("INSERT INTO machine VALUES ('m2', ?, 0)", (json.dumps({"cpu_model": "Other CPU"}),))
+
+
+@pytest.mark.parametrize(("slower", "verdict"), [(1.0, "consistent"), (1.5, "distinguishable")])
+def test_machines_are_told_apart_only_when_they_differ(tmp_path: Path, slower: float, verdict: str) -> None:
+    from bridgebench.report import markdown
+
+    path = tmp_path / "s.sqlite"
+    store, cid = make_campaign(path, pexecs=6, iterations=200, crash=False)
+    assert analyse(store, cid).machines == {}  # one machine: no machines section
+    _second_machine(path, slower)
+    result = analyse(store, cid)
+    assert set(result.machines) == {"machine-1", "m2"} and result.machines["m2"]["cpu_model"] == "Other CPU"
+    for cell in result.cells:
+        assert [(m.machine, m.executions) for m in cell.machines] == [("m2", 3), ("machine-1", 3)]
+        assert cell.machines_verdict == verdict, cell.machines_reason
+    text = markdown.render(result)
+    assert "## Machines" in text and f"| {verdict} |" in text and "Other CPU" in text

@@ -90,10 +90,14 @@ def test_a_file_store_cannot_be_shared(basic_study: Path, tmp_path: Path) -> Non
     assert done.returncode == 2 and "needs a PostgreSQL store" in done.stderr
 
 
-def test_two_machines_show_up_apart_in_status(basic_study: Path, tmp_path: Path, postgres_db: str) -> None:
-    cid = enqueue(basic_study, tmp_path, postgres_db, "--benchmarks", "ok", "-p", "4", "-i", "20")
-    finish([*workers(1, tmp_path, postgres_db, {"BRIDGEBENCH_MACHINE_ID": "machine-one"}),
-            *workers(1, tmp_path, postgres_db, {"BRIDGEBENCH_MACHINE_ID": "machine-two"})])
+def test_two_machines_show_up_apart_in_status_and_report(basic_study: Path, tmp_path: Path,
+                                                          postgres_db: str) -> None:
+    add_benchmark(basic_study, "sleepy")  # executions long enough that both workers get some
+    cid = enqueue(basic_study, tmp_path, postgres_db, "--benchmarks", "sleepy", "--mechanisms", "a", "-p", "8",
+                  "-i", "60")  # one cell, so that both machines' executions meet in it
+    slow = {"PROBE_SLEEP_S": "0.3"}
+    finish([*workers(1, tmp_path, postgres_db, {"BRIDGEBENCH_MACHINE_ID": "machine-one", **slow}),
+            *workers(1, tmp_path, postgres_db, {"BRIDGEBENCH_MACHINE_ID": "machine-two", **slow})])
     st = json.loads(bridgebench("status", str(cid), "--store", postgres_db, "--json", cwd=tmp_path).stdout)
     assert sum(m["done"] for m in st["machines"]) == 8
     if len(st["machines"]) < 2:
@@ -101,6 +105,8 @@ def test_two_machines_show_up_apart_in_status(basic_study: Path, tmp_path: Path,
     assert len({m["machine"] for m in st["machines"]}) == 2
     terminal = bridgebench("status", str(cid), "--store", postgres_db, cwd=tmp_path)
     assert "8/8 process executions stored" in terminal.stdout
+    report = bridgebench("report", str(cid), "--store", postgres_db, "--format", "markdown", cwd=tmp_path).stdout
+    assert "## Machines" in report and ("| consistent |" in report or "| distinguishable |" in report)
 
 
 def test_a_server_restart_mid_campaign_loses_nothing(basic_study: Path, tmp_path: Path, postgres_db: str) -> None:

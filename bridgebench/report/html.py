@@ -485,6 +485,17 @@ def _runs(result: Analysis, series: Series) -> str:
     return "".join(out)
 
 
+def _machines(result: Analysis) -> str:
+    """With more than one machine: which ran what, and whether they agree cell by cell."""
+    if not result.machines:
+        return ""
+    return ('<section id="machines"><h2>Machines</h2><p class="note">The campaign\'s process executions ran on '
+            "more than one machine. Consistent: no two machines' shares of a cell differ by the differ's rules; "
+            "distinguishable: some do, and the cell's figures mix machines.</p>"
+            + table(tables.MACHINE_COLUMNS, tables.machine_rows(result))
+            + table(tables.MACHINE_CELL_COLUMNS, tables.machine_cell_rows(result)) + "</section>")
+
+
 def _machine(result: Analysis) -> str:
     env = result.campaign.environment
     keys = [k for k in tables.ENVIRONMENT_KEYS if k in env] + sorted(k for k in env if k not in
@@ -511,6 +522,6 @@ def render(result: Analysis, series: Series) -> str:
     nav = ('<nav><a href="#summary">Steady state</a><a href="#comparison">Comparison</a>'
            + ('<a href="#problems">Problems</a>' if problems else "")
            + '<a href="#runs">Run-sequence plots</a><a href="#machine">Machine</a></nav>')
-    body = "".join((_header(result), nav, _summary(result), _comparison(result), problems,
+    body = "".join((_header(result), nav, _summary(result), _comparison(result), problems, _machines(result),
                     _runs(result, series), _machine(result)))
     return page(f"bridgebench: {c.study}, campaign {c.id}", body)

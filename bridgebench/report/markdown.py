@@ -38,6 +38,12 @@ def render(result: Analysis) -> str:
     problems = tables.check_problems(result)
     if problems:
         out += ["## Answer check problems", "", *table(("Benchmark", "Mechanism", "Status", "Detail"), problems)]
+    if result.machines:
+        out += ["## Machines", "", "The campaign's process executions ran on more than one machine. *Consistent*: "
+                "no two machines' shares of a cell differ by the differ's rules (class shares, steady-performance "
+                "99% CIs); *distinguishable*: some do, and the cell's figures mix machines.", ""]
+        out += table(tables.MACHINE_COLUMNS, tables.machine_rows(result))
+        out += table(tables.MACHINE_CELL_COLUMNS, tables.machine_cell_rows(result))
     out += ["## Machine", "", *table(("What", "Value"), tables.environment_rows(result))]
     out += ["## Mechanism versions", ""]
     out += table(("Mechanism", "Version"), tables.version_rows(result))

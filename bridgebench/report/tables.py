@@ -137,3 +137,25 @@ def unsettled_rows(result: Analysis) -> list[tuple[str, str, str, str]]:
     return [(c.benchmark, result.label(c.mechanism), c.adaptive.state, c.adaptive.reason) for c in result.cells
             if c.adaptive and c.adaptive.state != "settled"]
 
+
+
+# --- a campaign run by more than one machine (a fleet) ------------------------------------------------------
+MACHINE_COLUMNS = ("Machine", "CPU", "Cores", "Memory (GiB)", "Kernel", "Executions")
+MACHINE_CELL_COLUMNS = ("Benchmark", "Mechanism", "Per machine: steady perf (99% CI), executions", "Machines",
+                        "Why")
+
+
+def machine_rows(result: Analysis) -> list[tuple[str, ...]]:
+    counts: dict[str, int] = {}
+    for cell in result.cells:
+        for run in cell.per_execution:
+            counts[run.machine] = counts.get(run.machine, 0) + 1
+    return [(m, str(env.get("cpu_model", "?")), str(env.get("cpu_count", "?")), str(env.get("memory_gib", "?")),
+             str(env.get("kernel", "?")), str(counts.get(m, 0))) for m, env in result.machines.items()]
+
+
+def machine_cell_rows(result: Analysis) -> list[tuple[str, ...]]:
+    """Per benchmark × mechanism: each machine's steady performance, and whether the machines agree."""
+    return [(c.benchmark, result.label(c.mechanism),
+             "; ".join(f"{m.machine}: {fmt.estimate(m.steady_performance)} ({m.executions})" for m in c.machines),
+             c.machines_verdict or "", c.machines_reason) for c in result.cells if c.machines]

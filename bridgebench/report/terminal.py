@@ -50,6 +50,9 @@ def show(result: Analysis, console: Console) -> None:
     problems = tables.check_problems(result)
     if problems:
         console.print(_table("Answer check problems", ("Benchmark", "Mechanism", "Status", "Detail"), problems))
+    if result.machines:
+        console.print(_table("Machines", tables.MACHINE_COLUMNS, tables.machine_rows(result)))
+        console.print(_table("Per machine", tables.MACHINE_CELL_COLUMNS, tables.machine_cell_rows(result)))
 
 
 # --- the other commands' tables (the CLI parses and calls; drawing happens here) ---------------------------
