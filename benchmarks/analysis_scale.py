@@ -57,9 +57,10 @@ def series(rng: np.random.Generator, n: int, kind: int, base: float) -> np.ndarr
     return np.abs(t)
 
 
-def build_store(path: Path, benchmarks: int, mechanisms: int, executions: int, iterations: int,
+def build_store(path: Path | str, benchmarks: int, mechanisms: int, executions: int, iterations: int,
                 seed: int) -> tuple[int, list[float]]:
-    """A synthetic, complete campaign; returns its id and the seconds each execution's store took."""
+    """A synthetic, complete campaign in the store at `path` (a file or postgresql://…); returns its id and
+    the seconds each execution's store took."""
     store = Store(path)
     benches = [f"bench{b:02d}" for b in range(benchmarks)]
     mechs = [f"mech{m}" for m in range(mechanisms)]
