@@ -209,3 +209,14 @@ def test_a_planned_execution_is_stored_once_whoever_stores_it(store_location: st
     store.record_machine("m1", {"cpu_model": "x"})
     store.record_machine("m1", {"cpu_model": "y"})
     assert store.machines() == {"m1": {"cpu_model": "y"}}
+
+
+def test_the_self_test_runs_on_a_postgresql_store(tmp_path: Path, postgres_db: str) -> None:
+    done = bridgebench("selftest", "--budget", "quick", "--store", postgres_db, "--build-dir",
+                       str(tmp_path / "build"), "--json", cwd=tmp_path, timeout=600)
+    assert done.returncode in (0, 5), done.stderr  # 5: a wrong verdict on a noisy day; the store is the point
+    report = json.loads(done.stdout)
+    assert report["findings"] and report["verdict"] in ("pass", "fail", "inconclusive")
+    store = Store(postgres_db, create=False)
+    (campaign,) = store.campaigns("selftest")
+    assert campaign.state == "done" and store.analysis(campaign.id) is not None
