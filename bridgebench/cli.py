@@ -66,6 +66,19 @@ ExcludeOpt = Annotated[bool, typer.Option("--exclude-disturbed", help="Leave out
                                           "disturbance audit flagged (the report says so).")]
 
 
+# The options `run` and `enqueue` share: what a campaign is.
+QuickOpt = Annotated[bool, typer.Option("--quick", help="Use the study's quick budget.")]
+BudgetOpt = Annotated[str, typer.Option(help="A budget named in the study file.")]
+ExecutionsOpt = Annotated[int | None, typer.Option("-p", "--process-executions", min=1)]
+IterationsOpt = Annotated[int | None, typer.Option("-i", "--iterations", min=1)]
+TimeoutOpt = Annotated[float | None, typer.Option(help="Seconds per process execution (at most 86400).")]
+BenchmarksOpt = Annotated[str | None, typer.Option(help="Comma-separated benchmarks.")]
+MechanismsOpt = Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")]
+RandomOrderOpt = Annotated[bool, typer.Option("--random-order", help="Shuffle each round.")]
+SeedOpt = Annotated[int, typer.Option(help="Seed for --random-order and the bootstrap.")]
+BuildDirOpt = Annotated[Path, typer.Option(help="Where builds go.")]
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
@@ -179,6 +192,18 @@ def _check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, 
     return rows
 
 
+def _build_and_check(study: Study, options: camp.Options, build_dir: Path, quiet: bool
+                     ) -> tuple[dict[str, BuildResult], list[camp.CheckRow]]:
+    """What a new campaign needs first: its mechanisms built and their answers agreeing (else exit)."""
+    builds = _build(study, build_dir, list(options.mechanisms), quiet=quiet)
+    if not any(b.available for b in builds.values()):
+        fail(f"{study.name}: no mechanism could be built; see the reasons above")
+    rows = _check(study, builds, options.benchmarks, options.timeout_s, quiet=quiet)
+    if any(r.status != "agrees" for r in rows):
+        fail(_check_failure_message(rows), EXIT_CHECK_FAILED)
+    return builds, rows
+
+
 def _check_failure_message(rows: list[camp.CheckRow]) -> str:
     bad = [r for r in rows if r.status != "agrees"]
     first = bad[0]
@@ -214,7 +239,7 @@ def list_(store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> Non
 @app.command()
 def build(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
           mechanisms: Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")] = None,
-          build_dir: Annotated[Path, typer.Option(help="Where builds go.")] = Path("build"),
+          build_dir: BuildDirOpt = Path("build"),
           as_json: JsonOpt = False) -> None:
     """Build a study's mechanisms (cached); say which are unavailable and why."""
     study = _load(study_name)
@@ -228,7 +253,7 @@ def build(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
 def check(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
           benchmarks: Annotated[str | None, typer.Option(help="Comma-separated benchmarks.")] = None,
           mechanisms: Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")] = None,
-          build_dir: Annotated[Path, typer.Option(help="Where builds go.")] = Path("build"),
+          build_dir: BuildDirOpt = Path("build"),
           as_json: JsonOpt = False) -> None:
     """Build, then check that every mechanism computes the same answer (exit 3 if not)."""
     study = _load(study_name)
@@ -289,16 +314,9 @@ def _write_reports(result: Analysis, store: Store, report_dir: Path) -> list[Pat
 
 @app.command()
 def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
-        quick: Annotated[bool, typer.Option("--quick", help="Use the study's quick budget.")] = False,
-        budget: Annotated[str, typer.Option(help="A budget named in the study file.")] = "default",
-        process_executions: Annotated[int | None, typer.Option("-p", "--process-executions", min=1)] = None,
-        iterations: Annotated[int | None, typer.Option("-i", "--iterations", min=1)] = None,
-        timeout: Annotated[float | None, typer.Option(help="Seconds per process execution (at most 86400).")]
-        = None,
-        benchmarks: Annotated[str | None, typer.Option(help="Comma-separated benchmarks.")] = None,
-        mechanisms: Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")] = None,
-        random_order: Annotated[bool, typer.Option("--random-order", help="Shuffle each round.")] = False,
-        seed: Annotated[int, typer.Option(help="Seed for --random-order and the bootstrap.")] = 0,
+        quick: QuickOpt = False, budget: BudgetOpt = "default", process_executions: ExecutionsOpt = None,
+        iterations: IterationsOpt = None, timeout: TimeoutOpt = None, benchmarks: BenchmarksOpt = None,
+        mechanisms: MechanismsOpt = None, random_order: RandomOrderOpt = False, seed: SeedOpt = 0,
         wait_quiet: Annotated[float, typer.Option("--wait-quiet", help="Before each process execution, wait up "
                                                   "to SECONDS (alone: 60) for a quiet machine; the wait is "
                                                   "recorded.", metavar="[SECONDS]")] = 0.0,
@@ -314,7 +332,7 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
         resume: Annotated[bool, typer.Option("--resume", help="Continue the latest unfinished campaign.")] = False,
         campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --resume: which one.")] = None,
         report_dir: Annotated[Path, typer.Option(help="Where the reports are written.")] = Path("results"),
-        build_dir: Annotated[Path, typer.Option(help="Where builds go.")] = Path("build"),
+        build_dir: BuildDirOpt = Path("build"),
         store_path: StoreOpt = DEFAULT_STORE,
         as_json: JsonOpt = False) -> None:
     """Build, check answers, run the campaign (or resume it), analyse, and report."""
@@ -336,12 +354,7 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
             options = camp.options_for(study, budget_name, _split(benchmarks), _split(mechanisms),
                                        process_executions, iterations, timeout, random_order, seed, wait_quiet,
                                        _until(until), max_executions, _seconds(max_time, "--max-time"))
-            builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
-            if not any(b.available for b in builds.values()):
-                fail(f"{study.name}: no mechanism could be built; see the reasons above")
-            rows = _check(study, builds, options.benchmarks, options.timeout_s, quiet=as_json)
-            if any(r.status != "agrees" for r in rows):
-                fail(_check_failure_message(rows), EXIT_CHECK_FAILED)
+            builds, rows = _build_and_check(study, options, build_dir, as_json)
             with store.planning():
                 cid = camp.start(store, study, options, builds, rows)
                 owner = store.claim(cid)
@@ -381,16 +394,10 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
 
 @app.command()
 def enqueue(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
-            quick: Annotated[bool, typer.Option("--quick", help="Use the study's quick budget.")] = False,
-            budget: Annotated[str, typer.Option(help="A (fixed) budget named in the study file.")] = "default",
-            process_executions: Annotated[int | None, typer.Option("-p", "--process-executions", min=1)] = None,
-            iterations: Annotated[int | None, typer.Option("-i", "--iterations", min=1)] = None,
-            timeout: Annotated[float | None, typer.Option(help="Seconds per process execution.")] = None,
-            benchmarks: Annotated[str | None, typer.Option(help="Comma-separated benchmarks.")] = None,
-            mechanisms: Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")] = None,
-            random_order: Annotated[bool, typer.Option("--random-order", help="Shuffle each round.")] = False,
-            seed: Annotated[int, typer.Option(help="Seed for --random-order and the bootstrap.")] = 0,
-            build_dir: Annotated[Path, typer.Option(help="Where builds go.")] = Path("build"),
+            quick: QuickOpt = False, budget: BudgetOpt = "default", process_executions: ExecutionsOpt = None,
+            iterations: IterationsOpt = None, timeout: TimeoutOpt = None, benchmarks: BenchmarksOpt = None,
+            mechanisms: MechanismsOpt = None, random_order: RandomOrderOpt = False, seed: SeedOpt = 0,
+            build_dir: BuildDirOpt = Path("build"),
             store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
     """Build, check answers and plan a campaign here, and put its process executions on the store's queue
     for `bridgebench worker` on any machine (a PostgreSQL store)."""
@@ -401,12 +408,7 @@ def enqueue(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
         options = camp.options_for(study, "quick" if quick else budget, _split(benchmarks), _split(mechanisms),
                                    process_executions, iterations, timeout, random_order, seed)
         fleet.refuse_a_second(store, study, options)  # before building; enqueue checks again, under a lock
-        builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
-        if not any(b.available for b in builds.values()):
-            fail(f"{study.name}: no mechanism could be built; see the reasons above")
-        rows = _check(study, builds, options.benchmarks, options.timeout_s, quiet=as_json)
-        if any(r.status != "agrees" for r in rows):
-            fail(_check_failure_message(rows), EXIT_CHECK_FAILED)
+        builds, rows = _build_and_check(study, options, build_dir, as_json)
         cid = fleet.enqueue(store, study, options, builds, rows)
     except (camp.CampaignError, fleet.FleetError, StoreError) as e:
         fail(str(e))
@@ -426,7 +428,7 @@ def worker(store_path: StoreOpt = DEFAULT_STORE,
                                                     "instead of waiting for more.")] = False,
            campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --until-done: stop when this "
                                                            "campaign is done.")] = None,
-           build_dir: Annotated[Path, typer.Option(help="Where builds go.")] = Path("build")) -> None:
+           build_dir: BuildDirOpt = Path("build")) -> None:
     """Run queued process executions, one at a time, storing each as it ends (SIGINT/SIGTERM: stop after
     the one in hand)."""
     store = _store(store_path, create=False)
@@ -545,7 +547,7 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
 @app.command()
 def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min=1)] = 1,
              budget: Annotated[str, typer.Option(help="A budget of studies/selftest.")] = "default",
-             build_dir: Annotated[Path, typer.Option(help="Where builds go.")] = Path("build"),
+             build_dir: BuildDirOpt = Path("build"),
              wait_quiet: Annotated[float, typer.Option("--wait-quiet", help="Before each process execution, wait "
                                                        "up to SECONDS (alone: 60) for a quiet machine.",
                                                        metavar="[SECONDS]")] = 0.0,
