@@ -20,4 +20,9 @@ export gtm_tmp="$build/tmp"
 export GTMCI="$study/bbci.ci"
 export gtm_etrap='write $zstatus,! zhalt 1'  # an M error ends the process with a message and status 1
 mkdir -p "$build/o" "$build/tmp"
+# A process killed outright (SIGKILL) leaves the database's shared memory and semaphores behind (SIGTERM,
+# which bridgebench sends on a timeout, does not): run the database down before using it again.
+if [ -f "$build/db/bcat.dat" ]; then
+  "$gtm_dist/mupip" rundown -region DEFAULT > /dev/null 2>&1 || true
+fi
 exec "$@"
