@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -223,6 +223,20 @@ def _whisker(x_low: float, x_high: float, yc: float, stroke: str, width: float) 
 ChartRow = tuple[str, Estimate | None, str, str]  # name, estimate, colour, text shown after it
 
 
+def _marked_rows(parts: list[str], rows: Sequence[ChartRow], x0: float, top: float, row_h: float,
+                 missing: str) -> Iterator[tuple[float, ChartRow]]:
+    """Write each row's name left of the axis; for a row without an estimate, its text (or `missing`) in
+    place of a mark. Yields the rows that have an estimate, with the y of their centre line."""
+    for k, row in enumerate(rows):
+        name, est, _, text = row
+        yc = top + row_h * k + row_h / 2
+        parts.append(f'<text x="{x0 - 8}" y="{_n(yc + 4)}" text-anchor="end">{_e(name)}</text>')
+        if not est:
+            parts.append(f'<text x="{x0 + 6}" y="{_n(yc + 4)}" class="muted">{_e(text or missing)}</text>')
+            continue
+        yield yc, row
+
+
 def interval_chart(rows: Sequence[ChartRow], *, reference: float | None,
                    label: str, bars: int = 300) -> str:
     """Horizontal bars from 0 to each estimate with its CI as a whisker; rows are (name, estimate, colour,
@@ -251,12 +265,8 @@ def interval_chart(rows: Sequence[ChartRow], *, reference: float | None,
                      f'<text x="{x}" y="{y_axis + 16}" text-anchor="middle">{_tick_label(t, step)}</text>')
     parts.append(f'<text x="{x1}" y="{height - 4}" text-anchor="end">{_e(unit)} per iteration</text>')
     parts.append(f'<path d="M{x0} {top}V{y_axis}H{x1}" fill="none" stroke="#888"/>')
-    for k, (name, est, colour, text) in enumerate(rows):
-        yc = top + row_h * k + row_h / 2
-        parts.append(f'<text x="{x0 - 8}" y="{_n(yc + 4)}" text-anchor="end">{_e(name)}</text>')
-        if not est:
-            parts.append(f'<text x="{x0 + 6}" y="{_n(yc + 4)}" class="muted">{_e(text or "no data")}</text>')
-            continue
+    for yc, (_, est, colour, text) in _marked_rows(parts, rows, x0, top, row_h, "no data"):
+        assert est is not None
         parts.append(f'<rect x="{x0}" y="{_n(yc - 7)}" width="{_n(px(est.value) - x0)}" height="14" '
                      f'fill="{colour}" fill-opacity="0.55"/>')
         parts.append(_whisker(px(est.low), px(est.high), yc, "#222", 1.3))
@@ -299,12 +309,8 @@ def ratio_chart(rows: Sequence[ChartRow], *, label: str,
     parts.append(f'<path d="M{x0} {y_axis}H{x1}" fill="none" stroke="#888"/>')
     one = _n(px(1.0))
     parts.append(f'<path d="M{one} {top}V{y_axis}" stroke="#444" stroke-dasharray="3 3"/>')
-    for k, (name, ratio, colour, text) in enumerate(rows):
-        yc = top + row_h * k + row_h / 2
-        parts.append(f'<text x="{x0 - 8}" y="{_n(yc + 4)}" text-anchor="end">{_e(name)}</text>')
-        if not ratio:
-            parts.append(f'<text x="{x0 + 6}" y="{_n(yc + 4)}" class="muted">{_e(text or "no ratio")}</text>')
-            continue
+    for yc, (_, ratio, colour, text) in _marked_rows(parts, rows, x0, top, row_h, "no ratio"):
+        assert ratio is not None
         parts.append(_whisker(px(ratio.low), px(ratio.high), yc, colour, 1.6)
                      + f'<circle cx="{_n(px(ratio.value))}" cy="{_n(yc)}" r="4" fill="{colour}"/>')
         parts.append(f'<text x="{x1 + 8}" y="{_n(yc + 4)}">{_e(text)}</text>')
