@@ -236,12 +236,7 @@ class Store:
             if missing:
                 raise StoreMissing(f"{self.path}: {missing}")
             self.db = _Connection(b.connect(), b)
-            schema = _SCHEMA.format(**b.SCALARS)
-            if isinstance(b, store_sqlite.Backend):
-                self.db.raw.executescript(schema)
-            else:
-                with self.transaction() as db:
-                    db.raw.execute(schema)
+            b.create_tables(self.db.raw, _SCHEMA.format(**b.SCALARS))
             row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             version = int(row[0]) if row else SCHEMA_VERSION
             if version > SCHEMA_VERSION:

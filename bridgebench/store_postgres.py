@@ -128,6 +128,15 @@ class Backend:
         return query.replace("?", "%s")
 
     @staticmethod
+    def create_tables(conn: Any, schema: str) -> None:
+        """The tables that are missing (a new store, or one of an older schema). PostgreSQL's CREATE TABLE IF
+        NOT EXISTS can still collide when several workers open a store at the same moment: under a lock,
+        one creates and the others find."""
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s::int4, 0)", (_LOCK_SPACE,))
+            conn.execute(schema)
+
+    @staticmethod
     def copy(conn: Any, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
         """Rows through COPY (binary for the float arrays' bytes): one round trip, no statement per row."""
         with conn.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:

@@ -57,6 +57,10 @@ class Backend:
     def sql(query: str) -> str:
         return query
 
+    @staticmethod
+    def create_tables(db: sqlite3.Connection, schema: str) -> None:
+        db.executescript(schema)  # CREATE … IF NOT EXISTS: nothing happens to a store that has them
+
     def lock(self, name: str, blocking: bool) -> FileLock:
         return FileLock(self.path.with_name(f"{self.path.name}.locks") / name).acquire(blocking=blocking)
 
