@@ -36,6 +36,20 @@ def finish(procs: list[subprocess.Popen[str]], timeout: float = 180) -> None:
         assert p.returncode == 0, err
 
 
+def wait_for_jobs(dsn: str, succeeded: int, doing: int, timeout: float = 120) -> None:
+    """Wait until the queue holds at least that many succeeded jobs and jobs in a worker's hands."""
+    import psycopg
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with psycopg.connect(dsn) as conn:
+            counts = dict(conn.execute("SELECT status::text, count(*) FROM procrastinate_jobs GROUP BY 1").fetchall())
+        if counts.get("succeeded", 0) >= succeeded and counts.get("doing", 0) >= doing:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the worker never held a job")
+
+
 def stored(dsn: str, cid: int) -> list[int]:
     return [e.seq for e in Store(dsn, create=False).executions(cid)]
 
@@ -60,7 +74,7 @@ def test_a_worker_killed_mid_execution_loses_and_duplicates_nothing(basic_study:
     cid = enqueue(basic_study, tmp_path, postgres_db, "--benchmarks", "sleepy", "-p", "3", "-i", "3")
     (victim,) = workers(1, tmp_path, postgres_db, {"PROBE_SLEEP_S": "1.5"})
     wait_for_executions(postgres_db, 1, timeout=120)
-    time.sleep(0.5)  # into its next execution
+    wait_for_jobs(postgres_db, succeeded=1, doing=1)  # one job done, the next one in its hands
     os.killpg(victim.pid, signal.SIGKILL)
     victim.communicate(timeout=30)
     finish(workers(2, tmp_path, postgres_db, {"PROBE_SLEEP_S": "0.1"}))
