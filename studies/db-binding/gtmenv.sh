@@ -2,6 +2,7 @@
 # Run a command in the GT.M environment of one mechanism's database: every variable GT.M needs is set here,
 # none by the user. Usage: gtmenv.sh BUILD_DIR COMMAND [ARGS...]
 set -euo pipefail
+mkdir -p "$1"
 build=$(readlink -f "$1")
 shift
 study=$(dirname "$(readlink -f "$0")")
