@@ -277,7 +277,8 @@ class Store:
                     self.db.execute("ROLLBACK")
                 raise
         except self.backend.WRITE_ERRORS as err:
-            raise StoreWriteError(f"{self.path}: cannot write: {str(err).strip().splitlines()[0]}") from err
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            raise StoreWriteError(f"{self.path}: cannot write: {first}") from err
 
     def claim(self, campaign_id: int) -> locks.Lock:
         """Own a campaign while running it: a second harness (a `--resume` of a campaign still running)
