@@ -238,9 +238,24 @@ def postgres_server() -> Iterator[str]:
     try:
         yield f"postgresql://{user}@/postgres?host={sock}"
     finally:
-        subprocess.run([*as_user, str(pg_ctl), "-D", str(data), "-m", "immediate", "-w", "stop"],
-                       capture_output=True, timeout=60)
+        _stop_postgres(as_user, str(pg_ctl), data)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _stop_postgres(as_user: list[str], pg_ctl: str, data: Path) -> None:
+    """Stop the test server and wait until none of its processes is left (its backends end a moment after
+    the postmaster)."""
+    try:
+        postmaster = int((data / "postmaster.pid").read_text().split()[0])
+        pids = {postmaster, *(int(p) for p in subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True,
+                                                             text=True).stdout.split())}
+    except (OSError, ValueError, IndexError):
+        pids = set()
+    subprocess.run([*as_user, pg_ctl, "-D", str(data), "-m", "fast", "-w", "stop"], capture_output=True, timeout=60)
+    deadline = time.monotonic() + 30
+    while pids and time.monotonic() < deadline:
+        pids = {p for p in pids if Path(f"/proc/{p}").exists()}
+        time.sleep(0.05)
 
 
 def restart_postgres(dsn: str) -> None:
