@@ -179,9 +179,11 @@ class _CellInput:
 def _read(store: Store, executions: Sequence[StoredExecution]
           ) -> tuple[list[np.ndarray], list[dict[str, np.ndarray]]]:
     data = store.series([e.id for e in executions], (SECONDS, CPU_COUNTER, *REPORTED_COUNTERS))
-    times = [per_call(data[(e.id, SECONDS)], e.batch) for e in executions]
-    counters = [{n: v for (eid, n), v in data.items() if eid == e.id and n != SECONDS} for e in executions]
-    return times, counters
+    by_execution: dict[int, dict[str, np.ndarray]] = defaultdict(dict)
+    for (eid, name), values in data.items():
+        by_execution[eid][name] = values
+    times = [per_call(by_execution[e.id].pop(SECONDS), e.batch) for e in executions]
+    return times, [by_execution[e.id] for e in executions]
 
 
 def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int

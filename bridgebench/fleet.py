@@ -161,7 +161,7 @@ def _execute(campaign_id: int, seq: int) -> str:
     if state is None:
         raise FleetError("no worker state: jobs run only inside `bridgebench worker`")
     store = state.store()
-    if seq in store.done_seqs(campaign_id):
+    if store.is_stored(campaign_id, seq):
         return "already stored"
     c = store.campaign(campaign_id)
     try:  # the study of this checkout by its name, else the file the campaign was planned from, if here
@@ -177,10 +177,12 @@ def _execute(campaign_id: int, seq: int) -> str:
         state.builds[key] = build_study(study, state.build_dir, list(options.mechanisms))
     builds = state.builds[key]
     camp.verify_builds(store, campaign_id, builds)
-    (task,) = [t for t in store.planned(campaign_id) if t.seq == seq]
+    task = store.planned_task(campaign_id, seq)
+    if task is None:
+        raise FleetError(f"campaign {campaign_id} has no planned execution {seq}")
     with _machine_lock():
         camp.run_tasks(store, study, campaign_id, options, builds, [task], machine=state.machine)
-    if not store.pending(campaign_id):
+    if store.pending_count(campaign_id) == 0:
         store.set_state(campaign_id, "done")
     return "stored"
 

@@ -382,6 +382,23 @@ class Store:
                                " ORDER BY seq", (campaign_id,))
         return [Task(*r) for r in rows]
 
+    def planned_task(self, campaign_id: int, seq: int) -> Task | None:
+        """One planned execution (a fleet job's), without reading the whole plan."""
+        row = self.db.execute("SELECT seq, benchmark, mechanism, pexec FROM planned WHERE campaign_id=? AND seq=?",
+                              (campaign_id, seq)).fetchone()
+        return Task(*row) if row else None
+
+    def is_stored(self, campaign_id: int, seq: int) -> bool:
+        return self.db.execute("SELECT 1 FROM execution WHERE campaign_id=? AND seq=?",
+                               (campaign_id, seq)).fetchone() is not None
+
+    def pending_count(self, campaign_id: int) -> int:
+        """How many planned executions have not run yet."""
+        row = self.db.execute("SELECT count(*) FROM planned p WHERE campaign_id=? AND NOT EXISTS (SELECT 1 FROM"
+                              " execution e WHERE e.campaign_id=p.campaign_id AND e.seq=p.seq)",
+                              (campaign_id,)).fetchone()
+        return int(row[0])
+
     def add_planned(self, campaign_id: int, tasks: list[Task]) -> None:
         """More of the plan (an adaptive budget's next round)."""
         with self.transaction() as db:

@@ -220,3 +220,12 @@ def test_the_self_test_runs_on_a_postgresql_store(tmp_path: Path, postgres_db: s
     store = Store(postgres_db, create=False)
     (campaign,) = store.campaigns("selftest")
     assert campaign.state == "done" and store.analysis(campaign.id) is not None
+
+
+def test_one_planned_execution_is_read_without_the_whole_plan(store_location: str) -> None:
+    store = Store(store_location)
+    cid = _campaign(store)
+    assert store.planned_task(cid, 3) == TASKS[3] and store.planned_task(cid, 99) is None
+    assert not store.is_stored(cid, 0) and store.pending_count(cid) == len(TASKS)
+    store.record_execution(cid, TASKS[0], _run([1.0]))
+    assert store.is_stored(cid, 0) and store.pending_count(cid) == len(TASKS) - 1 == len(store.pending(cid))
