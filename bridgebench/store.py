@@ -130,7 +130,7 @@ SECONDS = "seconds"  # the series of iteration times; a counter may not take thi
 _FLOAT64 = np.dtype("<f8")
 
 
-def _blob(values: list[float] | np.ndarray) -> bytes:
+def to_blob(values: list[float] | np.ndarray) -> bytes:
     return np.asarray(values, dtype=_FLOAT64).tobytes()
 
 
@@ -479,8 +479,8 @@ class Store:
                 if SECONDS in out.counters:
                     raise ValueError(f"a counter may not be named {SECONDS!r}")
                 db.copy("series", ("execution_id", "name", "data"),
-                        [(execution_id, SECONDS, _blob(out.times)),
-                         *((execution_id, name, _blob(vs)) for name, vs in out.counters.items())])
+                        [(execution_id, SECONDS, to_blob(out.times)),
+                         *((execution_id, name, to_blob(vs)) for name, vs in out.counters.items())])
         return execution_id
 
     def executions(self, campaign_id: int, after_id: int = 0) -> list[StoredExecution]:

@@ -7,8 +7,6 @@ import os
 import sqlite3
 from pathlib import Path
 
-import numpy as np
-
 from bridgebench.locks import FileLock
 
 SCALARS = {"id": "INTEGER PRIMARY KEY", "int": "INTEGER", "real": "REAL", "blob": "BLOB",
@@ -84,14 +82,10 @@ def _add_columns(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -
             db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
 
 
-def _blob(values: list[float]) -> bytes:
-    return np.asarray(values, dtype="<f8").tobytes()
-
-
 def _migrate_iterations(db: sqlite3.Connection) -> None:
     """Schema 4: the per-iteration rows of schemas 1-3 (tables iteration, iteration_counter) become one
     float64 BLOB per execution and quantity; the same numbers, read back bit for bit."""
-    from bridgebench.store import SECONDS  # the store's name for the times; it imports this module
+    from bridgebench.store import SECONDS, to_blob  # the store's name for the times, its array format
 
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if "iteration" in tables:
@@ -99,12 +93,12 @@ def _migrate_iterations(db: sqlite3.Connection) -> None:
         for eid in ids:
             values = [r[0] for r in db.execute("SELECT seconds FROM iteration WHERE execution_id=? ORDER BY idx",
                                                (eid,))]
-            db.execute("INSERT OR REPLACE INTO series VALUES (?, ?, ?)", (eid, SECONDS, _blob(values)))
+            db.execute("INSERT OR REPLACE INTO series VALUES (?, ?, ?)", (eid, SECONDS, to_blob(values)))
         db.execute("DROP TABLE iteration")
     if "iteration_counter" in tables:
         keys = db.execute("SELECT DISTINCT execution_id, name FROM iteration_counter").fetchall()
         for eid, name in keys:
             values = [r[0] for r in db.execute("SELECT value FROM iteration_counter WHERE execution_id=? AND name=?"
                                                " ORDER BY idx", (eid, name))]
-            db.execute("INSERT OR REPLACE INTO series VALUES (?, ?, ?)", (eid, name, _blob(values)))
+            db.execute("INSERT OR REPLACE INTO series VALUES (?, ?, ?)", (eid, name, to_blob(values)))
         db.execute("DROP TABLE iteration_counter")
