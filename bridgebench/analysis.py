@@ -42,6 +42,7 @@ from bridgebench.result import (
     Mechanism,
     Run,
     SegmentMean,
+    Workload,
 )
 from bridgebench.runner import OK
 from bridgebench.stats import (
@@ -358,9 +359,13 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
     baseline = campaign.config["study"]["study"].get("baseline")
     if baseline not in available:
         baseline = None
-    inputs = _cell_inputs(executions, [(b, m) for b in benchmarks for m in available], exclude_disturbed,
-                          campaign.machine)
-    per_bench = [[inputs[(b, m)] for m in available] for b in benchmarks]
+    planned = store.planned(campaign_id)
+    # The cells are what the campaign planned: a benchmark may leave some mechanisms out (its `mechanisms`).
+    measured = {(t.benchmark, t.mechanism) for t in planned}
+    keys = [(b, m) for b in benchmarks for m in available if (b, m) in measured]
+    inputs = _cell_inputs(executions, keys, exclude_disturbed, campaign.machine)
+    per_bench = [[inputs[(b, m)] for m in available if (b, m) in inputs] for b in benchmarks]
+    per_bench = [group for group in per_bench if group]
     if workers is None:
         workers = workers_for(store.iteration_count(campaign_id))
     if workers > 1 and len(per_bench) > 1:
@@ -373,21 +378,27 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
     cells, adaptive = _with_decisions(store, campaign_id, options, [c for group in done for c in group])
 
     geomeans = {}
+    # Over the benchmarks every mechanism ran, so that each mechanism's mean is over the same work.
+    common = {b for b in benchmarks if all((b, m) in measured for m in available)}
     for m in available:
-        ratios = [c.ratio.value for c in cells if c.mechanism == m and c.ratio]
-        if ratios and len(ratios) == len(benchmarks):
+        ratios = [c.ratio.value for c in cells if c.mechanism == m and c.ratio and c.benchmark in common]
+        if ratios and len(ratios) == len(common):
             geomeans[m] = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
 
     facts = CampaignFacts(campaign.id, campaign.study, campaign.state, campaign.created, campaign.finished,
                           campaign.git_sha, campaign.machine, campaign.environment, options,
-                          len(store.planned(campaign_id)), len(executions))
+                          len(planned), len(executions))
     ran = {e.machine or campaign.machine for e in executions}
     described = store.machines()
     machines = {m: described.get(m) or (campaign.environment if m == campaign.machine else {}) for m in sorted(ran)}
+    raw_benchmarks = campaign.config["study"].get("benchmarks", {})
+    workloads = tuple(
+        Workload(b, str(raw_benchmarks.get(b, {}).get("param", "")),
+                 tuple(m for m in available if (b, m) in measured), b in common) for b in benchmarks)
     return Analysis(facts, confidence, seed, baseline, tuple(builds), benchmarks,
                     tuple(CheckAnswer(**r) for r in store.check_answers(campaign_id)),
                     _audit_summary(executions, exclude_disturbed), adaptive, tuple(cells), geomeans,
-                    machines if len(machines) > 1 else {})
+                    machines if len(machines) > 1 else {}, workloads)
 
 
 def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, confidence: float = 0.99,

@@ -62,6 +62,9 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         unknown = [n for n in chosen or [] if n not in known]
         if unknown:
             raise CampaignError(f"{study.name}: no {kind} {', '.join(unknown)} (has: {', '.join(known)})")
+    if benchmarks and mechanisms and not study.cells(benchmarks, mechanisms):
+        raise CampaignError(f"{study.name}: none of the mechanisms {', '.join(mechanisms)} runs benchmark "
+                            f"{', '.join(benchmarks)} (see the benchmarks' `mechanisms` in {study.path.name})")
     options = Options(
         budget=budget_name,
         process_executions=process_executions or budget.process_executions,
@@ -143,6 +146,8 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
         bench = study.benchmarks[benchmark]
         runs: dict[str, Execution] = {}
         for build in available:
+            if not study.runs(benchmark, build.mechanism):
+                continue
             argv, env = command_for(study, build, benchmark, bench.check_param, CHECK_ITERATIONS)
             runs[build.mechanism] = execute(argv, env, study.dir, CHECK_ITERATIONS, timeout_s)
         reference = bench.expect
@@ -169,7 +174,7 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
 def start(store: Store, study: Study, options: Options, builds: dict[str, BuildResult],
           checked: list[CheckRow]) -> int:
     available = [m for m in options.mechanisms if builds[m].available]
-    tasks = plan(list(options.benchmarks), available, options.process_executions, options.randomise,
+    tasks = plan(study.cells(options.benchmarks, available), options.process_executions, options.randomise,
                  options.seed)
     env = environment.capture()
     campaign_id = store.create_campaign(

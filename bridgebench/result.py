@@ -18,7 +18,7 @@ import numpy as np
 
 from bridgebench.stats import Estimate, Spread
 
-RESULT_VERSION = 2  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 3  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 T = TypeVar("T")
@@ -200,6 +200,16 @@ class AdaptiveSummary:
 
 
 @dataclass(frozen=True)
+class Workload:
+    """What one benchmark ran: its parameter (from the study file) and the mechanisms that ran it."""
+
+    benchmark: str
+    param: str
+    mechanisms: tuple[str, ...]
+    everyone: bool  # every available mechanism ran it (the benchmark leaves none out)
+
+
+@dataclass(frozen=True)
 class Analysis:
     campaign: CampaignFacts
     confidence: float
@@ -213,6 +223,7 @@ class Analysis:
     cells: tuple[Cell, ...]
     geomean_ratio: dict[str, float]
     machines: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> what the machine said of itself
+    workloads: tuple[Workload, ...] = ()
     version: int = RESULT_VERSION
 
     def cell(self, benchmark: str, mechanism: str) -> Cell | None:

@@ -49,15 +49,15 @@ class Execution:
     machine: audit.Audit | None = None  # what the rest of the machine did meanwhile (None: not measurable here)
 
 
-def plan(benchmarks: list[str], mechanisms: list[str], process_executions: int,
-         randomise: bool = False, seed: int = 0) -> list[Task]:
-    """Round-robin: process execution p of every benchmark × mechanism before p+1 of any, so slow
+def plan(cells: list[tuple[str, str]], process_executions: int, randomise: bool = False, seed: int = 0
+         ) -> list[Task]:
+    """Round-robin: process execution p of every benchmark × mechanism cell before p+1 of any, so slow
     drifts of the machine (thermal, other tenants) spread over all pairs instead of biasing one.
     With randomise, each round is shuffled (seeded, so a resumed campaign follows the same plan)."""
     rng = random.Random(seed)
     tasks: list[Task] = []
     for p in range(process_executions):
-        round_ = [(b, m) for b in benchmarks for m in mechanisms]
+        round_ = list(cells)
         if randomise:
             rng.shuffle(round_)
         first = len(tasks)

@@ -56,6 +56,9 @@ class Benchmark:
     check_param: str
     file: str
     expect: str | None = None
+    # The mechanisms that run this benchmark (None: all). A benchmark some mechanisms cannot do (an
+    # operation only one language has) or should not (too slow at this size) leaves them out.
+    mechanisms: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,16 @@ class Study:
     @property
     def dir(self) -> Path:
         return self.path.parent
+
+    def runs(self, benchmark: str, mechanism: str) -> bool:
+        """Whether the mechanism runs the benchmark (the benchmark's `mechanisms`, else all)."""
+        chosen = self.benchmarks[benchmark].mechanisms
+        return chosen is None or mechanism in chosen
+
+    def cells(self, benchmarks: tuple[str, ...] | list[str], mechanisms: tuple[str, ...] | list[str]
+              ) -> list[tuple[str, str]]:
+        """The benchmark × mechanism pairs a campaign of these benchmarks and mechanisms measures."""
+        return [(b, m) for b in benchmarks for m in mechanisms if self.runs(b, m)]
 
     def config_hash(self) -> str:
         """Identifies what a campaign measured: resuming refuses a study that has changed since."""
@@ -112,7 +125,8 @@ _MECHANISM_KEYS = {
     "env": _STR_TABLE,
     "version": _STR_LIST,
 }
-_BENCHMARK_KEYS = {"param": _SCALAR, "check_param": _SCALAR, "file": _STR, "expect": _STR}
+_BENCHMARK_KEYS = {"param": _SCALAR, "check_param": _SCALAR, "file": _STR, "expect": _STR,
+                   "mechanisms": _NONEMPTY_STR_LIST}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -261,12 +275,17 @@ def load_study(path: Path) -> Study:
         bench_file = data.get("file", file_template.replace("{benchmark}", name))
         if "{" not in bench_file and not (path.parent / bench_file).exists() and "file" in data:
             raise loc.error(table, "file", f"no such file {bench_file!r} beside the study file")
+        chosen = data.get("mechanisms")
+        unknown = [m for m in chosen or () if m not in mechanisms]
+        if unknown:
+            raise loc.error(table, "mechanisms", f"no mechanism {', '.join(unknown)} (has: {', '.join(mechanisms)})")
         benchmarks[name] = Benchmark(
             name=name,
             param=str(data["param"]),
             check_param=str(data.get("check_param", data["param"])),
             file=bench_file,
             expect=data.get("expect"),
+            mechanisms=tuple(chosen) if chosen else None,
         )
 
     baseline = meta.get("baseline")

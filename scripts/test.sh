@@ -18,7 +18,7 @@ for tag in luajit lua54; do
   (cd studies/udf-trim/go && go vet -tags "$tag" ./... && go test -tags "$tag" "./loaders/$tag/..." ./cmd/udfbench)
 done
 # db-binding's Go mechanism calls GT.M through cgo: vet it with GT.M's headers, in the study's GT.M environment.
-(cd studies/db-binding/go && bash ../gtmenv.sh ../../../build/db-binding/vet sh -c \
+(cd studies/db-binding/go && bash ../gtmenv.sh --build ../../../build/db-binding/vet sh -c \
   'export CGO_CFLAGS="-I$gtm_dist" CGO_LDFLAGS="-L$gtm_dist -lgtmshr -Wl,-rpath,$gtm_dist"
    go vet ./... && test -z "$(gofmt -l .)" && go test ./...')
 .venv/bin/python -m pytest -q "$@"

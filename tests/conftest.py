@@ -168,7 +168,7 @@ def make_campaign(path: Path | str, *, benchmarks: tuple[str, ...] = ("fib", "n 
     env = {"hostname": "box", "cpu_model": "Test  CPU @ 3.00GHz", "cpu_count": 8, "memory_gib": 16.0,
            "kernel": "6.1.0", "os": "Debian 12", "governor": "performance", "turbo": "off", "aslr": "full",
            "virtualisation": "none detected", "load_average": [0.1, 0.2, 0.3]}
-    tasks = plan(list(benchmarks), list(mechanisms), pexecs)
+    tasks = plan([(b, m) for b in benchmarks for m in mechanisms], pexecs)
     cid = store.create_campaign("synthetic", "/studies/synthetic/study.toml", "hash", config,
                                 "0123456789abcdef", env, "machine-1", tasks)
     folder = Path("/nonexistent-build")  # the builds' folder: recorded nowhere, read by nothing here

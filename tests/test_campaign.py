@@ -111,3 +111,31 @@ def test_batch_calibrated_in_the_check_is_reused_by_every_timed_run(basic_study:
     assert {r[0] for r in rows(db, "SELECT batch FROM check_answer")} == {7}  # the probe calibrated on "auto"
     infos = rows(db, "SELECT batch, info_json FROM execution")
     assert infos and all(b == 7 and json.loads(i)["given_batch"] == "7" for b, i in infos)
+
+
+def test_a_benchmark_runs_only_the_mechanisms_it_names(basic_study: Path, tmp_path: Path) -> None:
+    with basic_study.open("a") as f:
+        f.write('\n[benchmarks.crash]\nparam = 10\nmechanisms = ["a"]\n')
+    result = bridgebench("run", str(basic_study), "--json", cwd=tmp_path)
+    assert result.returncode == 4, result.stderr  # a's crashes are failed executions; b never ran crash
+    report = json.loads(result.stdout)
+    assert report["campaign"]["executions_planned"] == 6  # ok: a and b, crash: a; twice each
+    assert {(c["benchmark"], c["mechanism"]) for c in report["cells"]} == {("ok", "a"), ("ok", "b"),
+                                                                           ("crash", "a")}
+    assert {(r["benchmark"], r["mechanism"]) for r in report["check"]} == {("ok", "a"), ("ok", "b"),
+                                                                           ("crash", "a")}
+    assert {w["benchmark"]: w["mechanisms"] for w in report["workloads"]} == {"ok": ["a", "b"], "crash": ["a"]}
+    markdown = (tmp_path / "results" / "basic-1.md").read_text()
+    assert "| crash | 10 | a |" in markdown and "| ok | 20000 | all |" in markdown
+    # The geometric mean is over the benchmarks both ran, and says so.
+    assert "Geometric mean of ratios to a (over ok)" in markdown
+
+    refused = bridgebench("run", str(basic_study), "--benchmarks", "crash", "--mechanisms", "b", cwd=tmp_path)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert "none of the mechanisms b runs benchmark crash" in refused.stderr
+
+    with basic_study.open("a") as f:
+        f.write('\n[benchmarks.typo]\nparam = 1\nmechanisms = ["c"]\n')
+    broken = bridgebench("run", str(basic_study), cwd=tmp_path)
+    assert broken.returncode == 2, broken.stderr
+    assert "benchmarks.typo.mechanisms: no mechanism c (has: a, b)" in broken.stderr

@@ -1,16 +1,38 @@
 """The db-binding study on a real GT.M (Debian's fis-gtm, installed from the study's Debian list): every
-mechanism counts the same nodes, and a campaign leaves no GT.M shared memory or semaphore behind."""
+mechanism gives the same answers at the quick budget, the binding module's three styles and two kinds of node
+object agree on awkward data, a crash inside GT.M is a failed execution, a missing or damaged database is a
+one-line error, and nothing (shared memory, semaphores) is left behind."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO, bridgebench
+
+STUDY = REPO / "studies" / "db-binding"
+BUILD = REPO / "build"  # the study's databases are cached builds, shared with `bridgebench run`
+LUA = {"lua5.4": "lua54", "luajit": "luajit"}
+
+# ^T as the binding tests (lua/test_binding.lua) expect it: an empty tree, one node, numeric and string
+# subscripts with commas and quotes, a first subscript with both, and enough nodes to cross batches.
+TEST_DATA = '''\
+set ^T("empty")="a value, no children"
+set ^T("one",7)="seven"
+set ^T("mixed",-3)="m3",^T("mixed",1)="one",^T("mixed",1.5)="1.5",^T("mixed",2)="",^T("mixed",10)="ten"
+set ^T("mixed","01")="zero one",^T("mixed","a")="a,",^T("mixed","a,b")="""",^T("mixed","q""uote")="q"""
+set ^T("mixed","x,y""z")="v"
+set ^T("s1,""q",1)="x",^T("s1,""q",2)="y"
+for i=1:1:2500 set ^T("many",i)=i*2
+'''
 
 
 def ipc_ids(kind: str) -> set[str]:
@@ -19,32 +41,124 @@ def ipc_ids(kind: str) -> set[str]:
     return {line.split()[1] for line in out.splitlines() if line.startswith("0x")}
 
 
-def test_every_mechanism_counts_the_same_nodes_and_leaves_nothing_behind(tmp_path: Path) -> None:
+def gtm(build: Path, *command: str, stdin: str | None = None, study: Path = STUDY,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A command in the GT.M environment of a database under build (gtmenv.sh)."""
+    return subprocess.run(["bash", str(study / "gtmenv.sh"), str(build), *command], input=stdin,
+                          capture_output=True, text=True, timeout=300, env=os.environ | (env or {}))
+
+
+def small_study(tmp_path: Path) -> Path:
+    """A copy of the study whose databases hold 100 nodes, so a test can build it in seconds, with a
+    benchmark `small` that reads them."""
+    copy = tmp_path / "db-binding"
+    shutil.copytree(STUDY, copy)
+    toml = copy / "study.toml"
+    toml.write_text(toml.read_text().replace("setup.sh {build} 1000000", "setup.sh {build} 100")
+                    + '\n[benchmarks.small]\nparam = "get 100"\nexpect = "100 15150"\n')
+    return copy
+
+
+def test_every_mechanism_gives_the_same_answers_and_leaves_nothing_behind(tmp_path: Path) -> None:
     before = ipc_ids("-m"), ipc_ids("-s")
-    build = str(REPO / "build")  # the study's databases are cached builds
-    done = bridgebench("run", "db-binding", "--benchmarks", "traverse-10k", "-p", "1", "-i", "3", "--store",
-                       str(tmp_path / "s.sqlite"), "--report-dir", str(tmp_path), "--build-dir", build, "--json",
-                       cwd=REPO, timeout=600)
+    done = bridgebench("run", "db-binding", "--quick", "--store", str(tmp_path / "s.sqlite"), "--report-dir",
+                       str(tmp_path), "--build-dir", str(BUILD), "--json", cwd=REPO, timeout=900)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     available = {m["mechanism"] for m in result["mechanisms"] if m["available"]}
-    lua = {f"{vm}-{style}" for vm in ("lua54", "luajit") for style in ("naive", "cached", "batched")}
+    lua = {f"{vm}-{style}" for vm in LUA.values() for style in ("naive", "cached", "batched")}
     assert available == {"m-native", "c-callin", "python-ctypes", "go-cgo"} | lua, \
         [m["reason"] for m in result["mechanisms"]]
+    expected = {"traverse": "1000000 500000500000", "traverse-100k": "100000 5000050000",
+                "get": "10000 150015000", "set": "10000 50005000",
+                "node-create": '40000 demographics("country","person","10000","gender")'}
     assert {(r["benchmark"], r["status"], r["answer"]) for r in result["check"]} == {
-        ("traverse-10k", "agrees", "10000 50005000")}
-    assert all(c["executions_ok"] == 1 and c["steady_performance"] for c in result["cells"])
+        (b, "agrees", a) for b, a in expected.items()}
+    ran = {(c["benchmark"], c["mechanism"]) for c in result["cells"]}
+    assert ("traverse", "lua54-naive") not in ran and ("node-create", "m-native") not in ran
+    assert ("traverse", "luajit-batched") in ran and ("node-create", "luajit-cached") in ran
+    assert len(ran) == 6 + 10 + 10 + 10 + 4
+    assert all(c["executions_ok"] == 2 and c["steady_performance"] for c in result["cells"])
+    report = (tmp_path / f"db-binding-{result['campaign']['id']}.md").read_text()
+    assert "| traverse | traverse 1000000 | m-native, c-callin, lua54-cached" in report
     assert (ipc_ids("-m") - before[0], ipc_ids("-s") - before[1]) == (set(), set())
 
 
+@pytest.fixture(scope="module")
+def test_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A throw-away database holding ^T (TEST_DATA), and the Lua mechanisms' builds of the bbgtm module."""
+    built = bridgebench("build", "db-binding", "--mechanisms", "lua54-cached,luajit-cached", "--build-dir",
+                        str(BUILD), cwd=REPO, timeout=600)
+    assert built.returncode == 0, built.stderr
+    build = tmp_path_factory.mktemp("gtm")
+    made = subprocess.run(["bash", str(STUDY / "gtmenv.sh"), "--build", str(build), "bash",
+                           str(STUDY / "setup.sh"), str(build), "10"], capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    filled = gtm(build, "sh", "-c", 'exec "$gtm_dist/mumps" -direct', stdin=TEST_DATA)
+    assert filled.returncode == 0 and "-E-" not in filled.stdout, filled.stdout
+    return build
+
+
+@pytest.mark.parametrize("vm", sorted(LUA))
+def test_binding_styles_and_node_objects_agree_on_awkward_data(test_database: Path, vm: str) -> None:
+    wiped = gtm(test_database, "sh", "-c", 'exec "$gtm_dist/mumps" -direct',
+                stdin='kill ^T("w-naive"),^T("w-cached"),^T("w-batched")\n')  # what the other VM's run wrote
+    assert wiped.returncode == 0
+    lua_cpath = str(BUILD / "db-binding" / f"{LUA[vm]}-cached" / "?.so")
+    tested = gtm(test_database, vm, str(STUDY / "lua" / "test_binding.lua"),
+                 env={"LUA_CPATH": lua_cpath, "LUA_PATH": str(STUDY / "lua" / "?.lua")})
+    assert tested.returncode == 0, tested.stderr
+    assert re.fullmatch(r"ok \d{4,}\n", tested.stdout), tested.stdout
+
+
+def test_a_crash_inside_gtm_is_a_failed_execution_and_the_campaign_goes_on(tmp_path: Path) -> None:
+    study = small_study(tmp_path)
+    # next^bbci sends itself SIGSEGV at node 15: past the answer check (10 nodes), inside every timed run.
+    routine = study / "m" / "bbci.m"
+    routine.write_text(routine.read_text().replace(
+        ' quit $order(^BCAT("lvd",x))', ' if x=15 set x=$zsigproc($job,11)\n quit $order(^BCAT("lvd",x))'))
+    with (study / "study.toml").open("a") as f:
+        f.write('\n[benchmarks.crashes]\nparam = "traverse 20"\ncheck_param = "traverse 10"\n')
+    before = ipc_ids("-m"), ipc_ids("-s")
+    done = bridgebench("run", str(study), "--benchmarks", "crashes", "--mechanisms", "m-native,c-callin", "-p", "2",
+                       "-i", "3", "--store", str(tmp_path / "s.sqlite"), "--report-dir", str(tmp_path),
+                       "--build-dir", str(tmp_path / "build"), "--json", cwd=tmp_path, timeout=600)
+    assert done.returncode == 4, done.stderr  # completed, with failed executions
+    cells = {c["mechanism"]: c for c in json.loads(done.stdout)["cells"]}
+    assert cells["m-native"]["executions_ok"] == 2
+    assert cells["c-callin"]["executions_ok"] == 0
+    assert [f["status"] for f in cells["c-callin"]["failures"]] == ["crashed", "crashed"]
+    assert (ipc_ids("-m") - before[0], ipc_ids("-s") - before[1]) == (set(), set())
+
+
+def test_a_missing_or_damaged_database_is_a_one_line_error_naming_it(tmp_path: Path) -> None:
+    study = small_study(tmp_path)
+    build = tmp_path / "build"
+    args = ("run", str(study), "--benchmarks", "small", "--mechanisms", "m-native", "-p", "1", "-i", "3",
+            "--store", str(tmp_path / "s.sqlite"), "--report-dir", str(tmp_path), "--build-dir", str(build))
+    assert bridgebench(*args, cwd=tmp_path, timeout=600).returncode == 0
+    database = build / "db-binding" / "m-native" / "db" / "bcat.dat"
+    with database.open("r+b") as f:
+        f.write(b"\x00garbage\x00" * 100)
+    damaged = bridgebench(*args, cwd=tmp_path, timeout=600)
+    assert damaged.returncode == 3, damaged.stderr  # the answer check failed: nothing was timed
+    assert f"{database} is not a GT.M database (its header is damaged); remove " in damaged.stderr
+    database.unlink()
+    missing = bridgebench(*args, cwd=tmp_path, timeout=600)
+    assert missing.returncode == 3, missing.stderr
+    assert f"the database file {database} is missing; remove " in missing.stderr
+    # The fix the message gives works: the next run builds the database again.
+    shutil.rmtree(build / "db-binding" / "m-native")
+    assert bridgebench(*args, cwd=tmp_path, timeout=600).returncode == 0
+
+
 def test_a_probe_killed_outright_leaves_nothing_once_the_next_run_starts(tmp_path: Path) -> None:
-    built = bridgebench("build", "db-binding", "--mechanisms", "m-native", "--build-dir", str(REPO / "build"),
+    built = bridgebench("build", "db-binding", "--mechanisms", "m-native", "--build-dir", str(BUILD),
                         cwd=REPO, timeout=600)
     assert built.returncode == 0, built.stderr
     before = ipc_ids("-m"), ipc_ids("-s")
-    study = REPO / "studies" / "db-binding"
-    probe = subprocess.Popen(["bash", str(study / "gtmenv.sh"), str(REPO / "build" / "db-binding" / "m-native"),
-                              "sh", "-c", 'exec "$gtm_dist/mumps" -run bbprobe 100000 1000000'],
+    probe = subprocess.Popen(["bash", str(STUDY / "gtmenv.sh"), str(BUILD / "db-binding" / "m-native"),
+                              "sh", "-c", 'exec "$gtm_dist/mumps" -run bbprobe 100000 "traverse 1000000"'],
                              stdout=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 60
     while not ipc_ids("-m") - before[0] and time.monotonic() < deadline:  # until it has the database open
@@ -52,8 +166,8 @@ def test_a_probe_killed_outright_leaves_nothing_once_the_next_run_starts(tmp_pat
     os.killpg(probe.pid, signal.SIGKILL)
     probe.wait(timeout=30)
     assert ipc_ids("-m") - before[0]  # what SIGKILL leaves: GT.M could not run down
-    done = bridgebench("run", "db-binding", "--benchmarks", "traverse-10k", "--mechanisms", "m-native", "-p", "1",
+    done = bridgebench("run", "db-binding", "--benchmarks", "get", "--mechanisms", "m-native", "-p", "1",
                        "-i", "3", "--store", str(tmp_path / "s.sqlite"), "--report-dir", str(tmp_path),
-                       "--build-dir", str(REPO / "build"), cwd=REPO, timeout=600)
+                       "--build-dir", str(BUILD), cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stderr
     assert (ipc_ids("-m") - before[0], ipc_ids("-s") - before[1]) == (set(), set())

@@ -16,13 +16,14 @@ def run(behaviour: str, iterations: int = 3, timeout: float = 20) -> object:
 
 
 def test_plan_is_round_robin_and_seeded_shuffle_is_repeatable() -> None:
-    tasks = plan(["x", "y"], ["a", "b"], 2)
+    tasks = plan([(b, m) for b in ("x", "y") for m in ("a", "b")], 2)
     assert [(t.benchmark, t.mechanism, t.pexec) for t in tasks[:4]] == [
         ("x", "a", 0), ("x", "b", 0), ("y", "a", 0), ("y", "b", 0)]
     assert [t.seq for t in tasks] == list(range(8))
-    shuffled = plan(["x", "y", "z"], ["a", "b", "c"], 3, randomise=True, seed=7)
-    assert shuffled == plan(["x", "y", "z"], ["a", "b", "c"], 3, randomise=True, seed=7)
-    assert shuffled != plan(["x", "y", "z"], ["a", "b", "c"], 3)
+    cells = [(b, m) for b in ("x", "y", "z") for m in ("a", "b", "c")]
+    shuffled = plan(cells, 3, randomise=True, seed=7)
+    assert shuffled == plan(cells, 3, randomise=True, seed=7)
+    assert shuffled != plan(cells, 3)
     # Every round still holds each pair once.
     for p in range(3):
         assert len({(t.benchmark, t.mechanism) for t in shuffled if t.pexec == p}) == 9

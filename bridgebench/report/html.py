@@ -389,9 +389,12 @@ def _summary(result: Analysis) -> str:
     summary = table(columns, rows, numeric=(3, 4, 5, 6),
                     row_style=lambda k: f"background:{_class_colours(cells[k].classification)[0]}")
     out = f'<section id="summary"><h2>Steady state per benchmark{TIMES}mechanism</h2>{_legend()}{summary}'
+    workloads = tables.workload_rows(result)
+    if workloads:
+        out += "<h3>What each benchmark ran</h3>" + table(tables.WORKLOAD_COLUMNS, workloads)
     if result.geomean_ratio:
         ranked = sorted(result.geomean_ratio.items(), key=lambda x: x[1])
-        out += (f"<h3>Geometric mean of ratios to {_e(result.label(base))}</h3>"
+        out += (f"<h3>{_e(tables.geomean_title(result, result.label(base)))}</h3>"
                 + table(("Mechanism", "Geomean ratio"), [(result.label(m), f"{TIMES.strip()}{g:.3g}")
                                                           for m, g in ranked], numeric=(1,)))
     return out + "</section>"

@@ -25,8 +25,11 @@ def render(result: Analysis) -> str:
     base = result.baseline
     out += ["## Steady state" + (f" (ratio to {base}, 99% CIs)" if base else ""), ""]
     out += table(tables.columns(result), tables.cell_rows(result))
+    workloads = tables.workload_rows(result)
+    if workloads:
+        out += ["## What each benchmark ran", "", *table(tables.WORKLOAD_COLUMNS, workloads)]
     if result.geomean_ratio:
-        out += [f"## Geometric mean of ratios to {base}", ""]
+        out += [f"## {tables.geomean_title(result, base)}", ""]
         out += table(("Mechanism", "Geomean"), tables.geomean_rows(result))
     unsettled = tables.unsettled_rows(result)
     if unsettled:

@@ -88,6 +88,25 @@ def check_problems(result: Analysis) -> list[tuple[str, str, str, str]]:
             for r in result.check if r.status != "agrees"]
 
 
+WORKLOAD_COLUMNS = ("Benchmark", "Parameter", "Mechanisms that ran it")
+
+
+def workload_rows(result: Analysis) -> list[tuple[str, str, str]]:
+    """What each benchmark ran, shown when a benchmark leaves some mechanisms out (a smaller size for the
+    slow ones, an operation only some have); empty otherwise."""
+    if all(w.everyone for w in result.workloads):
+        return []
+    return [(w.benchmark, w.param, "all" if w.everyone else ", ".join(w.mechanisms) or "none")
+            for w in result.workloads]
+
+
+def geomean_title(result: Analysis, base: str) -> str:
+    """The geometric means' heading; it names the benchmarks they are over when some mechanism skipped one."""
+    over = [b for b in result.benchmarks if all(result.cell(b, m) for m in result.geomean_ratio)]
+    title = f"Geometric mean of ratios to {base}"
+    return title if len(over) == len(result.benchmarks) else f"{title} (over {', '.join(over)})"
+
+
 def geomean_rows(result: Analysis) -> list[tuple[str, str]]:
     ordered = sorted(result.geomean_ratio.items(), key=lambda x: x[1])
     return [(result.label(m), fmt.times(g)) for m, g in ordered]

@@ -37,8 +37,11 @@ def show(result: Analysis, console: Console) -> None:
     base = result.baseline
     title = "Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else "")
     console.print(_table(title, tables.columns(result), tables.cell_rows(result)))
+    workloads = tables.workload_rows(result)
+    if workloads:
+        console.print(_table("What each benchmark ran", tables.WORKLOAD_COLUMNS, workloads))
     if result.geomean_ratio:
-        console.print(_table(f"Geometric mean of ratios to {base}", ("Mechanism", "Geomean"),
+        console.print(_table(tables.geomean_title(result, base), ("Mechanism", "Geomean"),
                              tables.geomean_rows(result)))
     unsettled = tables.unsettled_rows(result)
     if unsettled:

@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Run a command in the GT.M environment of one mechanism's database: every variable GT.M needs is set here,
-# none by the user. Usage: gtmenv.sh BUILD_DIR COMMAND [ARGS...]
+# none by the user. Usage: gtmenv.sh [--build] BUILD_DIR COMMAND [ARGS...]
+# Without --build (which the build steps and version commands give), the database must exist and be GT.M's:
+# a missing or damaged one is a one-line error naming the file and the fix.
 set -euo pipefail
+building=""
+if [ "${1:-}" = "--build" ]; then
+  building=1
+  shift
+fi
 mkdir -p "$1"
 build=$(readlink -f "$1")
 shift
@@ -23,7 +30,24 @@ export gtm_etrap='write $zstatus,! zhalt 1'  # an M error ends the process with 
 mkdir -p "$build/o" "$build/tmp"
 # A process killed outright (SIGKILL) leaves the database's shared memory and semaphores behind (SIGTERM,
 # which bridgebench sends on a timeout, does not): run the database down before using it again.
-if [ -f "$build/db/bcat.dat" ]; then
-  "$gtm_dist/mupip" rundown -region DEFAULT > /dev/null 2>&1 || true
+dat="$build/db/bcat.dat"
+fix="remove $build and run bridgebench again: its build makes a new one"
+if [ -z "$building" ]; then
+  for file in "$build/db/bcat.gld" "$dat"; do
+    if [ ! -f "$file" ]; then
+      echo "db-binding: the database file $file is missing; $fix" >&2
+      exit 3
+    fi
+  done
+  if [ "$(head -c 9 "$dat" | tr -d '\0')" != "GDSDYNUNX" ]; then
+    echo "db-binding: $dat is not a GT.M database (its header is damaged); $fix" >&2
+    exit 3
+  fi
+fi
+if [ -f "$dat" ]; then
+  if ! out=$("$gtm_dist/mupip" rundown -region DEFAULT 2>&1); then
+    echo "db-binding: $dat cannot be run down ($(echo "$out" | grep -m1 -- '-E-' || echo "$out" | head -1)); $fix" >&2
+    exit 3
+  fi
 fi
 exec "$@"

@@ -1,6 +1,7 @@
-/* The c-callin mechanism: count the first PARAM nodes of ^BCAT("lvd",*) from C, one GT.M call-in per node
- * (next^bbci) — the floor cost of crossing from C into M, since GT.M has no direct C access to globals.
- * Usage: callin ITERATIONS PARAM; prints one bridgebench/1 line. */
+/* The c-callin mechanism: the benchmark's operation from C, one GT.M call-in per node — the floor cost of
+ * crossing from C into M, since GT.M has no direct C access to globals. Usage: callin ITERATIONS "OP N",
+ * OP one of traverse (next^bbci per node), get (get^bbci per node), set (clear^bbci, set^bbci per node,
+ * tally^bbci); prints one bridgebench/1 line. */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,8 @@
 #include <time.h>
 
 #include "gtmxc_types.h"
+
+#define VALUE_BYTES (1 << 20)
 
 static double now(void) {
     struct timespec ts;
@@ -22,41 +25,80 @@ static void fail(const char *what, gtm_status_t status) {
     exit(1);
 }
 
+static void traverse(long limit, char *answer, size_t size) {
+    char prev[256] = "", next[256];
+    long count = 0;
+    unsigned long long sum = 0;
+    while (count < limit) {
+        gtm_status_t status = gtm_ci("next", next, prev);
+        if (status != 0) fail("gtm_ci(next)", status);
+        if (next[0] == '\0') break;
+        count++;
+        sum += strtoull(next, NULL, 10);
+        strcpy(prev, next);
+    }
+    snprintf(answer, size, "%ld %llu", count, sum);
+}
+
+static char *value;
+
+static void get(long limit, char *answer, size_t size) {
+    char sub[32];
+    unsigned long long sum = 0;
+    for (long i = 1; i <= limit; i++) {
+        gtm_string_t out = {VALUE_BYTES, value};
+        snprintf(sub, sizeof sub, "%ld", i);
+        gtm_status_t status = gtm_ci("get", sub, &out);
+        if (status != 0) fail("gtm_ci(get)", status);
+        value[out.length < VALUE_BYTES ? out.length : VALUE_BYTES - 1] = '\0';
+        sum += strtoull(value, NULL, 10);
+    }
+    snprintf(answer, size, "%ld %llu", limit, sum);
+}
+
+static void set(long limit, char *answer, size_t size) {
+    char sub[32];
+    gtm_status_t status = gtm_ci("clear");
+    if (status != 0) fail("gtm_ci(clear)", status);
+    for (long i = 1; i <= limit; i++) {
+        snprintf(sub, sizeof sub, "%ld", i);
+        status = gtm_ci("set", sub, sub);
+        if (status != 0) fail("gtm_ci(set)", status);
+    }
+    status = gtm_ci("tally", answer);  /* "count sum": at most 40 bytes */
+    if (status != 0) fail("gtm_ci(tally)", status);
+    (void)size;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: callin ITERATIONS PARAM\n");
+    char op[16];
+    long limit = 0;
+    if (argc != 3 || sscanf(argv[2], "%15s %ld", op, &limit) != 2) {
+        fprintf(stderr, "usage: callin ITERATIONS \"traverse|get|set N\"\n");
         return 2;
     }
-    long iterations = atol(argv[1]), limit = atol(argv[2]);
-    if (iterations < 1 || limit < 1) {
-        fprintf(stderr, "callin: ITERATIONS and PARAM must be positive\n");
+    long iterations = atol(argv[1]);
+    void (*run)(long, char *, size_t) = strcmp(op, "traverse") == 0 ? traverse
+                                        : strcmp(op, "get") == 0    ? get
+                                        : strcmp(op, "set") == 0    ? set
+                                                                    : NULL;
+    if (iterations < 1 || limit < 1 || run == NULL) {
+        fprintf(stderr, "callin: ITERATIONS and N must be positive and OP traverse, get or set\n");
         return 2;
     }
     gtm_status_t status = gtm_init();
     if (status != 0) fail("gtm_init", status);
     double *times = malloc(sizeof(double) * (size_t)iterations);
-    if (times == NULL) return 1;
-    long first_count = -1;
-    unsigned long long first_sum = 0;
+    value = malloc(VALUE_BYTES);
+    if (times == NULL || value == NULL) return 1;
+    char first[64] = "", answer[64];
     for (long i = 0; i < iterations; i++) {
-        char prev[256] = "", next[256];
-        long count = 0;
-        unsigned long long sum = 0;
         double t0 = now();
-        for (;;) {
-            status = gtm_ci("next", next, prev);
-            if (status != 0) fail("gtm_ci(next)", status);
-            if (next[0] == '\0') break;
-            count++;
-            sum += strtoull(next, NULL, 10);
-            strcpy(prev, next);
-            if (count == limit) break;
-        }
+        run(limit, answer, sizeof answer);
         times[i] = now() - t0;
         if (i == 0) {
-            first_count = count;
-            first_sum = sum;
-        } else if (count != first_count || sum != first_sum) {
+            strcpy(first, answer);
+        } else if (strcmp(first, answer) != 0) {
             fprintf(stderr, "callin: answers differ between iterations\n");
             return 1;
         }
@@ -64,6 +106,6 @@ int main(int argc, char **argv) {
     gtm_exit();
     printf("{\"protocol\": \"bridgebench/1\", \"times\": [");
     for (long i = 0; i < iterations; i++) printf("%s%.9g", i ? ", " : "", times[i]);
-    printf("], \"answer\": \"%ld %llu\", \"vm\": \"GT.M call-in\"}\n", first_count, first_sum);
+    printf("], \"answer\": \"%s\", \"vm\": \"GT.M call-in\"}\n", first);
     return 0;
 }
