@@ -43,7 +43,7 @@ local expected = {
   ['s1,"q'] = { "1", "2" },
 }
 local many = {}
-for i = 1, 2500 do many[i] = tostring(i) end  -- crosses the batched style's 1000-node batches
+for i = 1, 2500 do many[i] = tostring(i) end  -- crosses the batched style's batches (256 nodes)
 expected.many = many
 
 for s1, want in pairs(expected) do

@@ -39,19 +39,23 @@ set2(g,s1,x,v)
  set @g@(s1,x)=v
  quit
  ;
-batch(g,s1,x,n,out) ; batched: up to n subscripts after x, length-prefixed, in one call
+batch(g,s1,x,n,out) ; batched: up to n subscripts after x, length-prefixed, in one call. The loop is M source
+ ; naming the global outright, compiled once per global: GT.M caches what XECUTE compiles, by its text, and
+ ; a direct reference is faster than @g@(s1,y) on every node.
  new i,y
  set out="",y=x
- for i=1:1:n set y=$order(@g@(s1,y)) quit:y=""  set out=out_$char($length(y))_y
+ xecute "for i=1:1:n set y=$order("_$$ref(g,s1)_") quit:y=""""  set out=out_$char($length(y))_y"
  quit
 getbatch(g,s1,x,n,out) ; up to n (subscript, value) pairs after x; values are length-prefixed in 3 bytes
  ; (an M string holds up to 1 MiB); stops early rather than pass 1 MiB
- new i,y,v,l
- set out="",y=x
- for i=1:1:n set y=$order(@g@(s1,y)) quit:y=""  do  quit:$length(out)>786432
- . set v=$get(@g@(s1,y)),l=$length(v)
- . set out=out_$char($length(y))_y_$char(l\65536,l\256#256,l#256)_v
+ new i,y,v,l,r
+ set out="",y=x,r=$$ref(g,s1)
+ xecute "for i=1:1:n set y=$order("_r_") quit:y=""""  set v=$get("_r_"),l=$length(v),out=out_$char($length(y))_y_$char(l\65536,l\256#256,l#256)_v quit:$length(out)>786432"
  quit
+ref(g,s1) ; the M source of the node g(s1,y), s1 quoted as M quotes it
+ new r
+ set r=$name(@g@(s1))
+ quit $extract(r,1,$length(r)-1)_",y)"
 setbatch(g,s1,in) ; set the (subscript, value) pairs of in, encoded as getbatch writes them
  new p,l,y,e
  set p=1,e=$length(in)
