@@ -67,7 +67,7 @@ def test_every_mechanism_gives_the_same_answers_and_leaves_nothing_behind(tmp_pa
     result = json.loads(done.stdout)
     available = {m["mechanism"] for m in result["mechanisms"] if m["available"]}
     lua = {f"{vm}-{style}" for vm in LUA.values() for style in ("naive", "cached", "batched")}
-    assert available == {"m-native", "c-callin", "python-ctypes", "go-cgo", "node-nodem"} | lua, \
+    assert available == {"m-native", "c-callin", "c-batched", "python-ctypes", "go-cgo", "node-nodem"} | lua, \
         [m["reason"] for m in result["mechanisms"]]
     expected = {"traverse": "1000000 500000500000", "traverse-100k": "100000 5000050000",
                 "get": "10000 150015000", "set": "10000 50005000",
@@ -78,10 +78,10 @@ def test_every_mechanism_gives_the_same_answers_and_leaves_nothing_behind(tmp_pa
     assert ("traverse", "lua54-naive") not in ran and ("node-create", "m-native") not in ran
     assert ("traverse", "luajit-batched") in ran and ("node-create", "luajit-cached") in ran
     assert ("set", "node-nodem") not in ran and ("get", "node-nodem") in ran  # nodem's set fails on GT.M
-    assert len(ran) == 6 + 11 + 11 + 10 + 4
+    assert len(ran) == 7 + 12 + 12 + 11 + 4
     assert all(c["executions_ok"] == 2 and c["steady_performance"] for c in result["cells"])
     report = (tmp_path / f"db-binding-{result['campaign']['id']}.md").read_text()
-    assert "| traverse | traverse 1000000 | m-native, c-callin, lua54-cached" in report
+    assert "| traverse | traverse 1000000 | m-native, c-callin, c-batched, lua54-cached" in report
     assert (ipc_ids("-m") - before[0], ipc_ids("-s") - before[1]) == (set(), set())
 
 

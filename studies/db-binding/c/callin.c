@@ -1,7 +1,10 @@
-/* The c-callin mechanism: the benchmark's operation from C, one GT.M call-in per node — the floor cost of
- * crossing from C into M, since GT.M has no direct C access to globals. Usage: callin ITERATIONS "OP N",
- * OP one of traverse (next^bbci per node), get (get^bbci per node), set (clear^bbci, set^bbci per node,
- * tally^bbci); prints one bridgebench/1 line. */
+/* The c-callin and c-batched mechanisms: the benchmark's operation from C through GT.M's call-ins, since
+ * GT.M has no direct C access to globals. Usage: callin ITERATIONS "OP N" [batched]; prints one
+ * bridgebench/1 line. OP is traverse, get or set (set: clear^bbci first, tally^bbci last).
+ *   one call-in per node (c-callin): next^bbci, get^bbci, set^bbci. The floor of any binding that makes
+ *     one call per node.
+ *   batched (c-batched): batch^bbci, getbatch^bbci, setbatch^bbci, BATCH nodes a call-in, the same entries
+ *     and reply format the Lua batched style uses. The floor of any batching binding. */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,7 @@
 #include "gtmxc_types.h"
 
 #define VALUE_BYTES (1 << 20)
+#define BATCH 256 /* nodes a call-in, as the Lua batched style */
 
 static double now(void) {
     struct timespec ts;
@@ -70,17 +74,111 @@ static void set(long limit, char *answer, size_t size) {
     (void)size;
 }
 
+/* batched ------------------------------------------------------------------------------------------ */
+static ci_name_descriptor entry(const char *name) {
+    ci_name_descriptor d;
+    d.rtn_name.address = (char *)name;
+    d.rtn_name.length = (gtm_long_t)strlen(name);
+    d.handle = NULL;
+    return d;
+}
+
+static void traverse_batched(long limit, char *answer, size_t size) {
+    static ci_name_descriptor batch;
+    char last[256] = "";
+    long count = 0;
+    unsigned long long sum = 0;
+    if (batch.rtn_name.address == NULL) batch = entry("batch");
+    while (count < limit) {
+        gtm_string_t x = {(gtm_long_t)strlen(last), last}, out = {VALUE_BYTES, value};
+        long n = limit - count < BATCH ? limit - count : BATCH;
+        gtm_status_t status = gtm_cip(&batch, "^BCAT", "lvd", &x, (gtm_long_t)n, &out);
+        if (status != 0) fail("gtm_cip(batch)", status);
+        if (out.length == 0) break;
+        const unsigned char *p = (const unsigned char *)value, *end = p + out.length;
+        while (p < end) {
+            size_t len = *p++;
+            memcpy(last, p, len);
+            last[len] = '\0';
+            sum += strtoull(last, NULL, 10);
+            count++;
+            p += len;
+        }
+    }
+    snprintf(answer, size, "%ld %llu", count, sum);
+}
+
+static void get_batched(long limit, char *answer, size_t size) {
+    static ci_name_descriptor getbatch;
+    char last[256] = "", number[32];
+    long count = 0;
+    unsigned long long sum = 0;
+    if (getbatch.rtn_name.address == NULL) getbatch = entry("getbatch");
+    while (count < limit) {
+        gtm_string_t x = {(gtm_long_t)strlen(last), last}, out = {VALUE_BYTES, value};
+        long n = limit - count < BATCH ? limit - count : BATCH;
+        gtm_status_t status = gtm_cip(&getbatch, "^BCAT", "lvd", &x, (gtm_long_t)n, &out);
+        if (status != 0) fail("gtm_cip(getbatch)", status);
+        if (out.length == 0) break;
+        const unsigned char *p = (const unsigned char *)value, *end = p + out.length;
+        while (p < end) {
+            size_t len = *p++;
+            memcpy(last, p, len);
+            last[len] = '\0';
+            p += len;
+            len = ((size_t)p[0] << 16) | ((size_t)p[1] << 8) | p[2];
+            p += 3;
+            size_t copy = len < sizeof number - 1 ? len : sizeof number - 1;
+            memcpy(number, p, copy);
+            number[copy] = '\0';
+            sum += strtoull(number, NULL, 10);
+            count++;
+            p += len;
+        }
+    }
+    snprintf(answer, size, "%ld %llu", count, sum);
+}
+
+static void set_batched(long limit, char *answer, size_t size) {
+    static ci_name_descriptor setbatch;
+    char number[32];
+    if (setbatch.rtn_name.address == NULL) setbatch = entry("setbatch");
+    gtm_status_t status = gtm_ci("clear");
+    if (status != 0) fail("gtm_ci(clear)", status);
+    for (long first = 1; first <= limit; first += BATCH) {
+        unsigned char *p = (unsigned char *)value;
+        for (long i = first; i < first + BATCH && i <= limit; i++) {
+            size_t len = (size_t)snprintf(number, sizeof number, "%ld", i);
+            *p++ = (unsigned char)len; /* the subscript */
+            memcpy(p, number, len);
+            p += len;
+            *p++ = 0; /* the value: the same digits, its length in 3 bytes */
+            *p++ = 0;
+            *p++ = (unsigned char)len;
+            memcpy(p, number, len);
+            p += len;
+        }
+        gtm_string_t in = {(gtm_long_t)(p - (unsigned char *)value), value};
+        status = gtm_cip(&setbatch, "^BBSET", "lvd", &in);
+        if (status != 0) fail("gtm_cip(setbatch)", status);
+    }
+    status = gtm_ci("tally", answer);
+    if (status != 0) fail("gtm_ci(tally)", status);
+    (void)size;
+}
+
 int main(int argc, char **argv) {
     char op[16];
     long limit = 0;
-    if (argc != 3 || sscanf(argv[2], "%15s %ld", op, &limit) != 2) {
-        fprintf(stderr, "usage: callin ITERATIONS \"traverse|get|set N\"\n");
+    int batched = argc == 4 && strcmp(argv[3], "batched") == 0;
+    if ((argc != 3 && !batched) || sscanf(argv[2], "%15s %ld", op, &limit) != 2) {
+        fprintf(stderr, "usage: callin ITERATIONS \"traverse|get|set N\" [batched]\n");
         return 2;
     }
     long iterations = atol(argv[1]);
-    void (*run)(long, char *, size_t) = strcmp(op, "traverse") == 0 ? traverse
-                                        : strcmp(op, "get") == 0    ? get
-                                        : strcmp(op, "set") == 0    ? set
+    void (*run)(long, char *, size_t) = strcmp(op, "traverse") == 0 ? (batched ? traverse_batched : traverse)
+                                        : strcmp(op, "get") == 0    ? (batched ? get_batched : get)
+                                        : strcmp(op, "set") == 0    ? (batched ? set_batched : set)
                                                                     : NULL;
     if (iterations < 1 || limit < 1 || run == NULL) {
         fprintf(stderr, "callin: ITERATIONS and N must be positive and OP traverse, get or set\n");
@@ -106,6 +204,6 @@ int main(int argc, char **argv) {
     gtm_exit();
     printf("{\"protocol\": \"bridgebench/1\", \"times\": [");
     for (long i = 0; i < iterations; i++) printf("%s%.9g", i ? ", " : "", times[i]);
-    printf("], \"answer\": \"%s\", \"vm\": \"GT.M call-in\"}\n", first);
+    printf("], \"answer\": \"%s\", \"vm\": \"GT.M call-in%s\"}\n", first, batched ? ", batched" : "");
     return 0;
 }
