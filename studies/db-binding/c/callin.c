@@ -83,42 +83,18 @@ static ci_name_descriptor entry(const char *name) {
     return d;
 }
 
-static void traverse_batched(long limit, char *answer, size_t size) {
-    static ci_name_descriptor batch;
-    char last[256] = "";
-    long count = 0;
-    unsigned long long sum = 0;
-    if (batch.rtn_name.address == NULL) batch = entry("batch");
-    while (count < limit) {
-        gtm_string_t x = {(gtm_long_t)strlen(last), last}, out = {VALUE_BYTES, value};
-        long n = limit - count < BATCH ? limit - count : BATCH;
-        gtm_status_t status = gtm_cip(&batch, "^BCAT", "lvd", &x, (gtm_long_t)n, &out);
-        if (status != 0) fail("gtm_cip(batch)", status);
-        if (out.length == 0) break;
-        const unsigned char *p = (const unsigned char *)value, *end = p + out.length;
-        while (p < end) {
-            size_t len = *p++;
-            memcpy(last, p, len);
-            last[len] = '\0';
-            sum += strtoull(last, NULL, 10);
-            count++;
-            p += len;
-        }
-    }
-    snprintf(answer, size, "%ld %llu", count, sum);
-}
-
-static void get_batched(long limit, char *answer, size_t size) {
-    static ci_name_descriptor getbatch;
+/* The first limit nodes of ^BCAT("lvd",*) through a batched entry: batch (subscripts: the sum is of the
+ * subscripts) or getbatch (subscript and value pairs: the sum is of the values). */
+static void walk_batched(const char *name, int values, long limit, char *answer, size_t size) {
+    ci_name_descriptor d = entry(name);
     char last[256] = "", number[32];
     long count = 0;
     unsigned long long sum = 0;
-    if (getbatch.rtn_name.address == NULL) getbatch = entry("getbatch");
     while (count < limit) {
         gtm_string_t x = {(gtm_long_t)strlen(last), last}, out = {VALUE_BYTES, value};
         long n = limit - count < BATCH ? limit - count : BATCH;
-        gtm_status_t status = gtm_cip(&getbatch, "^BCAT", "lvd", &x, (gtm_long_t)n, &out);
-        if (status != 0) fail("gtm_cip(getbatch)", status);
+        gtm_status_t status = gtm_cip(&d, "^BCAT", "lvd", &x, (gtm_long_t)n, &out);
+        if (status != 0) fail(name, status);
         if (out.length == 0) break;
         const unsigned char *p = (const unsigned char *)value, *end = p + out.length;
         while (p < end) {
@@ -126,23 +102,30 @@ static void get_batched(long limit, char *answer, size_t size) {
             memcpy(last, p, len);
             last[len] = '\0';
             p += len;
-            len = ((size_t)p[0] << 16) | ((size_t)p[1] << 8) | p[2];
-            p += 3;
-            size_t copy = len < sizeof number - 1 ? len : sizeof number - 1;
-            memcpy(number, p, copy);
-            number[copy] = '\0';
-            sum += strtoull(number, NULL, 10);
+            const char *counted = last;
+            if (values) {
+                len = ((size_t)p[0] << 16) | ((size_t)p[1] << 8) | p[2];
+                p += 3;
+                size_t copy = len < sizeof number - 1 ? len : sizeof number - 1;
+                memcpy(number, p, copy);
+                number[copy] = '\0';
+                counted = number;
+                p += len;
+            }
+            sum += strtoull(counted, NULL, 10);
             count++;
-            p += len;
         }
     }
     snprintf(answer, size, "%ld %llu", count, sum);
 }
 
+static void traverse_batched(long limit, char *answer, size_t size) { walk_batched("batch", 0, limit, answer, size); }
+
+static void get_batched(long limit, char *answer, size_t size) { walk_batched("getbatch", 1, limit, answer, size); }
+
 static void set_batched(long limit, char *answer, size_t size) {
-    static ci_name_descriptor setbatch;
+    ci_name_descriptor setbatch = entry("setbatch");
     char number[32];
-    if (setbatch.rtn_name.address == NULL) setbatch = entry("setbatch");
     gtm_status_t status = gtm_ci("clear");
     if (status != 0) fail("gtm_ci(clear)", status);
     for (long first = 1; first <= limit; first += BATCH) {
