@@ -85,7 +85,7 @@ def launcher() -> Path | None:
         return None
 
 
-class _Capture(threading.Thread):
+class Capture(threading.Thread):
     """Drains one pipe so the child never blocks on it, keeping a bounded part in memory and nothing on
     disk: the head (stdout: the protocol line is the last one, and a stdout over the cap is a violation
     anyway) or the tail (stderr: the last lines say why a process failed)."""
@@ -154,7 +154,7 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
         finally:  # the child has its copies; the harness must not hold the write ends or EOF never comes
             os.close(out_w)
             os.close(err_w)
-        captures = [_Capture(out_r, MAX_STDOUT, keep_tail=False), _Capture(err_r, STDERR_TAIL, keep_tail=True)]
+        captures = [Capture(out_r, MAX_STDOUT, keep_tail=False), Capture(err_r, STDERR_TAIL, keep_tail=True)]
         for c in captures:
             c.start()
         reaped: dict[str, tuple[int, int, object]] = {}

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -288,3 +291,35 @@ def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "s.sqlite")
     return request.getfixturevalue("postgres_db")
+
+
+# --- processes a test started, found by a marker in their environment -------------------------------------
+def marked_processes(marker: str) -> list[int]:
+    """Processes whose environment carries the marker: the launcher, the probe and all it started."""
+    found = []
+    needle = f"PROBE_MARKER={marker}".encode()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            with contextlib.suppress(OSError):
+                if needle in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+    return found
+
+
+def survivors(marker: str, bound_s: float = 30) -> list[int]:
+    """What is still running after cleanup has had `bound_s` to act (a bound on a wait, not a speed
+    claim: the check returns as soon as nothing is left)."""
+    deadline = time.monotonic() + bound_s
+    while (found := marked_processes(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in found:  # never leave them to the next test, whatever this one asserts
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return found
+
+
+@pytest.fixture
+def marker() -> Iterator[str]:
+    value = f"bridgebench-test-{uuid.uuid4().hex}"
+    yield value
+    survivors(value, bound_s=0)

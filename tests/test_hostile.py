@@ -13,7 +13,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,36 +23,14 @@ from tests.conftest import (
     REPO,
     add_benchmark,
     bridgebench,
+    marked_processes,
     rows,
     start_bridgebench,
     stored_iterations,
+    survivors,
 )
 
 EXIT_USAGE, EXIT_FAILED_EXECUTIONS, EXIT_STORE_WRITE, EXIT_INTERRUPTED = 2, 4, 6, 130
-
-
-def marked_processes(marker: str) -> list[int]:
-    """Processes whose environment carries the marker: the launcher, the probe and all it started."""
-    found = []
-    needle = f"PROBE_MARKER={marker}".encode()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            with contextlib.suppress(OSError):
-                if needle in (entry / "environ").read_bytes().split(b"\0"):
-                    found.append(int(entry.name))
-    return found
-
-
-def survivors(marker: str, bound_s: float = 30) -> list[int]:
-    """What is still running after cleanup has had `bound_s` to act (a bound on a wait, not a speed
-    claim: the check returns as soon as nothing is left)."""
-    deadline = time.monotonic() + bound_s
-    while (found := marked_processes(marker)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    for pid in found:  # never leave them to the next test, whatever this one asserts
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    return found
 
 
 def wait_for_descendants(marker: str, harness: int, count: int, bound_s: float = 60) -> list[int]:
@@ -64,13 +41,6 @@ def wait_for_descendants(marker: str, harness: int, count: int, bound_s: float =
             break
         time.sleep(0.05)
     return found
-
-
-@pytest.fixture
-def marker() -> Iterator[str]:
-    value = f"bridgebench-test-{uuid.uuid4().hex}"
-    yield value
-    survivors(value, bound_s=0)
 
 
 def assert_one_line_error(stderr: str, *fragments: str) -> None:
