@@ -1,0 +1,90 @@
+"""Runs the load driver (driver/, a Go command): built on first use into the cache folder, keyed by its
+sources and the Go toolchain, with the Go that scripts/install.sh put beside the venv's python first on PATH."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bridgebench.native import cache_dir
+
+SOURCE = Path(__file__).with_name("driver")
+PROTOCOL = "bridgebench-load/1"
+
+
+class DriverError(Exception):
+    """The driver could not be built, or a run failed; one line."""
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ) | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def binary() -> Path:
+    """The built driver, building it if the cache does not hold this version yet."""
+    env = _env()
+    try:
+        version = subprocess.run(["go", "version"], capture_output=True, text=True, env=env, timeout=60,
+                                 check=True).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        raise DriverError(f"the load driver needs Go (scripts/install.sh installs it): {e}") from e
+    digest = hashlib.sha256(version.encode())
+    for path in sorted(SOURCE.iterdir()):
+        if path.suffix in (".go", ".mod", ".sum") and not path.name.endswith("_test.go"):
+            digest.update(path.name.encode() + path.read_bytes())
+    target = cache_dir() / f"loaddriver-{digest.hexdigest()[:20]}"
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".loaddriver-", dir=target.parent) as work:
+        tmp = Path(work) / target.name
+        done = subprocess.run(["go", "build", "-o", str(tmp), "."], cwd=SOURCE, capture_output=True, text=True,
+                              env=env, timeout=600, check=False)
+        if done.returncode != 0:
+            raise DriverError(f"go build of the load driver failed: {done.stderr.strip()[-500:]}")
+        os.replace(tmp, target)
+    return target
+
+
+def _result(done: subprocess.CompletedProcess[str], what: str) -> dict[str, Any]:
+    if done.returncode != 0:
+        raise DriverError(f"{what}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'failed'}")
+    try:
+        result = json.loads(done.stdout)
+    except json.JSONDecodeError as e:
+        raise DriverError(f"{what}: not JSON: {done.stdout[:200]!r}") from e
+    if not isinstance(result, dict) or result.get("protocol") != PROTOCOL:
+        raise DriverError(f"{what}: not a {PROTOCOL} result")
+    return result
+
+
+def run(spec: Path, port: int, *, rate: float, connections: int, warmup_s: float, duration_s: float
+        ) -> dict[str, Any]:
+    """One load run against 127.0.0.1:port: constant rate (rate > 0) or closed loop (rate 0)."""
+    argv = [str(binary()), "run", "-spec", str(spec), "-addr", f"127.0.0.1:{port}", "-rate", repr(float(rate)),
+            "-connections", str(connections), "-warmup", f"{warmup_s}s", "-duration", f"{duration_s}s"]
+    try:  # the driver ends itself at warmup + duration; the margin is for start-up and writing the result
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=warmup_s + duration_s + 60,
+                              check=False)
+    except subprocess.TimeoutExpired as e:
+        raise DriverError(f"the load driver did not end {warmup_s + duration_s + 60:g} s after it started") from e
+    return _result(done, "load run")
+
+
+def merge(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The process executions of one rate as one: counts added, histograms merged."""
+    with tempfile.TemporaryDirectory(prefix="bridgebench-load-") as work:
+        files = []
+        for n, result in enumerate(results):
+            path = Path(work) / f"{n}.json"
+            path.write_text(json.dumps(result))
+            files.append(str(path))
+        done = subprocess.run([str(binary()), "merge", *files], capture_output=True, text=True, timeout=120,
+                              check=False)
+    return _result(done, "merge")

@@ -1,0 +1,50 @@
+"""The load driver run from the harness against a real server the harness started (bridgebench.load):
+a constant-rate run accounts for every scheduled request, runs merge, and bad input is a one-line error."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from bridgebench.load import driver
+from bridgebench.load.server import Server
+from tests.conftest import survivors
+
+
+def spec(folder: Path, variants: list[dict[str, object]]) -> Path:
+    path = folder / "spec.json"
+    path.write_text(json.dumps({"variants": variants}))
+    return path
+
+
+def test_a_constant_rate_run_against_a_started_server(tmp_path: Path, marker: str) -> None:
+    (tmp_path / "hello.txt").write_text("hello")
+    requests = spec(tmp_path, [{"name": "hello", "weight": 3, "method": "GET", "path": "/hello.txt"},
+                               {"name": "missing", "weight": 1, "method": "GET", "path": "/nope"}])
+    env = dict(os.environ) | {"PROBE_MARKER": marker}
+    with Server([sys.executable, "-m", "http.server", "{port}", "--bind", "127.0.0.1"], env, tmp_path) as server:
+        runs = [driver.run(requests, server.port, rate=200, connections=2, warmup_s=0.2, duration_s=0.5)
+                for _ in range(2)]
+    assert survivors(marker) == []
+    for result in runs:
+        assert result["mode"] == "constant-rate" and result["intended_rate"] == 200
+        errors = sum(result["errors"].values())
+        # Requests 40..139 are intended inside the recorded 0.5 s (after 0.2 s of warm-up): 100 of them.
+        assert result["completed"] + result["censored"] + errors == 100, result
+        assert result["statuses"].get("200", 0) + result["statuses"].get("404", 0) == result["completed"]
+        assert set(result["variants"]) <= {"hello", "missing"}
+    merged = driver.merge(runs)
+    assert merged["merged"] == 2
+    assert merged["completed"] == sum(r["completed"] for r in runs)
+    assert merged["latency"]["count"] == sum(r["latency"]["count"] for r in runs)
+
+
+def test_bad_input_to_the_driver_is_a_one_line_error(tmp_path: Path) -> None:
+    with pytest.raises(driver.DriverError, match=r"load run: loaddriver: .*spec\.json: no variants"):
+        driver.run(spec(tmp_path, []), 9, rate=10, connections=1, warmup_s=0, duration_s=0.1)
+    with pytest.raises(driver.DriverError, match=r"merge: .*not a bridgebench-load/1 result"):
+        driver.merge([{"protocol": "something else"}])
