@@ -139,3 +139,17 @@ def test_a_benchmark_runs_only_the_mechanisms_it_names(basic_study: Path, tmp_pa
     broken = bridgebench("run", str(basic_study), cwd=tmp_path)
     assert broken.returncode == 2, broken.stderr
     assert "benchmarks.typo.mechanisms: no mechanism c (has: a, b)" in broken.stderr
+
+
+def test_a_choice_of_mechanisms_leaves_out_the_benchmarks_none_of_them_runs(basic_study: Path,
+                                                                             tmp_path: Path) -> None:
+    with basic_study.open("a") as f:
+        f.write('\n[benchmarks.only-a]\nparam = 10\nmechanisms = ["a"]\n')
+    checked = bridgebench("check", str(basic_study), "--mechanisms", "b", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    assert "the same answer on 1 benchmarks" in checked.stderr
+    done = bridgebench("run", str(basic_study), "--mechanisms", "b", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [w["benchmark"] for w in json.loads(done.stdout)["workloads"]] == ["ok"]
+    named = bridgebench("run", str(basic_study), "--mechanisms", "b", "--benchmarks", "ok,only-a", cwd=tmp_path)
+    assert named.returncode == 2 and "none of the mechanisms b runs benchmark only-a" in named.stderr
