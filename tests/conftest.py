@@ -323,3 +323,25 @@ def marker() -> Iterator[str]:
     value = f"bridgebench-test-{uuid.uuid4().hex}"
     yield value
     survivors(value, bound_s=0)
+
+
+# --- a CPU-bound competitor, for the disturbance audit's tests --------------------------------------------
+SPIN = "import sys; print('spinning', flush=True)\nwhile True: pass"
+
+
+def start_spinning(*prefix: str) -> subprocess.Popen[str]:
+    """A CPU-bound process, returned once it is in its loop (so how long it takes to start does not matter)."""
+    proc = subprocess.Popen([*prefix, sys.executable, "-c", SPIN], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "spinning"
+    return proc
+
+
+@contextlib.contextmanager
+def competitor() -> Iterator[subprocess.Popen[str]]:
+    """A real CPU-bound process beside the benchmark, stopped whatever happens."""
+    proc = start_spinning()
+    try:
+        yield proc
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)

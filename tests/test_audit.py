@@ -3,22 +3,18 @@ process flagged, --wait-quiet, and --exclude-disturbed through the CLI."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import sqlite3
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bridgebench import audit, native
 from bridgebench.runner import OK, execute
-from tests.conftest import FIXTURES, REPO, add_benchmark, bridgebench, rows
+from tests.conftest import FIXTURES, REPO, add_benchmark, bridgebench, competitor, rows, start_spinning
 
 # Two /proc/stat readings 2 s apart on a 2-CPU machine (USER_HZ 100): 400 ticks in all passed.
 STAT_BEFORE = """cpu  50340 73 9528 188462 903 0 121 21 0 0
@@ -68,27 +64,6 @@ def test_others_are_what_was_busy_less_the_benchmark_and_the_harness() -> None:
 def test_judge_rules(others: float, steal: float, cpu: float, expected: str | None) -> None:
     wall = 2.0
     assert audit.judge(audit.Audit(wall, cpu, others, steal, 0.5)) == expected
-
-
-SPIN = "import sys; print('spinning', flush=True)\nwhile True: pass"
-
-
-def start_spinning(*prefix: str) -> subprocess.Popen[str]:
-    """A CPU-bound process, returned once it is in its loop (so how long it takes to start does not matter)."""
-    proc = subprocess.Popen([*prefix, sys.executable, "-c", SPIN], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "spinning"
-    return proc
-
-
-@contextlib.contextmanager
-def competitor() -> Iterator[subprocess.Popen[str]]:
-    """A real CPU-bound process beside the benchmark, stopped whatever happens."""
-    proc = start_spinning()
-    try:
-        yield proc
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
 
 
 def test_an_execution_beside_a_cpu_bound_process_is_flagged() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from bridgebench.load import driver
 from bridgebench.load.server import Server
-from tests.conftest import survivors
+from tests.conftest import competitor, survivors
 
 
 def spec(folder: Path, variants: list[dict[str, object]]) -> Path:
@@ -27,7 +27,7 @@ def test_a_constant_rate_run_against_a_started_server(tmp_path: Path, marker: st
                                {"name": "missing", "weight": 1, "method": "GET", "path": "/nope"}])
     env = dict(os.environ) | {"PROBE_MARKER": marker}
     with Server([sys.executable, "-m", "http.server", "{port}", "--bind", "127.0.0.1"], env, tmp_path) as server:
-        runs = [driver.run(requests, server.port, rate=200, connections=2, warmup_s=0.2, duration_s=0.5)
+        runs = [driver.run(requests, server, rate=200, connections=2, warmup_s=0.2, duration_s=0.5)
                 for _ in range(2)]
     assert survivors(marker) == []
     for result in runs:
@@ -43,8 +43,23 @@ def test_a_constant_rate_run_against_a_started_server(tmp_path: Path, marker: st
     assert merged["latency"]["count"] == sum(r["latency"]["count"] for r in runs)
 
 
-def test_bad_input_to_the_driver_is_a_one_line_error(tmp_path: Path) -> None:
-    with pytest.raises(driver.DriverError, match=r"load run: loaddriver: .*spec\.json: no variants"):
-        driver.run(spec(tmp_path, []), 9, rate=10, connections=1, warmup_s=0, duration_s=0.1)
+def test_a_load_run_is_audited_and_a_cpu_bound_competitor_flags_it(tmp_path: Path, marker: str) -> None:
+    requests = spec(tmp_path, [{"name": "root", "weight": 1, "method": "GET", "path": "/"}])
+    env = dict(os.environ) | {"PROBE_MARKER": marker}
+    with Server([sys.executable, "-m", "http.server", "{port}", "--bind", "127.0.0.1"], env, tmp_path) as server:
+        quiet = driver.run(requests, server, rate=100, connections=1, warmup_s=0.1, duration_s=1)
+        with competitor():
+            busy = driver.run(requests, server, rate=100, connections=1, warmup_s=0.1, duration_s=1)
+    assert survivors(marker) == []
+    assert quiet["machine"]["own_cpu_s"] > 0 and quiet["machine"]["wall_s"] >= 1.1
+    assert busy["machine"]["others_cores"] > 0.25, busy["machine"]
+    assert "others used" in busy["machine"]["disturbed"]
+
+
+def test_bad_input_to_the_driver_is_a_one_line_error(tmp_path: Path, marker: str) -> None:
+    env = dict(os.environ) | {"PROBE_MARKER": marker}
+    with (Server([sys.executable, "-m", "http.server", "{port}", "--bind", "127.0.0.1"], env, tmp_path) as server,
+          pytest.raises(driver.DriverError, match=r"load run: loaddriver: .*spec\.json: no variants")):
+        driver.run(spec(tmp_path, []), server, rate=10, connections=1, warmup_s=0, duration_s=0.1)
     with pytest.raises(driver.DriverError, match=r"merge: .*not a bridgebench-load/1 result"):
         driver.merge([{"protocol": "something else"}])

@@ -6,12 +6,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
+from bridgebench import audit
+from bridgebench.load.server import Server
 from bridgebench.native import cache_dir
 
 SOURCE = Path(__file__).with_name("driver")
@@ -64,17 +68,42 @@ def _result(done: subprocess.CompletedProcess[str], what: str) -> dict[str, Any]
     return result
 
 
-def run(spec: Path, port: int, *, rate: float, connections: int, warmup_s: float, duration_s: float
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(spec: Path, server: Server, *, rate: float, connections: int, warmup_s: float, duration_s: float
         ) -> dict[str, Any]:
-    """One load run against 127.0.0.1:port: constant rate (rate > 0) or closed loop (rate 0)."""
-    argv = [str(binary()), "run", "-spec", str(spec), "-addr", f"127.0.0.1:{port}", "-rate", repr(float(rate)),
-            "-connections", str(connections), "-warmup", f"{warmup_s}s", "-duration", f"{duration_s}s"]
-    try:  # the driver ends itself at warmup + duration; the margin is for start-up and writing the result
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=warmup_s + duration_s + 60,
-                              check=False)
+    """One load run against a started server: constant rate (rate > 0) or closed loop (rate 0). The result
+    carries the disturbance audit of the run under "machine": what the rest of the machine used while the
+    driver and the server ran (their own CPU is left out)."""
+    argv = [str(binary()), "run", "-spec", str(spec), "-addr", f"127.0.0.1:{server.port}", "-rate",
+            repr(float(rate)), "-connections", str(connections), "-warmup", f"{warmup_s}s", "-duration",
+            f"{duration_s}s"]
+    bound_s = warmup_s + duration_s + 60  # the driver ends itself at warmup + duration; the rest is margin
+    before, server_before, driver_before, t0 = audit.sample(), server.cpu_s(), _children_cpu_s(), time.monotonic()
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=bound_s, check=False)
     except subprocess.TimeoutExpired as e:
-        raise DriverError(f"the load driver did not end {warmup_s + duration_s + 60:g} s after it started") from e
-    return _result(done, "load run")
+        raise DriverError(f"the load driver did not end {bound_s:g} s after it started") from e
+    wall_s, after = time.monotonic() - t0, audit.sample()
+    own_s = _children_cpu_s() - driver_before + server.cpu_s() - server_before
+    result = _result(done, "load run")
+    result["machine"] = _audit(before, after, wall_s, own_s)
+    return result
+
+
+def _audit(before: audit.Sample | None, after: audit.Sample | None, wall_s: float, own_s: float
+           ) -> dict[str, Any] | None:
+    """The audit's others and steal over a load run. The wall-above-CPU rule is not applied: a driver and a
+    server wait on each other by design."""
+    if before is None or after is None or wall_s <= 0:
+        return None
+    checked = audit.Audit(wall_s=wall_s, cpu_s=None, others_cpu_s=audit.others_cpu_s(before, after, own_s),
+                          steal_s=(after.steal_ticks - before.steal_ticks) * audit.TICK_S, load1=audit.load1())
+    return {"wall_s": wall_s, "own_cpu_s": own_s, "others_cores": checked.others_cpu_s / wall_s,
+            "steal_cores": checked.steal_s / wall_s, "load1": checked.load1, "disturbed": audit.judge(checked)}
 
 
 def merge(results: list[dict[str, Any]]) -> dict[str, Any]:

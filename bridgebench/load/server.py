@@ -37,6 +37,22 @@ def _children(pid: int) -> list[int]:
     return []
 
 
+TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
+
+
+def session_cpu_s(session: int) -> float:
+    """CPU seconds used so far by the processes of a session (their own, and their reaped children's)."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == session:  # after the command: state ppid pgrp session ... utime stime ...
+                total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    return total * TICK_S
+
+
 def _group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -71,6 +87,10 @@ class Server:
         self.stopped: Stopped | None = None
         self._stderr: Capture | None = None
         self._usage = tempfile.NamedTemporaryFile(prefix="bridgebench-server-usage-")  # noqa: SIM115 (closed in stop)
+
+    def cpu_s(self) -> float:
+        """CPU seconds the server and what it started have used so far (0 before it starts)."""
+        return session_cpu_s(self.proc.pid) if self.proc else 0.0
 
     @property
     def url(self) -> str:
