@@ -73,18 +73,19 @@ def _children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(spec: Path, server: Server, *, rate: float, connections: int, warmup_s: float, duration_s: float
-        ) -> dict[str, Any]:
-    """One load run against a started server: constant rate (rate > 0) or closed loop (rate 0). The result
-    carries the disturbance audit of the run under "machine": what the rest of the machine used while the
-    driver and the server ran (their own CPU is left out)."""
-    argv = [str(binary()), "run", "-spec", str(spec), "-addr", f"127.0.0.1:{server.port}", "-rate",
+def run(spec: Path, server: Server, *, rate: float, connections: int, warmup_s: float, duration_s: float,
+        prefix: tuple[str, ...] = (), env: dict[str, str] | None = None) -> dict[str, Any]:
+    """One load run against a started server: constant rate (rate > 0) or closed loop (rate 0). `prefix`
+    goes before the driver's command (`taskset -c 1` pins it to a core) and `env` is its environment. The
+    result carries the disturbance audit of the run under "machine": what the rest of the machine used while
+    the driver and the server ran (their own CPU is left out)."""
+    argv = [*prefix, str(binary()), "run", "-spec", str(spec), "-addr", f"127.0.0.1:{server.port}", "-rate",
             repr(float(rate)), "-connections", str(connections), "-warmup", f"{warmup_s}s", "-duration",
             f"{duration_s}s"]
     bound_s = warmup_s + duration_s + 60  # the driver ends itself at warmup + duration; the rest is margin
     before, server_before, driver_before, t0 = audit.sample(), server.cpu_s(), _children_cpu_s(), time.monotonic()
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=bound_s, check=False)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=bound_s, check=False, env=env)
     except subprocess.TimeoutExpired as e:
         raise DriverError(f"the load driver did not end {bound_s:g} s after it started") from e
     wall_s, after = time.monotonic() - t0, audit.sample()

@@ -1,0 +1,3 @@
+module bridgebench/hello
+
+go 1.24
