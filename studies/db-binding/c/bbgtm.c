@@ -222,47 +222,41 @@ static int push_field(lua_State *L, const unsigned char **p, const unsigned char
     return 1;
 }
 
-static int cache_batch(lua_State *L) {
+/* One batched call-in (batch or getbatch) and its reply unpacked into the table at argument 4: subscripts
+ * t[1..k], or with values (getbatch) pairs t[2i-1], t[2i]; returns k. A batch of subscripts holds at most
+ * BUFFER_BYTES / (SUB_MAX + 1) of them; getbatch's M side stops early rather than overflow. */
+static int batch_call(lua_State *L, int entry, const char *what, int with_values) {
     Cache *c = check_cache(L);
-    gtm_string_t x = arg_string(L, 2, "batch: subscript");
+    gtm_string_t x = arg_string(L, 2, what);
     gtm_long_t n = (gtm_long_t)luaL_checkinteger(L, 3);
     luaL_checktype(L, 4, LUA_TTABLE);
-    if (n < 1 || n > BUFFER_BYTES / (SUB_MAX + 1)) return luaL_error(L, "batch: n must be 1..%d",
-                                                                     BUFFER_BYTES / (SUB_MAX + 1));
+    gtm_long_t most = with_values ? BUFFER_BYTES : BUFFER_BYTES / (SUB_MAX + 1);
+    if (n < 1 || n > most) return luaL_error(L, "%s: n must be 1..%d", what, (int)most);
     gtm_string_t out = {BUFFER_BYTES, buffer};
-    gtm_status_t status = gtm_cip(&c->entry[BATCH], c->global, c->sub1, &x, n, &out);
-    if (status != 0) fail(L, "gtm_cip(batch)", status);
-    const unsigned char *p = (const unsigned char *)out.address, *end = p + out.length;
-    int k = 0;
-    while (p < end) {
-        if (!push_field(L, &p, end, 1)) return luaL_error(L, "batch: malformed reply from M");
-        lua_rawseti(L, 4, ++k);
+    gtm_status_t status = gtm_cip(&c->entry[entry], c->global, c->sub1, &x, n, &out);
+    if (status != 0) {
+        char call[32];
+        snprintf(call, sizeof call, "gtm_cip(%s)", what);
+        fail(L, call, status);
     }
-    lua_pushinteger(L, k);
-    return 1;
-}
-
-static int cache_getbatch(lua_State *L) {
-    Cache *c = check_cache(L);
-    gtm_string_t x = arg_string(L, 2, "getbatch: subscript");
-    gtm_long_t n = (gtm_long_t)luaL_checkinteger(L, 3);
-    luaL_checktype(L, 4, LUA_TTABLE);
-    if (n < 1) return luaL_error(L, "getbatch: n must be at least 1");
-    gtm_string_t out = {BUFFER_BYTES, buffer};
-    gtm_status_t status = gtm_cip(&c->entry[GETBATCH], c->global, c->sub1, &x, n, &out);
-    if (status != 0) fail(L, "gtm_cip(getbatch)", status);
     const unsigned char *p = (const unsigned char *)out.address, *end = p + out.length;
     int k = 0;
     while (p < end) {
-        if (!push_field(L, &p, end, 1)) return luaL_error(L, "getbatch: malformed reply from M");
-        lua_rawseti(L, 4, 2 * k + 1);
-        if (!push_field(L, &p, end, 3)) return luaL_error(L, "getbatch: malformed reply from M");
-        lua_rawseti(L, 4, 2 * k + 2);
+        if (!push_field(L, &p, end, 1)) return luaL_error(L, "%s: malformed reply from M", what);
+        lua_rawseti(L, 4, with_values ? 2 * k + 1 : k + 1);
+        if (with_values) {
+            if (!push_field(L, &p, end, 3)) return luaL_error(L, "%s: malformed reply from M", what);
+            lua_rawseti(L, 4, 2 * k + 2);
+        }
         k++;
     }
     lua_pushinteger(L, k);
     return 1;
 }
+
+static int cache_batch(lua_State *L) { return batch_call(L, BATCH, "batch", 0); }
+
+static int cache_getbatch(lua_State *L) { return batch_call(L, GETBATCH, "getbatch", 1); }
 
 static int cache_setbatch(lua_State *L) {
     Cache *c = check_cache(L);
