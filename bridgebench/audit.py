@@ -120,12 +120,15 @@ def judge(audit: Audit, limits: Thresholds = DEFAULT) -> str | None:
 
 
 def audit(before: Sample | None, after: Sample | None, wall_s: float, cpu_s: float | None,
-          limits: Thresholds = DEFAULT) -> Audit | None:
+          limits: Thresholds = DEFAULT, *, own_cpu_s: float | None = None) -> Audit | None:
     """The audit of one execution between two samples (None if either could not be taken). A wait for a
-    quiet machine before it is added by whoever waited."""
+    quiet machine before it is added by whoever waited. `own_cpu_s` is what is left out of others when it
+    is not cpu_s: a load run's driver and server, which wait on each other by design, give it with cpu_s
+    None, so the wall-above-CPU rule does not apply to them."""
     if before is None or after is None:
         return None
-    result = Audit(wall_s=wall_s, cpu_s=cpu_s, others_cpu_s=others_cpu_s(before, after, cpu_s or 0.0),
+    own = cpu_s if own_cpu_s is None else own_cpu_s
+    result = Audit(wall_s=wall_s, cpu_s=cpu_s, others_cpu_s=others_cpu_s(before, after, own or 0.0),
                    steal_s=(after.steal_ticks - before.steal_ticks) * TICK_S, load1=load1())
     return replace(result, disturbed=judge(result, limits))
 

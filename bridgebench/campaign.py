@@ -62,13 +62,13 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         unknown = [n for n in chosen or [] if n not in known]
         if unknown:
             raise CampaignError(f"{study.name}: no {kind} {', '.join(unknown)} (has: {', '.join(known)})")
-    chosen = list(mechanisms or study.mechanisms)
-    idle = [b for b in benchmarks or [] if not study.cells([b], chosen)]
+    selected = list(mechanisms or study.mechanisms)
+    idle = [b for b in benchmarks or [] if not study.cells([b], selected)]
     if idle:
-        raise CampaignError(f"{study.name}: none of the mechanisms {', '.join(chosen)} runs benchmark "
+        raise CampaignError(f"{study.name}: none of the mechanisms {', '.join(selected)} runs benchmark "
                             f"{', '.join(idle)} (see the benchmarks' `mechanisms` in {study.path.name})")
     # Without a choice of benchmarks, those that none of the chosen mechanisms runs are left out.
-    benchmarks = benchmarks or [b for b in study.benchmarks if study.cells([b], chosen)]
+    benchmarks = benchmarks or [b for b in study.benchmarks if study.cells([b], selected)]
     options = Options(
         budget=budget_name,
         process_executions=process_executions or budget.process_executions,

@@ -9,6 +9,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -21,15 +22,23 @@ def compiler() -> list[str]:
     return shlex.split(os.environ.get("CC", "") or "cc")
 
 
-def build(source: Path, target: Path, flags: tuple[str, ...], libs: tuple[str, ...] = ()) -> None:
+def build_atomically(target: Path, command: Callable[[Path], list[str]], *, cwd: Path | None = None,
+                     env: dict[str, str] | None = None, timeout_s: float = 120) -> None:
+    """Run command(output) with a private temporary output path, then rename it to target in one step;
+    OSError with the command's stderr if it fails."""
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=f".{target.stem}-", dir=target.parent) as work:
         tmp = Path(work) / target.name
-        cmd = [*compiler(), *flags, "-o", str(tmp), str(source), *libs]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+        cmd = command(tmp)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False, cwd=cwd,
+                              env=env)
         if done.returncode != 0:
             raise OSError(f"{shlex.join(cmd)} failed: {done.stderr.strip()[:500]}")
         os.replace(tmp, target)
+
+
+def build(source: Path, target: Path, flags: tuple[str, ...], libs: tuple[str, ...] = ()) -> None:
+    build_atomically(target, lambda out: [*compiler(), *flags, "-o", str(out), str(source), *libs])
 
 
 def compiled(source: Path, flags: tuple[str, ...], libs: tuple[str, ...] = (), suffix: str = "") -> Path:

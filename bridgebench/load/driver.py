@@ -3,6 +3,7 @@ sources and the Go toolchain, with the Go that scripts/install.sh put beside the
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -16,7 +17,7 @@ from typing import Any
 
 from bridgebench import audit
 from bridgebench.load.server import Server
-from bridgebench.native import cache_dir
+from bridgebench.native import build_atomically, cache_dir
 
 SOURCE = Path(__file__).with_name("driver")
 PROTOCOL = "bridgebench-load/1"
@@ -30,8 +31,9 @@ def _env() -> dict[str, str]:
     return dict(os.environ) | {"PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
+@functools.cache
 def binary() -> Path:
-    """The built driver, building it if the cache does not hold this version yet."""
+    """The built driver, building it if the cache does not hold this version yet (looked up once a process)."""
     env = _env()
     try:
         version = subprocess.run(["go", "version"], capture_output=True, text=True, env=env, timeout=60,
@@ -45,14 +47,11 @@ def binary() -> Path:
     target = cache_dir() / f"loaddriver-{digest.hexdigest()[:20]}"
     if target.exists():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".loaddriver-", dir=target.parent) as work:
-        tmp = Path(work) / target.name
-        done = subprocess.run(["go", "build", "-o", str(tmp), "."], cwd=SOURCE, capture_output=True, text=True,
-                              env=env, timeout=600, check=False)
-        if done.returncode != 0:
-            raise DriverError(f"go build of the load driver failed: {done.stderr.strip()[-500:]}")
-        os.replace(tmp, target)
+    try:
+        build_atomically(target, lambda out: ["go", "build", "-o", str(out), "."], cwd=SOURCE, env=env,
+                         timeout_s=600)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise DriverError(f"the load driver could not be built: {e}") from e
     return target
 
 
@@ -97,14 +96,12 @@ def run(spec: Path, server: Server, *, rate: float, connections: int, warmup_s: 
 
 def _audit(before: audit.Sample | None, after: audit.Sample | None, wall_s: float, own_s: float
            ) -> dict[str, Any] | None:
-    """The audit's others and steal over a load run. The wall-above-CPU rule is not applied: a driver and a
-    server wait on each other by design."""
-    if before is None or after is None or wall_s <= 0:
+    """The audit over a load run, its own CPU (driver and server) left out of others."""
+    checked = audit.audit(before, after, wall_s, None, own_cpu_s=own_s) if wall_s > 0 else None
+    if checked is None:
         return None
-    checked = audit.Audit(wall_s=wall_s, cpu_s=None, others_cpu_s=audit.others_cpu_s(before, after, own_s),
-                          steal_s=(after.steal_ticks - before.steal_ticks) * audit.TICK_S, load1=audit.load1())
     return {"wall_s": wall_s, "own_cpu_s": own_s, "others_cores": checked.others_cpu_s / wall_s,
-            "steal_cores": checked.steal_s / wall_s, "load1": checked.load1, "disturbed": audit.judge(checked)}
+            "steal_cores": checked.steal_s / wall_s, "load1": checked.load1, "disturbed": checked.disturbed}
 
 
 def merge(results: list[dict[str, Any]]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from bridgebench import audit
 from bridgebench.placeholders import expand_all
 from bridgebench.runner import STDERR_TAIL, Capture, launcher
 
@@ -37,9 +38,6 @@ def _children(pid: int) -> list[int]:
     return []
 
 
-TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
-
-
 def session_cpu_s(session: int) -> float:
     """CPU seconds used so far by the processes of a session (their own, and their reaped children's)."""
     total = 0
@@ -50,7 +48,7 @@ def session_cpu_s(session: int) -> float:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
             if int(fields[3]) == session:  # after the command: state ppid pgrp session ... utime stime ...
                 total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
-    return total * TICK_S
+    return total * audit.TICK_S
 
 
 def _group_alive(pgid: int) -> bool:

@@ -86,7 +86,7 @@ func TestClosedLoopMeasuresServiceTimeAndCensorsNothing(t *testing.T) {
 		_, _ = w.Write([]byte(strings.Repeat("x", 3000)))
 	}))
 	defer server.Close()
-	got := Run(plan(t, server, 0, 2, 300*time.Millisecond), time.Now())
+	got := Run(plan(t, server, 0, 2, time.Second), time.Now()) // a second in which to answer at least once
 	if got.completed == 0 || got.censored != 0 || errorCount(got) != 0 || got.statuses[400] != got.completed {
 		t.Fatalf("completed %d, censored %d, errors %v, statuses %v", got.completed, got.censored, got.errors,
 			got.statuses)
