@@ -62,7 +62,15 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         unknown = [n for n in chosen or [] if n not in known]
         if unknown:
             raise CampaignError(f"{study.name}: no {kind} {', '.join(unknown)} (has: {', '.join(known)})")
-    selected = list(mechanisms or study.mechanisms)
+    if not study.benchmarks:
+        raise CampaignError(f"{study.name} has no benchmarks to time in iterations; its servers are measured "
+                            f"with `bridgebench load {study.name}`")
+    servers = [m for m in mechanisms or [] if study.mechanisms[m].is_server]
+    if servers:
+        raise CampaignError(f"{study.name}: {', '.join(servers)} is a server, measured under load with "
+                            f"`bridgebench load {study.name}`, not in iterations")
+    mechanisms = mechanisms or [m for m in study.mechanisms if not study.mechanisms[m].is_server]
+    selected = list(mechanisms)
     idle = [b for b in benchmarks or [] if not study.cells([b], selected)]
     if idle:
         raise CampaignError(f"{study.name}: none of the mechanisms {', '.join(selected)} runs benchmark "
@@ -197,6 +205,8 @@ def resumable(store: Store, study: Study, campaign_id: int | None) -> tuple[int,
         raise CampaignError(f"{study.name}: no unfinished campaign to resume in {store.path}")
     if campaign.study != study.name:
         raise CampaignError(f"campaign {campaign.id} is of study {campaign.study}, not {study.name}")
+    if campaign.config.get("kind") == "load":
+        raise CampaignError(f"campaign {campaign.id} is a load campaign: `bridgebench load {study.name} --resume`")
     if campaign.state == "done":
         raise CampaignError(f"campaign {campaign.id} is already complete")
     if campaign.config_hash != study.config_hash():

@@ -30,6 +30,11 @@ from bridgebench import environment, fleet
 from bridgebench.analysis import WRONG_ANSWER, Series, analyse, current_analysis
 from bridgebench.build import BuildResult, build_study
 from bridgebench.compare import DiffError, compare
+from bridgebench.load import analysis as load_analysis
+from bridgebench.load import campaign as load_campaign
+from bridgebench.load import report as load_report
+from bridgebench.load.analysis import LoadAnalysis
+from bridgebench.load.driver import DriverError
 from bridgebench.report import FORMATS, TERMINAL, WRITTEN_AFTER_A_RUN, render, terminal
 from bridgebench.report import diff as diff_report
 from bridgebench.result import Analysis
@@ -392,6 +397,115 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
              + (f", {wrong} of them with a wrong answer in timed runs" if wrong else ""), EXIT_FAILED_EXECUTIONS)
 
 
+def _load_report(result: LoadAnalysis, console: Console) -> None:
+    load_report.show(result, console)
+
+
+def _write_load_reports(result: LoadAnalysis, report_dir: Path) -> list[Path]:
+    report_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"{result.campaign['study']}-{result.campaign['id']}"
+    written = []
+    for format_, suffix in load_report.SUFFIXES.items():
+        path = report_dir / f"{stem}.{suffix}"
+        path.write_text(load_report.FORMATS[format_](result), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+@app.command()
+def load(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
+         quick: QuickOpt = False,
+         budget: Annotated[str, typer.Option(help="A load budget named in the study's [load].")] = "default",
+         process_executions: ExecutionsOpt = None,
+         duration: Annotated[float | None, typer.Option(help="Seconds recorded per load run.", min=0.001)] = None,
+         warmup: Annotated[float | None, typer.Option(help="Seconds sent, not recorded, before.", min=0)] = None,
+         mechanisms: Annotated[str | None, typer.Option(help="Comma-separated servers.")] = None,
+         resume: Annotated[bool, typer.Option("--resume", help="Continue the latest unfinished load "
+                                              "campaign.")] = False,
+         campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --resume: which one.")] = None,
+         report_dir: Annotated[Path, typer.Option(help="Where the reports are written.")] = Path("results"),
+         build_dir: BuildDirOpt = Path("build"),
+         store_path: StoreOpt = DEFAULT_STORE,
+         as_json: JsonOpt = False) -> None:
+    """Load a study's servers: build, check each request's answer, a closed-loop saturation phase, then
+    constant rates at fractions of it (and above it), every run a fresh server; analyse and report."""
+    study = _load(study_name)
+    _writable_folder(report_dir, "--report-dir")
+    store = _store(store_path)
+    _signals_stop_the_run()
+    cid: int | None = None
+    owner = None
+    try:
+        if resume:
+            with store.planning():
+                cid, options = load_campaign.resumable(store, study, campaign_id)
+                owner = store.claim(cid)
+            builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
+            camp.verify_builds(store, cid, builds)
+        else:
+            options = load_campaign.options_for(study, "quick" if quick else budget, _split(mechanisms),
+                                                process_executions, duration, warmup)
+            builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
+            if not any(b.available for b in builds.values()):
+                fail(f"{study.name}: no server could be built; see the reasons above")
+            with err.status("checking every server's answer to each request…") if not as_json else nullcontext():
+                rows = load_campaign.check(study, builds, options.mechanisms)
+            if any(r.status != "agrees" for r in rows):
+                fail(_check_failure_message(rows), EXIT_CHECK_FAILED)
+            if not as_json:
+                err.print(f"[green]check passed[/]: every server gave each of {len(study.load.requests)} requests "
+                          "the expected status")
+            with store.planning():
+                cid = load_campaign.start(store, study, options, builds, rows)
+                owner = store.claim(cid)
+        total = len(store.planned(cid))
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("ETA"), TimeRemainingColumn())
+        with Progress(*columns, console=err, disable=as_json, transient=False) as progress:
+            bar = progress.add_task(study.name, total=total, completed=total - len(store.pending(cid)))
+
+            def on_execution(task: Task, run: Execution) -> None:
+                progress.update(bar, advance=1, description=f"{study.name}: {task.benchmark} / {task.mechanism}")
+                if run.status != OK:
+                    progress.console.print(f"  [yellow]{run.status}[/]: " + escape(
+                        f"{task.benchmark} on {task.mechanism} (run {task.pexec + 1}): {run.detail}"),
+                        highlight=False)
+
+            load_campaign.run_pending(store, study, cid, options, builds, on_execution)
+        result = load_analysis.analyse(store, cid)
+    except (camp.CampaignError, StoreError, DriverError) as e:
+        fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
+    except KeyboardInterrupt:
+        if cid is None:
+            err.print("\ninterrupted before the campaign started: nothing was run or stored", highlight=False)
+        else:
+            err.print(f"\ninterrupted: {len(store.done_seqs(cid))} load runs of campaign {cid} are stored; "
+                      f"continue with `bridgebench load {study_name} --resume`", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    finally:
+        if owner:
+            owner.release()
+    try:
+        written = _write_load_reports(result, report_dir)
+    except OSError as e:
+        fail(f"--report-dir {report_dir}: cannot write the reports: {e.strerror} (the campaign is stored; "
+             f"`bridgebench report {cid}` writes them again)")
+    if as_json:
+        _print_json(result.to_json())
+    else:
+        _load_report(result, out)
+        err.print("reports: " + ", ".join(str(p) for p in written), highlight=False)
+    if result.failed:
+        fail(f"{result.failed} load run(s) failed (recorded; see Failures)", EXIT_FAILED_EXECUTIONS)
+
+
+def _is_load(store: Store, campaign_id: int) -> bool:
+    try:
+        return load_campaign.is_load(store.campaign(campaign_id))
+    except StoreError:
+        return False
+
+
 @app.command()
 def enqueue(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
             quick: QuickOpt = False, budget: BudgetOpt = "default", process_executions: ExecutionsOpt = None,
@@ -474,9 +588,13 @@ def analyse_(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIG
     store = _store(store_path, create=False)
     try:
         cid = _campaign_arg(store, campaign_id, study)
+        if _is_load(store, cid):
+            loaded = load_analysis.analyse(store, cid)
+            _print_json(loaded.to_json()) if as_json else _load_report(loaded, out)
+            return
         result = analyse(store, cid, seed=seed, exclude_disturbed=exclude_disturbed)
         store.save_analysis(cid, result.to_json())
-    except StoreError as e:
+    except (StoreError, DriverError) as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
     if as_json:
         _print_json(result.to_json())
@@ -500,8 +618,16 @@ def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]
     store = _store(store_path, create=False)
     try:
         cid = _campaign_arg(store, campaign_id, study)
+        if _is_load(store, cid):
+            if format_ not in (TERMINAL, *load_report.FORMATS):
+                fail(f"--format {format_}: a load campaign's report is one of: terminal, "
+                     f"{', '.join(load_report.FORMATS)}")
+            loaded = load_analysis.analyse(store, cid)
+            _emit(output, format_, lambda console: _load_report(loaded, console),
+                  lambda: load_report.FORMATS[format_](loaded))
+            return
         result = current_analysis(store, cid, exclude_disturbed)
-    except StoreError as e:
+    except (StoreError, DriverError) as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
     _emit(output, format_, lambda console: terminal.show(result, console),
           lambda: render(format_, result, Series(store)))
@@ -535,6 +661,10 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
     if (ma is None) != (mb is None):
         fail("name a mechanism on both sides (3:luajit 4:luajit2) or on neither (3 4)")
     store = _store(store_path, create=False)
+    loads = [c for c in (ca, cb) if _is_load(store, c)]
+    if loads:
+        fail(f"campaign {loads[0]} is a load campaign: its report compares its servers "
+             f"(`bridgebench report {loads[0]}`); diff compares campaigns timed in iterations")
     try:
         comparisons, header = compare(store, ca, ma, cb, mb, cross_machine=cross_machine, seed=seed,
                                       exclude_disturbed=exclude_disturbed)

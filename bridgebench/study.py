@@ -40,13 +40,56 @@ class Budget:
 class Mechanism:
     name: str
     label: str
-    run: tuple[str, ...]
+    run: tuple[str, ...]  # a probe, timed in iterations; empty for a server
     build: tuple[str, ...] = ()
     build_inputs: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()
     debian: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     version: tuple[str, ...] = ()
+    # A server, measured under load (bridgebench/load): its command ({port} is chosen free), the path whose
+    # HTTP answer says it is ready, how long to wait for that, and the CPUs it is pinned to (taskset -c).
+    serve: tuple[str, ...] = ()
+    ready: str = "/"
+    ready_timeout_s: float = 30.0
+    cpus: str | None = None
+
+    @property
+    def is_server(self) -> bool:
+        return bool(self.serve)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One kind of request a load sends, `weight` in every sum of the weights."""
+
+    name: str
+    weight: int
+    method: str
+    path: str
+    headers: dict[str, str]
+    body_file: str | None
+    expect_status: int | None  # the answer check: the status every server must give it (None: the majority)
+
+
+@dataclass(frozen=True)
+class LoadBudget:
+    process_executions: int  # of each phase and server, the server started afresh for each
+    warmup_s: float  # sent, not recorded
+    duration_s: float  # recorded; the run ends at warmup + duration (a hard bound)
+
+
+@dataclass(frozen=True)
+class Load:
+    """How the study's servers are loaded: a closed-loop saturation phase, then constant rates at
+    `fractions` of each server's measured saturation, and (when `overload` is set) one above it."""
+
+    requests: tuple[Request, ...]
+    connections: int
+    fractions: tuple[float, ...]
+    overload: float | None  # a target rate this many times the saturation (the method of wrk2 at 50 000/s)
+    driver_cpus: str | None
+    budgets: dict[str, LoadBudget]
 
 
 @dataclass(frozen=True)
@@ -72,15 +115,23 @@ class Study:
     mechanisms: dict[str, Mechanism]
     benchmarks: dict[str, Benchmark]
     raw: dict[str, Any]
+    load: Load | None = None
 
     @property
     def dir(self) -> Path:
         return self.path.parent
 
+    @property
+    def servers(self) -> list[str]:
+        return [m for m, mech in self.mechanisms.items() if mech.is_server]
+
     def runs(self, benchmark: str, mechanism: str) -> bool:
-        """Whether the mechanism runs the benchmark (the benchmark's `mechanisms`, else all)."""
+        """Whether the mechanism runs the benchmark (the benchmark's `mechanisms`, else every mechanism
+        that is not a server: servers are measured under load, not in iterations)."""
         chosen = self.benchmarks[benchmark].mechanisms
-        return chosen is None or mechanism in chosen
+        if chosen is None:
+            return not self.mechanisms[mechanism].is_server
+        return mechanism in chosen
 
     def cells(self, benchmarks: tuple[str, ...] | list[str], mechanisms: tuple[str, ...] | list[str]
               ) -> list[tuple[str, str]]:
@@ -115,9 +166,16 @@ _FRACTION = ("a fraction above 0 and below 1 (0.02 is 2%)",
              lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1)
 _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout_s": _TIMEOUT,
                 "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT}
+_PATH = ("an HTTP path starting with '/'", lambda v: isinstance(v, str) and v.startswith("/"))
+_CPUS = ("a CPU list for taskset -c, such as \"0\" or \"0-1\"",
+         lambda v: isinstance(v, str) and re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", v) is not None)
 _MECHANISM_KEYS = {
     "label": _STR,
     "run": _NONEMPTY_STR_LIST,
+    "serve": _NONEMPTY_STR_LIST,
+    "ready": _PATH,
+    "ready_timeout_s": _TIMEOUT,
+    "cpus": _CPUS,
     "build": _STR_LIST,
     "build_inputs": _STR_LIST,
     "commands": _STR_LIST,
@@ -127,6 +185,24 @@ _MECHANISM_KEYS = {
 }
 _BENCHMARK_KEYS = {"param": _SCALAR, "check_param": _SCALAR, "file": _STR, "expect": _STR,
                    "mechanisms": _NONEMPTY_STR_LIST}
+_NUMBER_POS = ("a number above 0", lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0)
+_SECONDS_LOAD = ("a number of seconds from 0 to 3600",
+                 lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 3600)
+_LOAD_BUDGET_KEYS = {"process_executions": _INT_POS, "warmup_s": _SECONDS_LOAD, "duration_s": _SECONDS_LOAD}
+_LOAD_KEYS = _LOAD_BUDGET_KEYS | {
+    "connections": _INT_POS,
+    "fractions": ("a non-empty list of fractions above 0 and at most 1",
+                  lambda v: isinstance(v, list) and len(v) > 0 and all(
+                      isinstance(x, int | float) and not isinstance(x, bool) and 0 < x <= 1 for x in v)),
+    "overload": ("a factor above 1 (2 sends twice the saturation rate)",
+                 lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 1),
+    "driver_cpus": _CPUS,
+}
+_METHOD = ("an HTTP method in capitals", lambda v: isinstance(v, str) and re.fullmatch(r"[A-Z]+", v) is not None)
+_STATUS = ("an HTTP status from 100 to 599",
+           lambda v: isinstance(v, int) and not isinstance(v, bool) and 100 <= v <= 599)
+_REQUEST_KEYS = {"weight": _INT_POS, "method": _METHOD, "path": _PATH, "headers": _STR_TABLE, "body_file": _STR,
+                 "expect_status": _STATUS}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -219,10 +295,9 @@ def load_study(path: Path) -> Study:
     loc = _Locator(path, text)
 
     for key in raw:
-        if key not in ("study", "budget", "mechanisms", "benchmarks"):
-            raise StudyError(
-                f"{path}:{loc.line(key)}: {key}: unknown table (expected study, budget, mechanisms, benchmarks)"
-            )
+        if key not in ("study", "budget", "mechanisms", "benchmarks", "load"):
+            raise StudyError(f"{path}:{loc.line(key)}: {key}: unknown table (expected study, budget, mechanisms, "
+                             "benchmarks, load)")
     def require(key: str) -> Any:
         if key not in raw:
             raise StudyError(f"{path}:1: missing table [{key}]")
@@ -250,11 +325,21 @@ def load_study(path: Path) -> Study:
         table = f"mechanisms.{name}"
         if not _NAME.match(name):
             raise loc.error(table, None, "mechanism names use letters, digits, '.', '_' or '-'")
-        data = _check_table(loc, table, data, _MECHANISM_KEYS, ("run",))
+        data = _check_table(loc, table, data, _MECHANISM_KEYS)
+        if ("run" in data) == ("serve" in data):
+            raise loc.error(table, None, "expected either 'run' (a probe timed in iterations) or 'serve' (a server "
+                            "measured under [load]), not both or neither")
+        for key in ("ready", "ready_timeout_s", "cpus"):
+            if key in data and "serve" not in data:
+                raise loc.error(table, key, "only a server ('serve') has this key")
         mechanisms[name] = Mechanism(
             name=name,
             label=data.get("label", name),
-            run=tuple(data["run"]),
+            run=tuple(data.get("run", ())),
+            serve=tuple(data.get("serve", ())),
+            ready=data.get("ready", "/"),
+            ready_timeout_s=float(data.get("ready_timeout_s", 30.0)),
+            cpus=data.get("cpus"),
             build=tuple(data.get("build", ())),
             build_inputs=tuple(data.get("build_inputs", ())),
             commands=tuple(data.get("commands", ())),
@@ -265,9 +350,13 @@ def load_study(path: Path) -> Study:
 
     file_template = meta.get("benchmark_file", "{benchmark}")
     benchmarks: dict[str, Benchmark] = {}
-    if not isinstance(require("benchmarks"), dict) or not raw["benchmarks"]:
+    load = _load(loc, raw["load"], mechanisms) if "load" in raw else None
+    if "benchmarks" not in raw and load is None:
+        raise StudyError(f"{path}:1: missing table [benchmarks] (a study measures benchmarks, or servers under "
+                         "[load], or both)")
+    if not isinstance(raw.get("benchmarks", {}), dict) or raw.get("benchmarks") == {}:
         raise StudyError(f"{path}:{loc.line('benchmarks')}: benchmarks: expected at least one [benchmarks.NAME]")
-    for name, data in raw["benchmarks"].items():
+    for name, data in raw.get("benchmarks", {}).items():
         table = f"benchmarks.{name}"
         if not _NAME.match(name):
             raise loc.error(table, None, "benchmark names use letters, digits, '.', '_' or '-'")
@@ -276,9 +365,13 @@ def load_study(path: Path) -> Study:
         if "{" not in bench_file and not (path.parent / bench_file).exists() and "file" in data:
             raise loc.error(table, "file", f"no such file {bench_file!r} beside the study file")
         chosen = data.get("mechanisms")
-        unknown = [m for m in chosen or () if m not in mechanisms]
+        probes = [m for m, mech in mechanisms.items() if not mech.is_server]
+        unknown = [m for m in chosen or () if m not in probes]
+        if unknown and unknown[0] in mechanisms:
+            raise loc.error(table, "mechanisms", f"{unknown[0]} is a server, measured under [load], not in "
+                            "iterations")
         if unknown:
-            raise loc.error(table, "mechanisms", f"no mechanism {', '.join(unknown)} (has: {', '.join(mechanisms)})")
+            raise loc.error(table, "mechanisms", f"no mechanism {', '.join(unknown)} (has: {', '.join(probes)})")
         benchmarks[name] = Benchmark(
             name=name,
             param=str(data["param"]),
@@ -302,7 +395,66 @@ def load_study(path: Path) -> Study:
         mechanisms=mechanisms,
         benchmarks=benchmarks,
         raw=raw,
+        load=load,
     )
+
+
+def _load_budget(loc: _Locator, table: str, data: dict, base: LoadBudget | None) -> LoadBudget:
+    required = () if base else ("process_executions", "duration_s")
+    for key in required:
+        if key not in data:
+            raise loc.error(table, None, f"missing required key '{key}' ({_LOAD_KEYS[key][0]})")
+    budget = LoadBudget(
+        process_executions=data.get("process_executions", base.process_executions if base else 0),
+        warmup_s=float(data.get("warmup_s", base.warmup_s if base else 1.0)),
+        duration_s=float(data.get("duration_s", base.duration_s if base else 0.0)),
+    )
+    if budget.duration_s <= 0:
+        raise loc.error(table, "duration_s", "expected above 0 seconds")
+    return budget
+
+
+def stored_load(raw: dict[str, Any], path: Path) -> Load:
+    """The [load] table of a study as a campaign stored it (checked when the campaign started; its body
+    files are not looked for again)."""
+    servers = {name: Mechanism(name, name, (), serve=("stored",)) for name, m in raw["mechanisms"].items()
+               if "serve" in m}
+    return _load(_Locator(path, ""), raw["load"], servers, check_files=False)
+
+
+def _load(loc: _Locator, data: Any, mechanisms: dict[str, Mechanism], check_files: bool = True) -> Load:
+    if not isinstance(data, dict):
+        raise loc.error("load", None, f"expected a table, got {_describe(data)}")
+    data = dict(data)
+    requests_raw = data.pop("requests", None)
+    named = {k: data.pop(k) for k in list(data) if isinstance(data[k], dict)}
+    data = _check_table(loc, "load", data, _LOAD_KEYS, ("connections", "fractions"))
+    if not [m for m in mechanisms.values() if m.is_server]:
+        raise loc.error("load", None, "no mechanism to load: declare at least one with 'serve'")
+    budgets = {"default": _load_budget(loc, "load", data, None)}
+    for name, sub in named.items():
+        sub = _check_table(loc, f"load.{name}", sub, _LOAD_BUDGET_KEYS)
+        budgets[name] = _load_budget(loc, f"load.{name}", sub, budgets["default"])
+    if not isinstance(requests_raw, dict) or not requests_raw:
+        raise loc.error("load", None, "expected at least one [load.requests.NAME]")
+    requests = []
+    for name, req in requests_raw.items():
+        table = f"load.requests.{name}"
+        if not _NAME.match(name):
+            raise loc.error(table, None, "request names use letters, digits, '.', '_' or '-'")
+        req = _check_table(loc, table, req, _REQUEST_KEYS, ("method", "path"))
+        body = req.get("body_file")
+        if check_files and body is not None and not (loc.path.parent / body).is_file():
+            raise loc.error(table, "body_file", f"no such file {body!r} beside the study file")
+        requests.append(Request(name=name, weight=req.get("weight", 1), method=req["method"], path=req["path"],
+                                headers=dict(req.get("headers", {})), body_file=body,
+                                expect_status=req.get("expect_status")))
+    fractions = tuple(float(f) for f in data["fractions"])
+    if len(set(fractions)) != len(fractions):
+        raise loc.error("load", "fractions", "expected each fraction once")
+    return Load(requests=tuple(requests), connections=data["connections"], fractions=tuple(sorted(fractions)),
+                overload=float(data["overload"]) if "overload" in data else None,
+                driver_cpus=data.get("driver_cpus"), budgets=budgets)
 
 
 def find_study(name_or_path: str) -> Path:

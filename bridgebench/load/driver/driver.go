@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -254,6 +255,20 @@ func percentiles(h *hdrhistogram.Histogram) map[string]float64 {
 	out["max"] = float64(h.Max()) / 1e6
 	out["mean"] = h.Mean() / 1e6
 	return out
+}
+
+// distribution of a histogram for an HdrHistogram-style plot: [percentile, seconds] at percentiles
+// 100(1 - 10^(-k/4)) for k = 0..20 (0 % to 99.999 %), then the maximum as 100 %.
+func distribution(h *hdrhistogram.Histogram) [][2]float64 {
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	out := make([][2]float64, 0, 22)
+	for k := 0; k <= 20; k++ {
+		q := 100 * (1 - math.Pow(10, -float64(k)/4))
+		out = append(out, [2]float64{q, float64(h.ValueAtQuantile(q)) / 1e6})
+	}
+	return append(out, [2]float64{100, float64(h.Max()) / 1e6})
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -60,7 +60,8 @@ type Result struct {
 	Latency      map[string]float64 `json:"latency"`
 	Service      map[string]float64 `json:"service"`
 	Lag          map[string]float64 `json:"lag"`
-	Histograms   map[string]string  `json:"histograms"` // base64 HdrHistogram V2, microseconds
+	Histograms   map[string]string  `json:"histograms"`   // base64 HdrHistogram V2, microseconds
+	Distribution [][2]float64       `json:"distribution"` // latency: [percentile, seconds], for plots
 	Merged       int                `json:"merged,omitempty"`
 }
 
@@ -91,7 +92,11 @@ func requests(specPath, addr string) ([][]byte, []string, error) {
 		}
 		var body []byte
 		if v.BodyFile != "" {
-			if body, err = os.ReadFile(filepath.Join(filepath.Dir(specPath), v.BodyFile)); err != nil {
+			path := v.BodyFile
+			if !filepath.IsAbs(path) { // relative to the spec file
+				path = filepath.Join(filepath.Dir(specPath), path)
+			}
+			if body, err = os.ReadFile(path); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -169,6 +174,7 @@ func result(t *tally, p Plan) Result {
 		Latency: percentiles(t.latency), Service: percentiles(t.service), Lag: percentiles(t.lag),
 		Histograms: map[string]string{"latency": encode(t.latency), "service": encode(t.service),
 			"lag": encode(t.lag)},
+		Distribution: distribution(t.latency),
 	}
 }
 

@@ -1,0 +1,313 @@
+"""A load campaign: the study's servers under the load its [load] table declares.
+
+Order of work: check that every server gives each request the same answer (its HTTP status), then the
+planned process executions — each one a fresh server, one load run, the server stopped — stored as they
+end. The plan puts every closed-loop saturation run first; a constant-rate run's target is its fraction of
+the mean saturation its server reached in this campaign (read from the store, so a resumed campaign aims
+at the same rates). The overload phase targets `overload` × saturation, as the seed's wrk2 run did.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bridgebench import audit, environment
+from bridgebench.answers import majority
+from bridgebench.build import BuildResult, build_values, mechanism_env
+from bridgebench.campaign import CampaignError, CheckRow
+from bridgebench.load import driver
+from bridgebench.load.server import Server, ServerError
+from bridgebench.placeholders import expand_all
+from bridgebench.protocol import ProbeOutput
+from bridgebench.runner import CRASHED, OK, PROTOCOL, SPAWN_FAILED, TIMEOUT, Execution, Task
+from bridgebench.store import AlreadyStored, Campaign, Store
+from bridgebench.study import Load, Study
+
+KIND = "load"  # config["kind"] of a load campaign (an iteration campaign has none)
+SATURATION = "saturation"
+NO_ANSWERS = "no answers"  # a load run in which the server answered no request
+NO_RATE = "no rate"  # a constant-rate run whose server reached no saturation rate to take a fraction of
+CHECK_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    fraction: float | None  # of the saturation rate; None: closed loop (the saturation phase itself)
+
+
+def phases(load: Load) -> list[Phase]:
+    out = [Phase(SATURATION, None)]
+    out += [Phase(f"rate-{f * 100:g}%", f) for f in load.fractions]
+    if load.overload:
+        out.append(Phase(f"overload-{load.overload * 100:g}%", load.overload))
+    return out
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    budget: str
+    process_executions: int
+    warmup_s: float
+    duration_s: float
+    mechanisms: tuple[str, ...]
+    seed: int = 0
+
+
+def options_for(study: Study, budget: str, mechanisms: list[str] | None, process_executions: int | None = None,
+                duration_s: float | None = None, warmup_s: float | None = None) -> LoadOptions:
+    if study.load is None:
+        raise CampaignError(f"{study.name} declares no [load]; its mechanisms are timed with `bridgebench run`")
+    if budget not in study.load.budgets:
+        raise CampaignError(f"{study.path}: no load budget '{budget}' (has: {', '.join(study.load.budgets)})")
+    chosen = mechanisms or study.servers
+    not_servers = [m for m in chosen if m not in study.servers]
+    if not_servers:
+        raise CampaignError(f"{study.name}: no server {', '.join(not_servers)} (has: {', '.join(study.servers)})")
+    base = study.load.budgets[budget]
+    options = LoadOptions(budget, process_executions or base.process_executions,
+                          base.warmup_s if warmup_s is None else warmup_s, duration_s or base.duration_s,
+                          tuple(chosen))
+    if not (options.duration_s > 0 and options.warmup_s >= 0 and options.duration_s + options.warmup_s <= 3600):
+        raise CampaignError(f"a load run of {options.warmup_s:g} + {options.duration_s:g} s: expected above 0 "
+                            "and at most an hour")
+    return options
+
+
+def plan(servers: list[str], phase_list: list[Phase], process_executions: int) -> list[Task]:
+    """Saturation runs first (round robin over the servers), then each round of the constant rates."""
+    tasks: list[Task] = []
+    for group in ([p for p in phase_list if p.fraction is None], [p for p in phase_list if p.fraction is not None]):
+        for pexec in range(process_executions):
+            tasks += [Task(len(tasks), p.name, m, pexec) for p in group for m in servers]
+    # The loop above numbers as it goes; seq must be the position.
+    return [Task(i, t.benchmark, t.mechanism, t.pexec) for i, t in enumerate(tasks)]
+
+
+# --- servers and requests ----------------------------------------------------------------------------
+def _cpus(cpus: str | None) -> tuple[str, ...]:
+    """The taskset prefix pinning to `cpus`, or nothing where taskset is missing or the CPUs do not exist."""
+    if not cpus or shutil.which("taskset") is None:
+        return ()
+    wanted = _cpu_set(cpus)
+    return ("taskset", "-c", cpus) if wanted <= os.sched_getaffinity(0) else ()
+
+
+def _cpu_set(cpus: str) -> set[int]:
+    out: set[int] = set()
+    for part in cpus.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def server_for(study: Study, build: BuildResult) -> Server:
+    mech = study.mechanisms[build.mechanism]
+    values = build_values(study, build.build_dir)
+    argv = [*_cpus(mech.cpus), *expand_all(mech.serve, values)]
+    return Server(argv, mechanism_env(mech, values), study.dir, ready_path=mech.ready,
+                  ready_timeout_s=mech.ready_timeout_s)
+
+
+def write_spec(study: Study, folder: Path) -> Path:
+    """The driver's request file (bridgebench/load/driver: variants with weights), bodies as absolute paths."""
+    assert study.load is not None
+    variants = [{"name": r.name, "weight": r.weight, "method": r.method, "path": r.path, "headers": r.headers,
+                 **({"body_file": str(study.dir / r.body_file)} if r.body_file else {})}
+                for r in study.load.requests]
+    path = folder / "requests.json"
+    path.write_text(json.dumps({"variants": variants}))
+    return path
+
+
+def send_once(server: Server, study: Study, name: str) -> tuple[int, bytes]:
+    """One request of the study's `name` variant: (status, body)."""
+    assert study.load is not None
+    req = next(r for r in study.load.requests if r.name == name)
+    body = (study.dir / req.body_file).read_bytes() if req.body_file else None
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=CHECK_TIMEOUT_S)
+    try:
+        conn.request(req.method, req.path, body=body, headers=req.headers)
+        answer = conn.getresponse()
+        return answer.status, answer.read()
+    finally:
+        conn.close()
+
+
+def check(study: Study, builds: dict[str, BuildResult], mechanisms: tuple[str, ...],
+          on_row: Callable[[CheckRow], None] | None = None) -> list[CheckRow]:
+    """Start each server once and send it every request once: each must get the status the study expects
+    (or, where it expects none, the status most servers give). Rows are named `request:NAME`."""
+    assert study.load is not None
+    statuses: dict[str, dict[str, int | str]] = {r.name: {} for r in study.load.requests}
+    for mechanism in mechanisms:
+        if not builds[mechanism].available:
+            continue
+        try:
+            with server_for(study, builds[mechanism]) as server:
+                for req in study.load.requests:
+                    try:
+                        statuses[req.name][mechanism] = send_once(server, study, req.name)[0]
+                    except (OSError, http.client.HTTPException) as e:
+                        statuses[req.name][mechanism] = f"no answer: {e}"
+        except ServerError as e:
+            for req in study.load.requests:
+                statuses[req.name][mechanism] = str(e)
+    rows = []
+    for req in study.load.requests:
+        got = statuses[req.name]
+        expected = req.expect_status or majority(str(s) for s in got.values() if isinstance(s, int))
+        for mechanism, status in got.items():
+            if not isinstance(status, int):
+                row = CheckRow(f"request:{req.name}", mechanism, "failed", None, status[:300])
+            elif expected is None:
+                row = CheckRow(f"request:{req.name}", mechanism, "disagrees", str(status), "no status has a majority")
+            elif str(status) != str(expected):
+                row = CheckRow(f"request:{req.name}", mechanism, "disagrees", str(status), f"expected {expected}")
+            else:
+                row = CheckRow(f"request:{req.name}", mechanism, "agrees", str(status), "")
+            rows.append(row)
+            if on_row:
+                on_row(row)
+    return rows
+
+
+# --- the campaign ------------------------------------------------------------------------------------
+def start(store: Store, study: Study, options: LoadOptions, builds: dict[str, BuildResult],
+          checked: list[CheckRow]) -> int:
+    assert study.load is not None
+    available = [m for m in options.mechanisms if builds[m].available]
+    tasks = plan(available, phases(study.load), options.process_executions)
+    env = environment.capture()
+    campaign_id = store.create_campaign(
+        study.name, str(study.path), study.config_hash(),
+        {"kind": KIND, "study": study.raw, "options": asdict(options)},
+        environment.git_sha(), env, environment.machine_id(env), tasks)
+    store.record_builds(campaign_id, builds, {m: study.mechanisms[m].label for m in builds})
+    store.record_check(campaign_id, [(r.benchmark, r.mechanism, r.status, r.answer, r.detail, r.batch)
+                                     for r in checked])
+    return campaign_id
+
+
+def is_load(campaign: Campaign) -> bool:
+    return campaign.config.get("kind") == KIND
+
+
+def stored_options(campaign: Campaign) -> LoadOptions:
+    opts = campaign.config["options"]
+    return LoadOptions(**{**opts, "mechanisms": tuple(opts["mechanisms"])})
+
+
+def resumable(store: Store, study: Study, campaign_id: int | None) -> tuple[int, LoadOptions]:
+    if campaign_id is None:
+        unfinished = [c for c in store.campaigns(study.name) if c.state != "done" and is_load(c)]
+        if not unfinished:
+            raise CampaignError(f"{study.name}: no unfinished load campaign to resume in {store.path}")
+        campaign = unfinished[-1]
+    else:
+        campaign = store.campaign(campaign_id)
+    if campaign.study != study.name or not is_load(campaign):
+        raise CampaignError(f"campaign {campaign.id} is not a load campaign of {study.name}")
+    if campaign.state == "done":
+        raise CampaignError(f"campaign {campaign.id} is already complete")
+    if campaign.config_hash != study.config_hash():
+        raise CampaignError(f"{study.path} has changed since campaign {campaign.id} started; "
+                            "start a new campaign (a resumed one must measure the same thing)")
+    return campaign.id, stored_options(campaign)
+
+
+def saturation_rate(store: Store, campaign_id: int, mechanism: str) -> float | None:
+    """The mean requests/s the server's stored saturation runs reached (None: none succeeded)."""
+    rates = [json.loads(e.info_json)["achieved_rate"] for e in store.executions(campaign_id)
+             if e.benchmark == SATURATION and e.mechanism == mechanism and e.status == OK and e.info_json]
+    return sum(rates) / len(rates) if rates else None
+
+
+def _failed(status: str, detail: str, started: float, t0: float, stderr: str = "") -> Execution:
+    return Execution(status, detail[:300], None, stderr, None, None, started, time.monotonic() - t0)
+
+
+def execute(study: Study, build: BuildResult, options: LoadOptions, rate: float, spec: Path) -> Execution:
+    """One process execution of a load campaign: start the server, one load run, stop the server."""
+    assert study.load is not None
+    started, t0 = time.time(), time.monotonic()
+    driver_prefix = _cpus(study.load.driver_cpus)
+    driver_env = dict(os.environ) | ({"GOMAXPROCS": str(len(_cpu_set(study.load.driver_cpus)))}
+                                     if driver_prefix and study.load.driver_cpus else {})
+    server = server_for(study, build)
+    ready = False
+    try:
+        with server:
+            ready = True
+            result = driver.run(spec, server, rate=rate, connections=study.load.connections,
+                                warmup_s=options.warmup_s, duration_s=options.duration_s, prefix=driver_prefix,
+                                env=driver_env)
+            exited = server.proc.poll() if server.proc else None
+    except ServerError as e:  # before it was ready: it could not start; after: it left processes behind
+        tail = server.stopped.stderr_tail if server.stopped else ""
+        return _failed(CRASHED if ready else SPAWN_FAILED, str(e), started, t0, tail)
+    except driver.DriverError as e:
+        tail = server.stopped.stderr_tail if server.stopped else ""
+        return _failed(TIMEOUT if "did not end" in str(e) else PROTOCOL, str(e), started, t0, tail)
+    stopped = server.stopped
+    tail = stopped.stderr_tail if stopped else ""
+    if exited is not None:
+        return _failed(CRASHED, f"the server exited (status {exited}) during the load run", started, t0, tail)
+    if result["completed"] == 0:
+        return _failed(NO_ANSWERS, f"no request was answered; errors: {result['errors']}", started, t0, tail)
+    machine = result.pop("machine", None)
+    checked = None
+    if machine:
+        checked = audit.Audit(wall_s=machine["wall_s"], cpu_s=machine["own_cpu_s"],
+                              others_cpu_s=machine["others_cores"] * machine["wall_s"],
+                              steal_s=machine["steal_cores"] * machine["wall_s"], load1=machine["load1"],
+                              disturbed=machine["disturbed"])
+    return Execution(OK, "", 0, tail, ProbeOutput(times=[], answer="", info=result), None, started,
+                     time.monotonic() - t0, checked)
+
+
+def run_pending(store: Store, study: Study, campaign_id: int, options: LoadOptions, builds: dict[str, BuildResult],
+                on_execution: Callable[[Task, Execution], None] | None = None) -> None:
+    """Run what is left of the plan, storing each execution as it ends. On Ctrl-C the run in flight is
+    stopped and discarded (its server stopped too), the campaign is marked interrupted, and the interrupt
+    goes on up."""
+    assert study.load is not None
+    fractions = {p.name: p.fraction for p in phases(study.load)}
+    store.set_state(campaign_id, "running")
+    try:
+        with tempfile.TemporaryDirectory(prefix="bridgebench-load-") as work:
+            spec = write_spec(study, Path(work))
+            for task in store.pending(campaign_id):
+                fraction = fractions[task.benchmark]
+                if fraction is None:
+                    run = execute(study, builds[task.mechanism], options, 0.0, spec)
+                elif (saturated := saturation_rate(store, campaign_id, task.mechanism)) is None:
+                    run = _failed(NO_RATE, "no saturation run of this server succeeded, so there is no rate "
+                                  "to aim at", time.time(), time.monotonic())
+                else:
+                    run = execute(study, builds[task.mechanism], options, fraction * saturated, spec)
+                try:
+                    store.record_execution(campaign_id, task, run)
+                except AlreadyStored:
+                    continue
+                if on_execution:
+                    on_execution(task, run)
+    except BaseException:
+        store.set_state(campaign_id, "interrupted")
+        raise
+    store.set_state(campaign_id, "done")
+
+
+def describe(result: dict[str, Any]) -> str:
+    """One line for the progress display."""
+    lat = result.get("latency", {})
+    return f"{result.get('achieved_rate', 0):.0f} req/s, p99 {lat.get('p99', 0) * 1e3:.2f} ms"

@@ -1,0 +1,340 @@
+"""The report of a load campaign, from its analysis only: markdown (also what the terminal prints), a
+self-contained HTML page with an HdrHistogram-style percentile plot per phase and a latency-vs-rate plot,
+and JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from bridgebench.load.analysis import PERCENTILES, Figure, LoadAnalysis, LoadCell
+from bridgebench.load.campaign import SATURATION
+from bridgebench.report import html as page_html
+from bridgebench.report.fmt import duration
+
+DASH = "\u2013"
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f}".replace(",", " ")
+
+
+def _fig(f: Figure | None, show: Callable[[float], str]) -> str:
+    if f is None:
+        return "—"
+    if f.low is None or f.high is None:
+        return f"{show(f.value)} (n=1)"
+    return f"{show(f.value)} ({show(max(f.low, 0.0))}{DASH}{show(f.high)})"
+
+
+def _ms(seconds: float) -> str:
+    return duration(seconds)
+
+
+def _errors(cell: LoadCell) -> str:
+    """Transport errors by kind (HTTP statuses are in their own column: a 400 may be the expected answer)."""
+    return ", ".join(f"{k}: {v}" for k, v in sorted(cell.errors.items()) if v) or "none"
+
+
+def _statuses(cell: LoadCell) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in sorted(cell.statuses.items())) or "—"
+
+
+def _budget(a: LoadAnalysis) -> str:
+    o, load = a.options, a.load
+    reqs = ", ".join(f"{r['name']} ×{r['weight']} ({r['method']} {r['path']})" for r in load["requests"])
+    pinned = f"; the driver pinned to CPUs {load['driver_cpus']}" if load["driver_cpus"] else ""
+    return (f"{o['process_executions']} process executions of each phase and server (the server started afresh "
+            f"for each), {o['warmup_s']:g} s of warm-up (sent, not recorded) then {o['duration_s']:g} s recorded, "
+            f"{load['connections']} keep-alive connections{pinned}. Requests in the mix: {reqs}. Latency is "
+            "timed from each request's intended send time; a request unanswered when the run ends is recorded "
+            "at its latency so far (censored), never dropped.")
+
+
+def _warnings(a: LoadAnalysis) -> list[str]:
+    out = []
+    total = sum(c.ok for c in a.cells)
+    if a.disturbed:
+        out.append(f"{a.disturbed} of {total} load runs were disturbed (others or steal above the audit's "
+                   "thresholds while they ran): their figures include what the machine did besides; see "
+                   "Disturbed.")
+    if a.failed:
+        out.append(f"{a.failed} load runs failed (see Failures); their cells have fewer executions.")
+    if a.campaign["state"] != "done":
+        out.append(f"The campaign is {a.campaign['state']}: {a.campaign['executions_stored']} of "
+                   f"{a.campaign['executions_planned']} load runs are stored.")
+    return out
+
+
+def _check_rows(a: LoadAnalysis) -> list[list[str]]:
+    return [[r["benchmark"].removeprefix("request:"), a.label(r["mechanism"]), r["status"], r["answer"] or "—",
+             r["detail"] or ""] for r in a.check]
+
+
+def _saturation_rows(a: LoadAnalysis) -> list[list[str]]:
+    rows = []
+    for c in a.cells:
+        if c.phase != SATURATION:
+            continue
+        rows.append([a.label(c.mechanism), _fig(c.achieved, _rate), _fig(c.latency.get("p50"), _ms),
+                     _fig(c.latency.get("p99"), _ms), _statuses(c), _errors(c), f"{c.ok}/{c.planned}",
+                     str(len(c.disturbed))])
+    return rows
+
+
+def _ratio_rows(a: LoadAnalysis) -> list[list[str]]:
+    rows = []
+    servers = [m["mechanism"] for m in a.mechanisms]
+    for r in a.ratios:
+        if servers.index(r.a) > servers.index(r.b):
+            continue  # each pair once, in the study's order
+        ci = "" if r.low is None or r.high is None else f" ({r.low:.3f}{DASH}{r.high:.3f})"
+        verdict = ("—" if r.low is None or r.high is None else
+                   "different" if r.low > 1 or r.high < 1 else "not told apart")
+        rows.append([f"{a.label(r.a)} / {a.label(r.b)}", f"×{r.value:.3f}{ci}", verdict])
+    return rows
+
+
+def _rate_rows(a: LoadAnalysis) -> list[list[str]]:
+    rows = []
+    for c in a.cells:
+        if c.phase == SATURATION or c.prediction is not None:
+            continue
+        rows.append([c.phase, a.label(c.mechanism), _rate(c.intended_rate), _fig(c.achieved, _rate),
+                     *(_fig(c.latency.get(p), _ms) for p in PERCENTILES),
+                     str(c.censored), _statuses(c), _errors(c), f"{c.ok}/{c.planned}", str(len(c.disturbed))])
+    return rows
+
+
+def _overload_rows(a: LoadAnalysis) -> list[list[str]]:
+    rows = []
+    for c in a.cells:
+        p = c.prediction
+        if p is None:
+            continue
+        measured = c.merged
+        rows.append([a.label(c.mechanism), _rate(p.intended_rate), _rate(p.saturation_rate), _fig(c.achieved, _rate),
+                     _ms(measured.get("p50", math.nan)), _ms(p.p50_s), _ms(measured.get("max", math.nan)), _ms(p.max_s),
+                     f"{_ms(p.formula_p50_s)} / {_ms(p.formula_max_s)}", str(c.censored)])
+    return rows
+
+
+def _problem_rows(a: LoadAnalysis) -> list[list[str]]:
+    return [[c.phase, a.label(c.mechanism), line] for c in a.cells for line in c.failures]
+
+
+def _disturbed_rows(a: LoadAnalysis) -> list[list[str]]:
+    return [[c.phase, a.label(c.mechanism), line] for c in a.cells for line in c.disturbed]
+
+
+SECTIONS: tuple[tuple[str, str, list[str], Callable[[LoadAnalysis], list[list[str]]]], ...] = (
+    ("check", "Answer check: the status each server gives each request, before anything is timed", [
+        "request", "server", "check", "status", "detail"], _check_rows),
+    ("saturation", "Saturation (closed loop): how many requests a second each server answers", [
+        "server", "req/s (99% CI)", "p50", "p99", "HTTP statuses", "errors", "runs", "disturbed"], _saturation_rows),
+    ("ratios", "Saturation ratios (99% CI: Welch's t on the log ratio, over process executions)", [
+        "A / B", "ratio", "verdict"], _ratio_rows),
+    ("rates", "Constant rates: latency from each request's intended send time (mean over process executions, "
+     "99% CI)", ["phase", "server", "target req/s", "achieved req/s", *PERCENTILES, "censored", "HTTP statuses",
+                 "errors", "runs", "disturbed"], _rate_rows),
+    ("overload", "Overload: the seed's method (a target above saturation), and what throughput alone predicts", [
+        "server", "target req/s", "saturation X", "achieved req/s", "p50 measured", "p50 predicted", "max measured",
+        "max predicted", "seed's formula p50 / max", "censored"], _overload_rows),
+    ("failures", "Failures", ["phase", "server", "what happened"], _problem_rows),
+    ("disturbed", "Disturbed load runs", ["phase", "server", "why"], _disturbed_rows),
+)
+
+OVERLOAD_NOTE = (
+    "Above saturation the server answers X requests a second while R a second are due, so the request due at t "
+    "waits t(R/X - 1): its latency is fixed by X, R and the run's length, not by anything else the server "
+    "does. *Predicted* applies that to this driver (warm-up not recorded, unanswered requests censored at the "
+    "end, X from the saturation phase); the seed's formula is the same model for completed requests from the "
+    "run's start: p50 = (T/2)(1 - X/R), max = T(1 - X/R), T the run's length. Where measured and predicted "
+    "agree, the latencies carry no information beyond the throughput.")
+
+
+def _md_table(columns: list[str], rows: list[list[str]]) -> str:
+    def cell(v: str) -> str:
+        return v.replace("|", "\\|").replace("\n", " ")
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def markdown(a: LoadAnalysis) -> str:
+    c = a.campaign
+    out = [f"# {c['study']}: load campaign {c['id']}", "", _budget(a), ""]
+    out += [f"> **Warning:** {w}" for w in _warnings(a)]
+    out += [f"Machine: {c['machine']}; git {c['git_sha'][:12]}; started "
+            f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(c['created']))} UTC.", ""]
+    for key, title, columns, rows_of in SECTIONS:
+        rows = rows_of(a)
+        if not rows:
+            continue
+        out += [f"## {title}", "", _md_table(columns, rows), ""]
+        if key == "overload":
+            out += [OVERLOAD_NOTE, ""]
+    unavailable = [m for m in a.mechanisms if not m["available"]]
+    if unavailable:
+        out += ["## Unavailable servers", ""] + [f"- {m['label']}: {m['reason']}" for m in unavailable] + [""]
+    return "\n".join(out)
+
+
+def to_json(a: LoadAnalysis) -> str:
+    return json.dumps(a.to_json(), indent=2, sort_keys=True) + "\n"
+
+
+# --- HTML --------------------------------------------------------------------------------------------
+W, H, L, R, T, B = 560, 300, 64, 150, 14, 40
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    return [10.0 ** k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
+
+
+def _svg(label: str, body: list[str]) -> str:
+    text = page_html.escape_text(label)
+    return (f'<svg width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img" aria-label="{text}">'
+            f"<title>{text}</title>{''.join(body)}</svg>")
+
+
+def _y_log(values: list[float]) -> tuple[Callable[[float], float], list[str]]:
+    lo, hi = min(values), max(values)
+    lo, hi = 10 ** math.floor(math.log10(lo)), 10 ** math.ceil(math.log10(hi))
+    if hi <= lo:
+        hi = lo * 10
+
+    def y(v: float) -> float:
+        return H - B - (math.log10(max(v, lo)) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * (H - B - T)
+    parts = []
+    for t in _log_ticks(lo, hi):
+        if lo <= t <= hi:
+            parts.append(f'<path d="M{L} {y(t):.1f}H{W - R}" stroke="#e6e6e6"/><text x="{L - 6}" y="{y(t) + 4:.1f}" '
+                         f'text-anchor="end">{page_html.escape_text(duration(t, 1))}</text>')
+    return y, parts
+
+
+def percentile_plot(a: LoadAnalysis, phase: str) -> str:
+    """Latency against percentile, the x axis log-scaled in 1/(1 - q) as HdrHistogram plots are."""
+    cells = [c for c in a.cells if c.phase == phase and c.distribution]
+    values = [v for c in cells for _, v in c.distribution if v > 0]
+    if not values:
+        return ""
+    y, parts = _y_log(values)
+    max_x = 5.0  # 99.999 %
+
+    def x(q: float) -> float:
+        nines = min(max_x, -math.log10(max(1 - q / 100, 10 ** -max_x)))
+        return L + nines / max_x * (W - L - R)
+    for k, name in enumerate(("0%", "90%", "99%", "99.9%", "99.99%", "99.999%")):
+        xk = L + k / max_x * (W - L - R)
+        parts.append(f'<path d="M{xk:.1f} {T}V{H - B + 4}" stroke="#e6e6e6"/><text x="{xk:.1f}" y="{H - B + 16}" '
+                     f'text-anchor="middle">{name}</text>')
+    parts.append(f'<text x="{W - R}" y="{H - 4}" text-anchor="end">percentile</text>')
+    for k, c in enumerate(cells):
+        colour = COLOURS[k % len(COLOURS)]
+        points = " ".join(f"{x(q):.1f},{y(v):.1f}" for q, v in c.distribution if q < 100 and v > 0)
+        parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.6"/>')
+        parts.append(f'<text x="{W - R + 8}" y="{T + 14 * k + 8}" fill="{colour}">'
+                     f"{page_html.escape_text(a.label(c.mechanism))}</text>")
+    parts.append(f'<path d="M{L} {T}V{H - B}H{W - R}" fill="none" stroke="#888"/>')
+    return _svg(f"latency by percentile, {phase}", parts)
+
+
+def rate_plot(a: LoadAnalysis) -> str:
+    """p50 (dashed) and p99 (solid) latency against the achieved rate, one line per server."""
+    servers = list(dict.fromkeys(c.mechanism for c in a.cells))
+    series = {m: sorted((c.achieved.value, c.latency["p50"].value, c.latency["p99"].value) for c in a.cells
+                        if c.mechanism == m and c.phase != SATURATION and c.prediction is None and c.achieved
+                        and "p50" in c.latency and "p99" in c.latency) for m in servers}
+    values = [v for pts in series.values() for p in pts for v in p[1:] if v > 0]
+    rates = [p[0] for pts in series.values() for p in pts]
+    if not values or not rates:
+        return ""
+    y, parts = _y_log(values)
+    top = max(rates) * 1.05
+
+    def x(r: float) -> float:
+        return L + r / top * (W - L - R)
+    for t in page_html.nice_ticks(0, top, 5):
+        if t <= top:
+            parts.append(f'<path d="M{x(t):.1f} {T}V{H - B + 4}" stroke="#e6e6e6"/><text x="{x(t):.1f}" '
+                         f'y="{H - B + 16}" text-anchor="middle">{_rate(t)}</text>')
+    parts.append(f'<text x="{W - R}" y="{H - 4}" text-anchor="end">achieved requests/s</text>')
+    for k, m in enumerate(servers):
+        colour = COLOURS[k % len(COLOURS)]
+        for index, dash in ((1, ' stroke-dasharray="4 3"'), (2, "")):
+            points = " ".join(f"{x(p[0]):.1f},{y(p[index]):.1f}" for p in series[m])
+            parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>')
+        parts.append(f'<text x="{W - R + 8}" y="{T + 14 * k + 8}" fill="{colour}">'
+                     f"{page_html.escape_text(a.label(m))}</text>")
+    parts.append(f'<path d="M{L} {T}V{H - B}H{W - R}" fill="none" stroke="#888"/>')
+    return _svg("p50 and p99 latency against achieved rate", parts)
+
+
+def html(a: LoadAnalysis) -> str:
+    c = a.campaign
+    e = page_html.escape_text
+    body = [f"<h1>{e(c['study'])}: load campaign {c['id']}</h1>", f'<p class="budget">{e(_budget(a))}</p>']
+    body += [f'<div class="warning">{e(w)}</div>' for w in _warnings(a)]
+    for key, title, columns, rows_of in SECTIONS:
+        rows = rows_of(a)
+        if not rows:
+            continue
+        body.append(f'<h2 id="{key}">{e(title)}</h2>')
+        body.append(page_html.table(columns, rows))
+        if key == "overload":
+            body.append(f'<p class="note">{e(OVERLOAD_NOTE)}</p>')
+        if key == "rates" and (plot := rate_plot(a)):
+            body.append(f"<h3>Latency against rate</h3><figure>{plot}<figcaption>p50 dashed, p99 solid; each "
+                        "point a constant-rate phase (mean over process executions)</figcaption></figure>")
+    plots = [(p, svg) for p in a.phases if (svg := percentile_plot(a, p))]
+    if plots:
+        body.append('<h2 id="percentiles">Latency by percentile (every request of every run, histograms '
+                    "merged)</h2><div class=\"grid\">")
+        body += [f"<figure><figcaption>{e(p)}</figcaption>{svg}</figure>" for p, svg in plots]
+        body.append("</div>")
+    body.append(f'<p class="muted">Machine: {e(c["machine"])}; git {e(c["git_sha"][:12])}.</p>')
+    return page_html.page(f"{c['study']}: load campaign {c['id']}", "".join(body))
+
+
+FORMATS: dict[str, Callable[[LoadAnalysis], str]] = {"markdown": markdown, "html": html, "json": to_json}
+SUFFIXES = {"markdown": "md", "html": "html", "json": "json"}
+
+
+def show(a: LoadAnalysis, console: Console) -> None:
+    """The terminal's summary: the figures without their intervals (those, the statuses and the errors are in
+    the report files), so that it stays readable in 80 columns."""
+    c = a.campaign
+    console.print(f"[bold]{c['study']}[/]: load campaign {c['id']}", highlight=False)
+    for w in _warnings(a):
+        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+    table = Table(title="Saturation and constant rates (means over process executions)", title_justify="left",
+                  box=box.SIMPLE_HEAD)
+    for name in ("phase", "server", "target/s", "achieved/s", "p50", "p99", "max", "runs"):
+        table.add_column(name, justify="left" if name in ("phase", "server") else "right", overflow="fold")
+    for cell in a.cells:
+        lat = cell.latency
+        table.add_row(cell.phase, a.label(cell.mechanism), _rate(cell.intended_rate) if cell.fraction else "closed",
+                      _rate(cell.achieved.value) if cell.achieved else "—",
+                      *(_ms(lat[p].value) if p in lat else "—" for p in ("p50", "p99", "max")),
+                      f"{cell.ok}/{cell.planned}")
+    console.print(table)
+    for r in _ratio_rows(a):
+        console.print(f"saturation {r[0]}: {r[1]} ({r[2]})", highlight=False)
+    for cell in a.cells:
+        p = cell.prediction
+        if p is not None:
+            console.print(f"overload, {a.label(cell.mechanism)}: p50 {_ms(cell.merged.get('p50', math.nan))} "
+                          f"measured, {_ms(p.p50_s)} predicted from throughput alone; max "
+                          f"{_ms(cell.merged.get('max', math.nan))} measured, {_ms(p.max_s)} predicted",
+                          highlight=False)
+    for phase, server, line in _problem_rows(a):
+        console.print(f"[red]failed[/]: {phase} on {server}: {line}", highlight=False)

@@ -1,0 +1,232 @@
+"""Load mode end to end (issue #10, part 1): a study declares servers and load; `bridgebench load` checks
+every server's answers, measures saturation closed-loop, then constant rates at fractions of it and one
+above it, each run a fresh server; it stores every run, resumes without losing or repeating one, and
+reports the figures with intervals over process executions, the plots, and the overload row. The servers
+are real (tests/fixtures/study-load/target.py on 127.0.0.1); the runs last about a second."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import signal
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bridgebench.load.analysis import predict
+from bridgebench.load.campaign import phases
+from bridgebench.study import StudyError, load_study
+from tests.conftest import FIXTURES, bridgebench, start_bridgebench, survivors, wait_for_executions
+
+STUDY = FIXTURES / "study-load"
+
+
+@pytest.fixture
+def study(tmp_path: Path) -> Path:
+    copy = tmp_path / "study-load"
+    shutil.copytree(STUDY, copy)
+    return copy
+
+
+def edit(study: Path, old: str, new: str) -> None:
+    path = study / "study.toml"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def run_load(study: Path, tmp_path: Path, *extra: str, timeout: float = 300) -> tuple[int, str, str]:
+    done = bridgebench("load", str(study), "--quick", "--store", str(tmp_path / "store.sqlite"), "--report-dir",
+                       str(tmp_path / "reports"), "--build-dir", str(tmp_path / "build"), *extra, cwd=tmp_path,
+                       timeout=timeout)
+    return done.returncode, done.stdout, done.stderr
+
+
+def executions(tmp_path: Path) -> list[tuple]:
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        return db.execute("SELECT seq, benchmark, mechanism, pexec, status, info_json FROM execution "
+                          "ORDER BY seq").fetchall()
+
+
+# --- the study file ----------------------------------------------------------------------------------
+def test_a_load_study_declares_servers_requests_and_phases() -> None:
+    study = load_study(STUDY)
+    assert study.servers == ["plain", "slow"] and study.benchmarks == {}
+    assert study.mechanisms["plain"].ready == "/ready"
+    assert study.load is not None and study.load.connections == 4
+    assert [r.name for r in study.load.requests] == ["valid", "invalid"]
+    assert [r.expect_status for r in study.load.requests] == [200, 400]
+    assert study.load.budgets["quick"].process_executions == 2
+    assert study.load.budgets["quick"].duration_s == 0.6
+    assert [(p.name, p.fraction) for p in phases(study.load)] == [
+        ("saturation", None), ("rate-25%", 0.25), ("rate-50%", 0.5), ("overload-200%", 2.0)]
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ('serve = ["python3", "{study}/target.py", "{port}"]\n', 'serve = ["x"]\nrun = ["y"]\n',
+     r"mechanisms\.plain: expected either 'run' .* or 'serve'"),
+    ('ready = "/ready"\n', 'ready = "ready"\n', r"mechanisms\.plain\.ready: expected an HTTP path"),
+    ("fractions = [0.25, 0.5]", "fractions = [0.25, 1.5]", r"load\.fractions: expected a non-empty list of "
+     "fractions"),
+    ("overload = 2.0", "overload = 0.5", r"load\.overload: expected a factor above 1"),
+    ('body_file = "valid.json"', 'body_file = "missing.json"', r"load\.requests\.valid\.body_file: no such file"),
+    ('method = "POST"', 'method = "post"', r"load\.requests\.valid\.method: expected an HTTP method"),
+    ("expect_status = 200", "expect_status = 99", r"load\.requests\.valid\.expect_status: expected an HTTP status"),
+    ("connections = 4", "connections = 0", r"load\.connections: expected a positive integer"),
+])
+def test_a_malformed_load_table_is_a_one_line_error_with_its_line(study: Path, old: str, new: str,
+                                                                    message: str) -> None:
+    edit(study, old, new)
+    with pytest.raises(StudyError, match=message) as caught:
+        load_study(study)
+    assert "\n" not in str(caught.value) and str(study / "study.toml") + ":" in str(caught.value)
+
+
+def test_load_without_a_server_and_a_server_in_a_benchmark_are_refused(study: Path) -> None:
+    text = (study / "study.toml").read_text()
+    no_servers = text.replace('serve = ["python3", "{study}/target.py", "{port}"]', 'run = ["true"]').replace(
+        'serve = ["python3", "{study}/target.py", "{port}", "--delay", "0.002"]', 'run = ["true"]')
+    for line in ('ready = "/ready"\n', "ready_timeout_s = 20\n"):
+        no_servers = no_servers.replace(line, "")
+    (study / "study.toml").write_text(no_servers)
+    with pytest.raises(StudyError, match=r"load: no mechanism to load: declare at least one with 'serve'"):
+        load_study(study)
+    (study / "study.toml").write_text(text + '\n[benchmarks.b]\nparam = 1\nmechanisms = ["plain"]\n')
+    with pytest.raises(StudyError, match=r"benchmarks\.b\.mechanisms: plain is a server, measured under \[load\]"):
+        load_study(study)
+
+
+def test_run_and_diff_point_a_load_study_to_the_load_command(study: Path, tmp_path: Path) -> None:
+    done = bridgebench("run", str(study), "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert "has no benchmarks to time in iterations; its servers are measured with `bridgebench load" in done.stderr
+
+
+# --- the model behind the overload row ---------------------------------------------------------------
+def simulate(rate: float, service_rate: float, warmup_s: float, duration_s: float) -> np.ndarray:
+    """Latencies of a FIFO server answering one request every 1/service_rate, requests due every 1/rate,
+    recorded for those due after the warm-up; unanswered at the end: censored at the end."""
+    end = warmup_s + duration_s
+    due = np.arange(0, end, 1 / rate)
+    finish = np.empty_like(due)
+    free = 0.0
+    for i, t in enumerate(due):
+        free = max(free, t) + 1 / service_rate
+        finish[i] = free
+    latency = np.where(finish <= end, finish - due, end - due)
+    return latency[due >= warmup_s]
+
+
+@pytest.mark.parametrize(("rate", "service", "warmup", "duration"), [
+    (2000.0, 1000.0, 0.0, 2.0), (5000.0, 3000.0, 0.5, 3.0), (1500.0, 1000.0, 1.0, 1.0)])
+def test_the_overload_prediction_matches_a_simulated_fifo_server(rate: float, service: float, warmup: float,
+                                                                  duration: float) -> None:
+    p = predict(rate, service, warmup, duration)
+    simulated = simulate(rate, service, warmup, duration)
+    assert p.p50_s == pytest.approx(float(np.percentile(simulated, 50)), rel=0.01, abs=2 / service)
+    assert p.max_s == pytest.approx(float(simulated.max()), rel=0.01, abs=2 / service)
+    total = warmup + duration
+    assert p.formula_max_s == pytest.approx(total * (1 - service / rate))
+    assert p.formula_p50_s == pytest.approx(total / 2 * (1 - service / rate))
+
+
+# --- campaigns ---------------------------------------------------------------------------------------
+def test_a_quick_load_campaign_checks_measures_every_phase_and_reports(study: Path, tmp_path: Path,
+                                                                       marker: str) -> None:
+    edit(study, '[mechanisms.plain]\n', f'[mechanisms.plain]\nenv = {{ PROBE_MARKER = "{marker}" }}\n')
+    code, stdout, stderr = run_load(study, tmp_path)
+    assert code == 0, stderr
+    assert "check passed" in stderr and "load campaign 1" in stdout and "overload, plain" not in stdout
+    rows = executions(tmp_path)
+    assert len(rows) == 4 * 2 * 2  # 4 phases × 2 servers × 2 process executions, each stored once
+    assert {r[4] for r in rows} == {"ok"}
+    assert [r[1] for r in rows[:4]] == ["saturation"] * 4  # every saturation run comes first
+    results = {(r[1], r[2], r[3]): json.loads(r[5]) for r in rows}
+    for server in ("plain", "slow"):
+        saturation = np.mean([results["saturation", server, p]["achieved_rate"] for p in (0, 1)])
+        for phase, fraction in (("rate-25%", 0.25), ("rate-50%", 0.5), ("overload-200%", 2.0)):
+            for pexec in (0, 1):
+                got = results[phase, server, pexec]
+                assert got["mode"] == "constant-rate"
+                assert got["intended_rate"] == pytest.approx(fraction * saturation, rel=1e-9)
+                assert got["statuses"].keys() <= {"200", "400"} and got["variants"].keys() == {"valid", "invalid"}
+    assert survivors(marker) == []  # every server of the campaign was stopped whole
+
+    reports = tmp_path / "reports"
+    report = json.loads((reports / "load-fixture-1.json").read_text())
+    cells = {(c["phase"], c["mechanism"]): c for c in report["cells"]}
+    for cell in cells.values():
+        assert cell["ok"] == cell["planned"] == 2
+        p50 = cell["latency"]["p50"]
+        assert p50["n"] == 2 and p50["low"] <= p50["value"] <= p50["high"]  # a CI over the two executions
+        assert cell["distribution"][-1][0] == 100 and cell["merged"]["max"] == cell["distribution"][-1][1]
+    assert all(cells["overload-200%", s]["prediction"] for s in ("plain", "slow"))
+    assert not any(cells["rate-50%", s]["prediction"] for s in ("plain", "slow"))
+    assert {(r["a"], r["b"]) for r in report["ratios"]} == {("plain", "slow"), ("slow", "plain")}
+    markdown = (reports / "load-fixture-1.md").read_text()
+    for heading in ("## Answer check", "## Saturation (closed loop)", "## Saturation ratios", "## Constant rates",
+                    "## Overload"):
+        assert heading in markdown
+    assert "| invalid | Python, 2 ms a request | agrees | 400 |" in markdown
+    page = (reports / "load-fixture-1.html").read_text()
+    assert page.count("<polyline") >= 4 * 2 + 2 * 2  # a percentile line per phase and server, p50/p99 per server
+    assert "Latency against rate" in page and "Latency by percentile" in page and "<script" not in page
+    again = bridgebench("report", "1", "--store", str(tmp_path / "store.sqlite"), "--format", "markdown",
+                        cwd=tmp_path)
+    assert again.returncode == 0 and again.stdout == markdown
+    refused = bridgebench("diff", "1", "1", "--store", str(tmp_path / "store.sqlite"), cwd=tmp_path)
+    assert refused.returncode == 2 and "campaign 1 is a load campaign" in refused.stderr
+
+
+def test_a_server_that_answers_differently_fails_the_check_before_any_run(study: Path, tmp_path: Path) -> None:
+    edit(study, '"--delay", "0.002"]', '"--delay", "0.002", "--status", "200"]')
+    code, _, stderr = run_load(study, tmp_path)
+    assert code == 3, stderr
+    assert "request:invalid on slow: disagrees (expected 400); nothing was timed" in stderr
+    assert not (tmp_path / "store.sqlite").exists() or executions(tmp_path) == []
+
+
+def test_a_server_that_dies_under_load_is_a_crashed_run_and_the_campaign_goes_on(study: Path,
+                                                                                 tmp_path: Path) -> None:
+    edit(study, '"--delay", "0.002"]', '"--delay", "0.002", "--exit-after", "30"]')
+    code, _, stderr = run_load(study, tmp_path)
+    assert code == 4, stderr
+    assert "load run(s) failed" in stderr.splitlines()[-1]
+    by = {(r[1], r[2], r[3]): r[4] for r in executions(tmp_path)}
+    assert len(by) == 16
+    assert {by["saturation", "slow", p] for p in (0, 1)} == {"crashed"}
+    assert {s for (phase, m, _), s in by.items() if m == "slow" and phase != "saturation"} == {"no rate"}
+    assert {s for (_, m, _), s in by.items() if m == "plain"} == {"ok"}
+    markdown = (tmp_path / "reports" / "load-fixture-1.md").read_text()
+    assert "the server exited (status 9) during the load run" in markdown
+
+
+def test_an_interrupted_load_campaign_resumes_without_losing_or_repeating_a_run(study: Path,
+                                                                               tmp_path: Path) -> None:
+    store = tmp_path / "store.sqlite"
+    args = ("load", str(study), "--quick", "--store", str(store), "--report-dir", str(tmp_path / "reports"),
+            "--build-dir", str(tmp_path / "build"))
+    proc = start_bridgebench(*args, cwd=tmp_path)
+    try:
+        wait_for_executions(store, 3, timeout=120)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "continue with `bridgebench load" in stderr
+    stored_before = {r[0]: r[5] for r in executions(tmp_path)}
+    assert 3 <= len(stored_before) < 16
+    resumed = bridgebench(*args[:2], "--resume", *args[3:], cwd=tmp_path, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    rows = executions(tmp_path)
+    assert [r[0] for r in rows] == list(range(16))  # every planned run once
+    assert all(stored_before[r[0]] == r[5] for r in rows if r[0] in stored_before)  # nothing redone
+    again = bridgebench(*args[:2], "--resume", *args[3:], cwd=tmp_path)
+    assert again.returncode == 2 and "no unfinished load campaign" in again.stderr
+    assert math.isfinite(json.loads((tmp_path / "reports" / "load-fixture-1.json").read_text())["cells"][0]
+                         ["achieved"]["value"])
