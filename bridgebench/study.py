@@ -70,6 +70,9 @@ class Request:
     headers: dict[str, str]
     body_file: str | None
     expect_status: int | None  # the answer check: the status every server must give it (None: the majority)
+    # ...except these servers, which must give this status instead (a server that does not validate gives
+    # 200 to an invalid request)
+    expect_status_of: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -202,7 +205,9 @@ _METHOD = ("an HTTP method in capitals", lambda v: isinstance(v, str) and re.ful
 _STATUS = ("an HTTP status from 100 to 599",
            lambda v: isinstance(v, int) and not isinstance(v, bool) and 100 <= v <= 599)
 _REQUEST_KEYS = {"weight": _INT_POS, "method": _METHOD, "path": _PATH, "headers": _STR_TABLE, "body_file": _STR,
-                 "expect_status": _STATUS}
+                 "expect_status": _STATUS,
+                 "expect_status_of": ("a table of server names to HTTP statuses", lambda v: isinstance(v, dict) and all(
+                     _STATUS[1](x) for x in v.values()))}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -446,9 +451,13 @@ def _load(loc: _Locator, data: Any, mechanisms: dict[str, Mechanism], check_file
         body = req.get("body_file")
         if check_files and body is not None and not (loc.path.parent / body).is_file():
             raise loc.error(table, "body_file", f"no such file {body!r} beside the study file")
+        unknown = [m for m in req.get("expect_status_of", {}) if m not in mechanisms]
+        if unknown:
+            raise loc.error(table, "expect_status_of", f"no server {', '.join(unknown)}")
         requests.append(Request(name=name, weight=req.get("weight", 1), method=req["method"], path=req["path"],
                                 headers=dict(req.get("headers", {})), body_file=body,
-                                expect_status=req.get("expect_status")))
+                                expect_status=req.get("expect_status"),
+                                expect_status_of=dict(req.get("expect_status_of", {}))))
     fractions = tuple(float(f) for f in data["fractions"])
     if len(set(fractions)) != len(fractions):
         raise loc.error("load", "fractions", "expected each fraction once")

@@ -165,8 +165,10 @@ def check(study: Study, builds: dict[str, BuildResult], mechanisms: tuple[str, .
     rows = []
     for req in study.load.requests:
         got = statuses[req.name]
-        expected = req.expect_status or majority(str(s) for s in got.values() if isinstance(s, int))
+        common = req.expect_status or majority(str(s) for s, m in zip(got.values(), got, strict=True)
+                                               if isinstance(s, int) and m not in req.expect_status_of)
         for mechanism, status in got.items():
+            expected = req.expect_status_of.get(mechanism, common)
             if not isinstance(status, int):
                 row = CheckRow(f"request:{req.name}", mechanism, "failed", None, status[:300])
             elif expected is None:
