@@ -8,6 +8,13 @@ build=$1 mode=$2 workers=$3 port=$4 extra=${5:-}
 study=$(cd "$(dirname "$0")/.." && pwd)
 root=$build/nginx/root
 mkdir -p "$build/run"
+# A run stopped by SIGKILL (a hung worker outlived the grace period) could not remove its prefix: remove
+# those whose nginx is gone.
+for old in "$build"/run/nginx-*; do
+  [ -d "$old" ] || continue
+  pid=$(cat "$old/nginx.pid" 2>/dev/null || true)
+  if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then rm -rf "$old"; fi
+done
 prefix=$(mktemp -d "$build/run/nginx-$port-XXXXXX")
 init_extra=""
 if [ "$extra" = "--go-in-master" ]; then
