@@ -76,6 +76,8 @@ def test_a_load_study_declares_servers_requests_and_phases() -> None:
     ('method = "POST"', 'method = "post"', r"load\.requests\.valid\.method: expected an HTTP method"),
     ("expect_status = 200", "expect_status = 99", r"load\.requests\.valid\.expect_status: expected an HTTP status"),
     ("connections = 4", "connections = 0", r"load\.connections: expected a positive integer"),
+    ("expect_status = 400", "expect_status = 400\nexpect_status_of = { nginx = 200 }",
+     r"load\.requests\.invalid\.expect_status_of: no server nginx"),
 ])
 def test_a_malformed_load_table_is_a_one_line_error_with_its_line(study: Path, old: str, new: str,
                                                                     message: str) -> None:

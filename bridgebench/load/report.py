@@ -195,6 +195,14 @@ def to_json(a: LoadAnalysis) -> str:
 W, H, L, R, T, B = 560, 300, 64, 150, 14, 40
 
 
+def _decade(seconds: float) -> str:
+    """A power of ten of seconds as 1 µs, 10 µs … 1 s, 10 s."""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if seconds >= scale * 0.999:
+            return f"{seconds / scale:.0f} {unit}"
+    return f"{seconds:g} s"
+
+
 def _log_ticks(lo: float, hi: float) -> list[float]:
     return [10.0 ** k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
 
@@ -217,7 +225,7 @@ def _y_log(values: list[float]) -> tuple[Callable[[float], float], list[str]]:
     for t in _log_ticks(lo, hi):
         if lo <= t <= hi:
             parts.append(f'<path d="M{L} {y(t):.1f}H{W - R}" stroke="#e6e6e6"/><text x="{L - 6}" y="{y(t) + 4:.1f}" '
-                         f'text-anchor="end">{page_html.escape_text(duration(t, 1))}</text>')
+                         f'text-anchor="end">{_decade(t)}</text>')
     return y, parts
 
 
@@ -243,7 +251,7 @@ def percentile_plot(a: LoadAnalysis, phase: str) -> str:
         points = " ".join(f"{x(q):.1f},{y(v):.1f}" for q, v in c.distribution if q < 100 and v > 0)
         parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.6"/>')
         parts.append(f'<text x="{W - R + 8}" y="{T + 14 * k + 8}" fill="{colour}">'
-                     f"{page_html.escape_text(a.label(c.mechanism))}</text>")
+                     f"{page_html.escape_text(c.mechanism)}</text>")
     parts.append(f'<path d="M{L} {T}V{H - B}H{W - R}" fill="none" stroke="#888"/>')
     return _svg(f"latency by percentile, {phase}", parts)
 
@@ -274,7 +282,7 @@ def rate_plot(a: LoadAnalysis) -> str:
             points = " ".join(f"{x(p[0]):.1f},{y(p[index]):.1f}" for p in series[m])
             parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>')
         parts.append(f'<text x="{W - R + 8}" y="{T + 14 * k + 8}" fill="{colour}">'
-                     f"{page_html.escape_text(a.label(m))}</text>")
+                     f"{page_html.escape_text(m)}</text>")
     parts.append(f'<path d="M{L} {T}V{H - B}H{W - R}" fill="none" stroke="#888"/>')
     return _svg("p50 and p99 latency against achieved rate", parts)
 
