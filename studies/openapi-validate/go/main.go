@@ -146,4 +146,3 @@ func bb_validate_request(method, path, query, headersJSON, data *C.char, n C.int
 
 // Unused in a c-shared library, required by package main.
 func main() {}
-
