@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from bridgebench import adaptive, audit, environment
 from bridgebench.answers import majority
@@ -188,11 +189,16 @@ def start(store: Store, study: Study, options: Options, builds: dict[str, BuildR
     available = [m for m in options.mechanisms if builds[m].available]
     tasks = plan(study.cells(options.benchmarks, available), options.process_executions, options.randomise,
                  options.seed)
+    return create(store, study, {"study": study.raw, "options": asdict(options)}, tasks, builds, checked)
+
+
+def create(store: Store, study: Study, config: dict[str, Any], tasks: list[Task], builds: dict[str, BuildResult],
+           checked: list[CheckRow]) -> int:
+    """A new campaign in the store: its plan, the machine, the builds and the answer check (one place for
+    iteration and load campaigns alike)."""
     env = environment.capture()
-    campaign_id = store.create_campaign(
-        study.name, str(study.path), study.config_hash(), {"study": study.raw, "options": asdict(options)},
-        environment.git_sha(), env, environment.machine_id(env), tasks,
-    )
+    campaign_id = store.create_campaign(study.name, str(study.path), study.config_hash(), config,
+                                        environment.git_sha(), env, environment.machine_id(env), tasks)
     store.record_builds(campaign_id, builds, {m: study.mechanisms[m].label for m in builds})
     store.record_check(campaign_id, [(r.benchmark, r.mechanism, r.status, r.answer, r.detail, r.batch)
                                      for r in checked])

@@ -277,6 +277,14 @@ def check(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
 def _progress_runner(study: Study, store: Store, campaign_id: int, options: camp.Options,
                      builds: dict[str, BuildResult], quiet: bool) -> None:
     """Run the pending executions with a progress bar, saying which failed as they fail."""
+    _with_progress(study, store, campaign_id, quiet,
+                   lambda on_execution: camp.run_pending(store, study, campaign_id, options, builds, on_execution))
+
+
+def _with_progress(study: Study, store: Store, campaign_id: int, quiet: bool,
+                   run_pending: Callable[[Callable[[Task, Execution], None]], None]) -> None:
+    """Call run_pending(on_execution) under a progress bar that says which executions failed as they fail
+    (for iteration and load campaigns alike)."""
     total = len(store.planned(campaign_id))
     done = total - len(store.pending(campaign_id))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -293,7 +301,7 @@ def _progress_runner(study: Study, store: Store, campaign_id: int, options: camp
                     f"{task.benchmark} on {task.mechanism} (process execution {task.pexec + 1}): {run.detail}"),
                     highlight=False)
 
-        camp.run_pending(store, study, campaign_id, options, builds, on_execution)
+        run_pending(on_execution)
 
 
 def _signals_stop_the_run() -> None:
@@ -458,20 +466,8 @@ def load(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
             with store.planning():
                 cid = load_campaign.start(store, study, options, builds, rows)
                 owner = store.claim(cid)
-        total = len(store.planned(cid))
-        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("ETA"), TimeRemainingColumn())
-        with Progress(*columns, console=err, disable=as_json, transient=False) as progress:
-            bar = progress.add_task(study.name, total=total, completed=total - len(store.pending(cid)))
-
-            def on_execution(task: Task, run: Execution) -> None:
-                progress.update(bar, advance=1, description=f"{study.name}: {task.benchmark} / {task.mechanism}")
-                if run.status != OK:
-                    progress.console.print(f"  [yellow]{run.status}[/]: " + escape(
-                        f"{task.benchmark} on {task.mechanism} (run {task.pexec + 1}): {run.detail}"),
-                        highlight=False)
-
-            load_campaign.run_pending(store, study, cid, options, builds, on_execution)
+        _with_progress(study, store, cid, as_json, lambda on_execution: load_campaign.run_pending(
+            store, study, cid, options, builds, on_execution))
         result = load_analysis.analyse(store, cid)
     except (camp.CampaignError, StoreError, DriverError) as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)

@@ -20,10 +20,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bridgebench import audit, environment
+from bridgebench import audit
 from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
-from bridgebench.campaign import CampaignError, CheckRow
+from bridgebench.campaign import CampaignError, CheckRow, create
 from bridgebench.load import driver
 from bridgebench.load.server import Server, ServerError
 from bridgebench.placeholders import expand_all
@@ -189,15 +189,8 @@ def start(store: Store, study: Study, options: LoadOptions, builds: dict[str, Bu
     assert study.load is not None
     available = [m for m in options.mechanisms if builds[m].available]
     tasks = plan(available, phases(study.load), options.process_executions)
-    env = environment.capture()
-    campaign_id = store.create_campaign(
-        study.name, str(study.path), study.config_hash(),
-        {"kind": KIND, "study": study.raw, "options": asdict(options)},
-        environment.git_sha(), env, environment.machine_id(env), tasks)
-    store.record_builds(campaign_id, builds, {m: study.mechanisms[m].label for m in builds})
-    store.record_check(campaign_id, [(r.benchmark, r.mechanism, r.status, r.answer, r.detail, r.batch)
-                                     for r in checked])
-    return campaign_id
+    return create(store, study, {"kind": KIND, "study": study.raw, "options": asdict(options)}, tasks, builds,
+                  checked)
 
 
 def is_load(campaign: Campaign) -> bool:

@@ -14,12 +14,7 @@ local bb_json = require("bb_json")
 local openapi = require("bb_openapi")
 local rex = require("rex_pcre2")
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("*a")
-  f:close()
-  return text
-end
+local read = require("bb_study").read
 
 local function regex(pattern)
   local compiled = rex.new(pattern, rex.flags().UTF)
@@ -35,18 +30,9 @@ validators["lua-cjson"] = openapi.compile(cjson.decode(spec_text), { null = cjso
   regex = regex })
 
 local lib_path = os.getenv("BB_LIB")
-local ffi, lib
+local lib
 if lib_path and lib_path ~= "" then
-  ffi = require("ffi")
-  ffi.cdef([[
-  int bb_init(const char *spec_path);
-  int bb_validate_body(const char *body, int len);
-  int bb_validate_request(const char *method, const char *path, const char *query, const char *headers_json,
-                          const char *body, int len);
-  const char *bb_error(void);
-  ]])
-  lib = ffi.load(lib_path)
-  if lib.bb_init(study .. "/spec/openapi.json") ~= 0 then error(ffi.string(lib.bb_error())) end
+  lib = require("bb_study").go(lib_path, study .. "/spec/openapi.json")
 end
 
 local cases = cjson.decode(read(study .. "/corpus/cases.json"))

@@ -13,20 +13,7 @@ local M = {}
 local ngx = ngx
 local mode, validate, lib, ffi, encode
 
-local FFI_DECLARATIONS = [[
-int bb_init(const char *spec_path);
-int bb_validate_body(const char *body, int len);
-int bb_validate_request(const char *method, const char *path, const char *query, const char *headers_json,
-                        const char *body, int len);
-const char *bb_error(void);
-]]
-
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("*a")
-  f:close()
-  return text
-end
+local study = require("bb_study")
 
 -- init_by_lua (the master, before fork): what is safe to share. The Go library is *not* loaded here: a Go
 -- runtime started before fork is not in the workers (its threads stay in the master) and they hang.
@@ -36,7 +23,7 @@ function M.init(chosen, spec_path)
     local cjson = require("cjson.safe")
     local openapi = require("bb_openapi")
     local regex_find = ngx.re.find
-    validate = openapi.compile(cjson.decode(read(spec_path)), {
+    validate = openapi.compile(cjson.decode(study.read(spec_path)), {
       null = cjson.null,
       decode = function(text) return cjson.decode(text) end,
       regex = function(pattern)
@@ -49,11 +36,9 @@ end
 -- init_worker_by_lua: each worker loads the Go library itself (after fork).
 function M.init_worker(lib_path, spec_path)
   if mode == "go-body" or mode == "go-request" then
-    ffi = require("ffi")
-    ffi.cdef(FFI_DECLARATIONS)
-    lib = ffi.load(lib_path)
-    if lib.bb_init(spec_path) ~= 0 then
-      ngx.log(ngx.ERR, "bb_init: ", ffi.string(lib.bb_error()))
+    local ok, why = pcall(function() lib, ffi = study.go(lib_path, spec_path) end)
+    if not ok then
+      ngx.log(ngx.ERR, why)
       lib = nil
     end
     encode = require("cjson").encode
@@ -62,10 +47,7 @@ end
 
 -- The FFI library loaded before fork, in the master: kept only for the negative test that shows why not.
 function M.init_go_in_master(lib_path, spec_path)
-  ffi = require("ffi")
-  ffi.cdef(FFI_DECLARATIONS)
-  lib = ffi.load(lib_path)
-  assert(lib.bb_init(spec_path) == 0)
+  lib, ffi = study.go(lib_path, spec_path)
   encode = require("cjson").encode
 end
 

@@ -17,12 +17,7 @@ local workload, n = tostring(arg[3] or ""):match("^(%a+) (%d+)$")
 n = tonumber(n)
 assert(workload == "valid" or workload == "mix", "parameter: 'valid N' or 'mix N', got " .. tostring(arg[3]))
 
-local function read(path)
-  local f = assert(io.open(path, "rb"))
-  local text = f:read("*a")
-  f:close()
-  return text
-end
+local read = require("bb_study").read
 
 -- The requests: method, path, query text and table, headers (lower-case, as ngx gives them), body text.
 local requests = {}
@@ -52,16 +47,8 @@ if which == "lua" then
     return check(r.method, r.path, r.query, r.headers, r.body) == true
   end
 else
-  local ffi = require("ffi")
-  ffi.cdef([[
-  int bb_init(const char *spec_path);
-  int bb_validate_body(const char *body, int len);
-  int bb_validate_request(const char *method, const char *path, const char *query, const char *headers_json,
-                          const char *body, int len);
-  const char *bb_error(void);
-  ]])
-  local lib = ffi.load(assert(os.getenv("BB_LIB"), "BB_LIB: the Go library"))
-  if lib.bb_init(study .. "/spec/openapi.json") ~= 0 then error(ffi.string(lib.bb_error())) end
+  local lib = require("bb_study").go(assert(os.getenv("BB_LIB"), "BB_LIB: the Go library"),
+    study .. "/spec/openapi.json")
   local encode = cjson.encode
   if which == "go-body" then
     validate = function(r) return lib.bb_validate_body(r.body, #r.body) == 0 end
