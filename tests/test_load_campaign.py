@@ -19,7 +19,7 @@ import pytest
 from bridgebench.load.analysis import predict
 from bridgebench.load.campaign import phases
 from bridgebench.study import StudyError, load_study
-from tests.conftest import FIXTURES, bridgebench, start_bridgebench, survivors, wait_for_executions
+from tests.conftest import FIXTURES, bridgebench, competitor, start_bridgebench, survivors, wait_for_executions
 
 STUDY = FIXTURES / "study-load"
 
@@ -232,3 +232,18 @@ def test_an_interrupted_load_campaign_resumes_without_losing_or_repeating_a_run(
     assert again.returncode == 2 and "no unfinished load campaign" in again.stderr
     assert math.isfinite(json.loads((tmp_path / "reports" / "load-fixture-1.json").read_text())["cells"][0]
                          ["achieved"]["value"])
+
+
+def test_load_runs_beside_a_cpu_bound_competitor_are_flagged_and_the_report_says_so(study: Path,
+                                                                                    tmp_path: Path) -> None:
+    with competitor():
+        code, _, stderr = run_load(study, tmp_path, "--mechanisms", "slow", "-p", "1")
+    assert code == 0, stderr
+    report = json.loads((tmp_path / "reports" / "load-fixture-1.json").read_text())
+    flagged = [line for c in report["cells"] for line in c["disturbed"]]
+    assert flagged and all("others used" in line for line in flagged), flagged
+    markdown = (tmp_path / "reports" / "load-fixture-1.md").read_text()
+    assert f"> **Warning:** {len(flagged)} of 4 load runs were disturbed" in markdown
+    assert "## Disturbed load runs" in markdown
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM execution WHERE disturbed IS NOT NULL").fetchone()[0] == len(flagged)
