@@ -15,7 +15,7 @@ import numpy as np
 from scipy import stats as sps
 
 from bridgebench.load import driver
-from bridgebench.load.campaign import SATURATION, LoadOptions, phases, stored_options
+from bridgebench.load.campaign import LoadOptions, phases, saturation_rates, stored_options
 from bridgebench.store import Store
 from bridgebench.study import stored_load
 
@@ -189,19 +189,15 @@ def analyse(store: Store, campaign_id: int) -> LoadAnalysis:
     planned = store.planned(campaign_id)
     builds = store.builds(campaign_id)
     servers = [m for m in options.mechanisms if any(b["mechanism"] == m and b["available"] for b in builds)]
+    saturation = saturation_rates(executions)
     cells = []
-    saturation: dict[str, list[float]] = {}
     for phase in phase_list:
         for mechanism in servers:
             runs = [e for e in executions if e.benchmark == phase.name and e.mechanism == mechanism]
             count = sum(1 for t in planned if t.benchmark == phase.name and t.mechanism == mechanism)
             sat = saturation.get(mechanism)
-            cell = _cell(phase.name, phase.fraction, mechanism, count, runs, options,
-                         float(np.mean(sat)) if sat else None)
-            if phase.name == SATURATION:
-                saturation[mechanism] = [json.loads(r.info_json)["achieved_rate"] for r in runs
-                                         if r.status == "ok" and r.info_json]
-            cells.append(cell)
+            cells.append(_cell(phase.name, phase.fraction, mechanism, count, runs, options,
+                               float(np.mean(sat)) if sat else None))
     ratios = [r for a in servers for b in servers if a != b
               if (r := ratio(a, saturation.get(a, []), b, saturation.get(b, [])))]
     return LoadAnalysis(

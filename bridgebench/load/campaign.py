@@ -29,7 +29,7 @@ from bridgebench.load.server import Server, ServerError
 from bridgebench.placeholders import expand_all
 from bridgebench.protocol import ProbeOutput
 from bridgebench.runner import CRASHED, OK, PROTOCOL, SPAWN_FAILED, TIMEOUT, Execution, Task
-from bridgebench.store import AlreadyStored, Campaign, Store
+from bridgebench.store import AlreadyStored, Campaign, Store, StoredExecution
 from bridgebench.study import Load, Study
 
 KIND = "load"  # config["kind"] of a load campaign (an iteration campaign has none)
@@ -85,12 +85,11 @@ def options_for(study: Study, budget: str, mechanisms: list[str] | None, process
 
 def plan(servers: list[str], phase_list: list[Phase], process_executions: int) -> list[Task]:
     """Saturation runs first (round robin over the servers), then each round of the constant rates."""
-    tasks: list[Task] = []
-    for group in ([p for p in phase_list if p.fraction is None], [p for p in phase_list if p.fraction is not None]):
-        for pexec in range(process_executions):
-            tasks += [Task(len(tasks), p.name, m, pexec) for p in group for m in servers]
-    # The loop above numbers as it goes; seq must be the position.
-    return [Task(i, t.benchmark, t.mechanism, t.pexec) for i, t in enumerate(tasks)]
+    saturation = [p for p in phase_list if p.fraction is None]
+    rates = [p for p in phase_list if p.fraction is not None]
+    order = [(p.name, m, pexec) for group in (saturation, rates) for pexec in range(process_executions)
+             for p in group for m in servers]
+    return [Task(seq, phase, mechanism, pexec) for seq, (phase, mechanism, pexec) in enumerate(order)]
 
 
 # --- servers and requests ----------------------------------------------------------------------------
@@ -129,8 +128,8 @@ def write_spec(study: Study, folder: Path) -> Path:
     return path
 
 
-def send_once(server: Server, study: Study, name: str) -> tuple[int, bytes]:
-    """One request of the study's `name` variant: (status, body)."""
+def send_once(server: Server, study: Study, name: str) -> int:
+    """One request of the study's `name` variant: the status of its answer."""
     assert study.load is not None
     req = next(r for r in study.load.requests if r.name == name)
     body = (study.dir / req.body_file).read_bytes() if req.body_file else None
@@ -138,7 +137,8 @@ def send_once(server: Server, study: Study, name: str) -> tuple[int, bytes]:
     try:
         conn.request(req.method, req.path, body=body, headers=req.headers)
         answer = conn.getresponse()
-        return answer.status, answer.read()
+        answer.read()
+        return answer.status
     finally:
         conn.close()
 
@@ -156,7 +156,7 @@ def check(study: Study, builds: dict[str, BuildResult], mechanisms: tuple[str, .
             with server_for(study, builds[mechanism]) as server:
                 for req in study.load.requests:
                     try:
-                        statuses[req.name][mechanism] = send_once(server, study, req.name)[0]
+                        statuses[req.name][mechanism] = send_once(server, study, req.name)
                     except (OSError, http.client.HTTPException) as e:
                         statuses[req.name][mechanism] = f"no answer: {e}"
         except ServerError as e:
@@ -220,11 +220,13 @@ def resumable(store: Store, study: Study, campaign_id: int | None) -> tuple[int,
     return campaign.id, stored_options(campaign)
 
 
-def saturation_rate(store: Store, campaign_id: int, mechanism: str) -> float | None:
-    """The mean requests/s the server's stored saturation runs reached (None: none succeeded)."""
-    rates = [json.loads(e.info_json)["achieved_rate"] for e in store.executions(campaign_id)
-             if e.benchmark == SATURATION and e.mechanism == mechanism and e.status == OK and e.info_json]
-    return sum(rates) / len(rates) if rates else None
+def saturation_rates(executions: list[StoredExecution]) -> dict[str, list[float]]:
+    """Per server, the requests/s each of its successful saturation runs reached."""
+    rates: dict[str, list[float]] = {}
+    for e in executions:
+        if e.benchmark == SATURATION and e.status == OK and e.info_json:
+            rates.setdefault(e.mechanism, []).append(json.loads(e.info_json)["achieved_rate"])
+    return rates
 
 
 def _failed(status: str, detail: str, started: float, t0: float, stderr: str = "") -> Execution:
@@ -281,15 +283,18 @@ def run_pending(store: Store, study: Study, campaign_id: int, options: LoadOptio
     try:
         with tempfile.TemporaryDirectory(prefix="bridgebench-load-") as work:
             spec = write_spec(study, Path(work))
+            saturated: dict[str, list[float]] | None = None  # read once, after every saturation run (plan())
             for task in store.pending(campaign_id):
                 fraction = fractions[task.benchmark]
+                if fraction is not None and saturated is None:
+                    saturated = saturation_rates(store.executions(campaign_id))
                 if fraction is None:
                     run = execute(study, builds[task.mechanism], options, 0.0, spec)
-                elif (saturated := saturation_rate(store, campaign_id, task.mechanism)) is None:
+                elif not (rates := (saturated or {}).get(task.mechanism)):
                     run = _failed(NO_RATE, "no saturation run of this server succeeded, so there is no rate "
                                   "to aim at", time.time(), time.monotonic())
                 else:
-                    run = execute(study, builds[task.mechanism], options, fraction * saturated, spec)
+                    run = execute(study, builds[task.mechanism], options, fraction * sum(rates) / len(rates), spec)
                 try:
                     store.record_execution(campaign_id, task, run)
                 except AlreadyStored:

@@ -105,7 +105,7 @@ def _ratio_rows(a: LoadAnalysis) -> list[list[str]]:
 def _rate_rows(a: LoadAnalysis) -> list[list[str]]:
     rows = []
     for c in a.cells:
-        if c.phase == SATURATION or c.prediction is not None:
+        if c.fraction is None or c.fraction > 1:  # saturation and overload have their own tables
             continue
         rows.append([c.phase, a.label(c.mechanism), _rate(c.intended_rate), _fig(c.achieved, _rate),
                      *(_fig(c.latency.get(p), _ms) for p in PERCENTILES),
@@ -260,7 +260,7 @@ def rate_plot(a: LoadAnalysis) -> str:
     """p50 (dashed) and p99 (solid) latency against the achieved rate, one line per server."""
     servers = list(dict.fromkeys(c.mechanism for c in a.cells))
     series = {m: sorted((c.achieved.value, c.latency["p50"].value, c.latency["p99"].value) for c in a.cells
-                        if c.mechanism == m and c.phase != SATURATION and c.prediction is None and c.achieved
+                        if c.mechanism == m and c.fraction is not None and c.fraction <= 1 and c.achieved
                         and "p50" in c.latency and "p99" in c.latency) for m in servers}
     values = [v for pts in series.values() for p in pts for v in p[1:] if v > 0]
     rates = [p[0] for pts in series.values() for p in pts]
