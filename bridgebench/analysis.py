@@ -55,6 +55,7 @@ from bridgebench.stats import (
     summarise,
     too_short_for_changepoints,
 )
+from bridgebench.stats.paired import paired_ratio
 from bridgebench.stats.summary import NOT_CLASSIFIED
 from bridgebench.store import SECONDS, Store, StoredExecution
 
@@ -80,10 +81,31 @@ def _stream(seed: int, *parts: object) -> np.random.Generator:
 Side = tuple[int, str, str]  # (campaign, benchmark, mechanism)
 
 
-def ratio_between(a: Side, samples_a: Sequence[np.ndarray], b: Side, samples_b: Sequence[np.ndarray], *,
-                  confidence: float, seed: int) -> Estimate:
-    """B's steady performance over A's with its two-level bootstrap CI; the random stream is the pair's."""
-    return ratio_ci(list(samples_a), list(samples_b), confidence=confidence, rng=_stream(seed, "ratio", a, b))
+Rounds = dict[int, tuple[str, np.ndarray]]  # per round (pexec): the machine, and the steady iterations
+
+PAIRED_MIN_ROUNDS = 5
+"""Fewest shared rounds for a paired ratio. With drift like this project's machine's (docs/methodology.md §6),
+the paired t interval is narrower than the unpaired bootstrap's from 5 rounds on; below, t's few degrees of
+freedom make it wider (twice as wide at 3 rounds), and the unpaired bootstrap is kept. The rule looks at the
+number of rounds only, never at which interval is narrower."""
+
+
+def ratio_between(a: Side, samples_a: Rounds, b: Side, samples_b: Rounds, *, confidence: float, seed: int,
+                  same_campaign: bool) -> Estimate:
+    """B's steady performance over A's with its CI.
+
+    Two cells of one campaign ran interleaved: round r of A and round r of B are neighbours in time. When
+    at least PAIRED_MIN_ROUNDS rounds have both, each on one machine, the ratio is paired by round over
+    those rounds (stats.paired_ratio; executions in a round only one side has are left out of it).
+    Otherwise, and across campaigns, it is the two-level bootstrap of each side's executions independently,
+    with the pair's own random stream."""
+    shared = sorted(set(samples_a) & set(samples_b))
+    if (same_campaign and len(shared) >= PAIRED_MIN_ROUNDS
+            and all(samples_a[r][0] == samples_b[r][0] for r in shared)):
+        return paired_ratio([samples_a[r][1] for r in shared], [samples_b[r][1] for r in shared],
+                            confidence=confidence)
+    return ratio_ci([t for _, t in samples_a.values()], [t for _, t in samples_b.values()], confidence=confidence,
+                    rng=_stream(seed, "ratio", a, b))
 
 
 class Series:
@@ -99,10 +121,14 @@ class Series:
     def counter(self, run: Run, name: str) -> np.ndarray:
         return self.store.counter(run.execution_id, name)
 
-    def steady(self, runs: Iterable[Run]) -> list[np.ndarray]:
-        """The steady iterations of each run that has more than one (those the ratio resamples)."""
-        kept = [self.times(r)[r.steady_mask()] for r in runs]
-        return [k for k in kept if len(k) > 1]
+    def steady(self, runs: Sequence[Run]) -> Rounds:
+        """The steady iterations of each run that has more than one (those the ratio resamples), by round."""
+        return steady_rounds(runs, [self.times(r) for r in runs])
+
+
+def steady_rounds(runs: Sequence[Run], times: Sequence[np.ndarray]) -> Rounds:
+    kept = {r.pexec: (r.machine, t[r.steady_mask()]) for r, t in zip(runs, times, strict=True)}
+    return {k: v for k, v in kept.items() if len(v[1]) > 1}
 
 
 # --- one benchmark × mechanism ---------------------------------------------------------------------------
@@ -187,19 +213,17 @@ def _read(store: Store, executions: Sequence[StoredExecution]
     return times, [by_execution[e.id] for e in executions]
 
 
-def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int
-                  ) -> tuple[Cell, list[np.ndarray]]:
-    """The cell, and each execution's steady iterations (for the ratio)."""
+def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int) -> tuple[Cell, Rounds]:
+    """The cell, and each execution's steady iterations by round (for the ratio)."""
     cell = Cell(c.benchmark, c.mechanism, len(c.good), c.failures, c.peak_rss_kb, c.disturbed, c.excluded)
     if not c.good:
-        return cell, []
+        return cell, {}
     arrays, counters = _read(store, c.good)
     classes = _classify(arrays)
     summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", c.benchmark,
                                                                                       c.mechanism))
     runs = tuple(_run(e, t, cls, k, c.machine) for e, t, cls, k in zip(c.good, arrays, classes, counters,
                                                                        strict=True))
-    steady = [t[r.steady_mask()] for t, r in zip(arrays, runs, strict=True)]
     machines, verdict, reason = _by_machine(c, runs, arrays, classes, confidence, seed)
     cell = Cell(
         c.benchmark, c.mechanism, len(c.good), c.failures, c.peak_rss_kb, c.disturbed, c.excluded,
@@ -208,7 +232,7 @@ def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int
         steady_iteration=summary.steady_iteration, steady_seconds=summary.steady_seconds,
         steady_performance=summary.steady_performance, method=summary.method, per_execution=runs,
         machines=machines, machines_verdict=verdict, machines_reason=reason)
-    return cell, [s for s in steady if len(s) > 1]
+    return cell, steady_rounds(runs, arrays)
 
 
 def _by_machine(c: _CellInput, runs: tuple[Run, ...], arrays: list[np.ndarray],
@@ -248,7 +272,7 @@ def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput],
         if base and steady:
             ratio = ratio_between((campaign_id, cell.benchmark, baseline or ""), base,
                                   (campaign_id, cell.benchmark, cell.mechanism), steady,
-                                  confidence=confidence, seed=seed)
+                                  confidence=confidence, seed=seed, same_campaign=True)
         out.append(replace(cell, ratio=ratio))
     return out
 

@@ -60,7 +60,8 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
         cell_a, cell_b = ra.cell(*ka), rb.cell(*kb)
         assert cell_a is not None and cell_b is not None
         sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
-        ratio = ratio_between((ca, *ka), sa, (cb, *kb), sb, confidence=confidence, seed=seed) if sa and sb else None
+        ratio = ratio_between((ca, *ka), sa, (cb, *kb), sb, confidence=confidence, seed=seed,
+                              same_campaign=ca == cb) if sa and sb else None
         comparisons.append(compare_cells(ka[0], f"{ca}:{ka[1]}", f"{cb}:{kb[1]}", cell_a, cell_b, ratio, confidence))
     header = (f"A = campaign {ca} ({ra.campaign.study}), B = campaign {cb} ({rb.campaign.study}); "
               f"{'same machine' if same_machine else 'DIFFERENT MACHINES (--cross-machine)'}: "

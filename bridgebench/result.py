@@ -18,7 +18,7 @@ import numpy as np
 
 from bridgebench.stats import Estimate, Spread
 
-RESULT_VERSION = 3  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 4  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 T = TypeVar("T")

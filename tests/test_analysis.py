@@ -44,14 +44,16 @@ def test_the_result_is_the_same_with_one_process_or_two(tmp_path: Path) -> None:
     assert any(c.ratio for c in one.cells) and all(c.steady_performance for c in one.cells if c.executions_ok)
 
 
-def test_report_and_diff_print_the_same_ratio_for_the_same_pair(tmp_path: Path) -> None:
-    store, cid = make_campaign(tmp_path / "s.sqlite")
+@pytest.mark.parametrize(("pexecs", "paired"), [(2, False), (5, True)])
+def test_report_and_diff_print_the_same_ratio_for_the_same_pair(tmp_path: Path, pexecs: int, paired: bool) -> None:
+    store, cid = make_campaign(tmp_path / "s.sqlite", pexecs=pexecs, crash=False)
     result = current_analysis(store, cid)
     comparisons, _ = compare(store, cid, "cpython", cid, "lua/jit")
     for c in comparisons:
         cell = result.cell(c.benchmark, "lua/jit")
         assert cell is not None and cell.ratio is not None
         assert c.ratio == cell.ratio  # the same CI, to the last bit: one rule, one random stream per pair
+        assert ("paired by round" in c.ratio.method) == paired
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +144,42 @@ def test_machines_are_told_apart_only_when_they_differ(tmp_path: Path, slower: f
         assert cell.machines_verdict == verdict, cell.machines_reason
     text = markdown.render(result)
     assert "## Machines" in text and f"| {verdict} |" in text and "Other CPU" in text
+
+
+def _rounds(rounds: dict[int, str], rng: np.random.Generator) -> analysis.Rounds:
+    return {r: (machine, rng.normal(1.0, 0.01, 30)) for r, machine in rounds.items()}
+
+
+FIVE = {r: "m" for r in range(5)}
+
+
+@pytest.mark.parametrize(("a", "b", "same_campaign", "paired"), [
+    (FIVE, FIVE, True, True),
+    # rounds only one side has stay out of a paired ratio; fewer than 5 shared rounds are not paired
+    ({**FIVE, 5: "m", 6: "m"}, FIVE, True, True),
+    ({**FIVE, 5: "m"}, {r: "m" for r in range(2, 6)}, True, False),
+    (FIVE, FIVE, False, False),  # two campaigns: their rounds are not neighbours in time
+    ({**FIVE, 4: "n"}, FIVE, True, False),  # a fleet's round ran on two machines
+])
+def test_a_ratio_is_paired_by_round_only_within_one_campaign_and_machine(
+        a: dict[int, str], b: dict[int, str], same_campaign: bool, paired: bool) -> None:
+    rng = np.random.default_rng(3)
+    sa, sb = _rounds(a, rng), _rounds(b, rng)
+    r = analysis.ratio_between((1, "x", "a"), sa, (1, "x", "b"), sb, confidence=0.99, seed=0,
+                               same_campaign=same_campaign)
+    assert ("paired by round" in r.method) == paired
+    if paired:  # over the shared rounds only: the geometric mean of their ratios
+        shared = sorted(set(a) & set(b))
+        logs = [np.log(sb[k][1].mean() / sa[k][1].mean()) for k in shared]
+        assert r.value == pytest.approx(float(np.exp(np.mean(logs))))
+
+
+def test_a_campaigns_report_says_how_its_ratios_were_computed(tmp_path: Path) -> None:
+    from bridgebench.report import tables
+
+    store, cid = make_campaign(tmp_path / "s.sqlite", benchmarks=("fib", "n body"), pexecs=5, crash=False)
+    assert "; ratios: paired by round: Student's t on the rounds' log ratios (2)" in \
+        tables.budget_line(current_analysis(store, cid))
+    store, cid = make_campaign(tmp_path / "t.sqlite", benchmarks=("fib", "n body"), pexecs=3, crash=False)
+    assert "; ratios: two-level bootstrap ratio (executions, then iterations) (2)" in \
+        tables.budget_line(current_analysis(store, cid))

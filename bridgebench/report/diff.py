@@ -71,8 +71,9 @@ def html_page(comparisons: list[Comparison], header: str) -> str:
     body = (f"<header><h1>bridgebench diff</h1><p class=\"budget\">{html.escape_text(header)}</p>"
             f"<p><strong>Overall:</strong> {html.escape_text(overall(comparisons))}</p></header>"
             '<section id="ratios"><h2>Ratio B/A per benchmark</h2><p class="note">Dot: the ratio of steady '
-            "performance (above 1: B is slower); whisker: its 99% CI from a two-level bootstrap; dashed: no "
-            f"difference.</p>{chart}</section>"
+            "performance (above 1: B is slower); whisker: its 99% CI (two-level bootstrap; "
+            "paired by round when both ran in 5 or more rounds of one campaign); dashed: no difference.</p>"
+            f"{chart}</section>"
             f'<section id="verdicts"><h2>Verdicts</h2>{verdicts}</section>')
     return html.page("bridgebench diff", body)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from bridgebench.report import fmt
 from bridgebench.result import Analysis, Cell
 
@@ -129,6 +131,12 @@ def methods(result: Analysis) -> list[str]:
     return sorted({c.method for c in result.cells if c.method})
 
 
+def ratio_methods(result: Analysis) -> str:
+    """How the ratios were computed, with how many each way (pairing by round needs two shared rounds)."""
+    counts = Counter(c.ratio.method for c in result.cells if c.ratio and c.mechanism != result.baseline)
+    return ", ".join(f"{method} ({n})" for method, n in sorted(counts.items()))
+
+
 def budget_line(result: Analysis) -> str:
     c = result.campaign
     o = c.options
@@ -137,7 +145,8 @@ def budget_line(result: Analysis) -> str:
     return (f"campaign {c.id} of {c.study} ({c.state}): budget '{o['budget']}', "
             f"{executions} process executions × {o['iterations']} iterations, "
             f"{c.executions_stored}/{c.executions_planned} executions stored; "
-            f"git {c.git_sha[:12]}; machine {c.machine}; method: {', '.join(methods(result)) or '—'}")
+            f"git {c.git_sha[:12]}; machine {c.machine}; method: {', '.join(methods(result)) or '—'}"
+            + (f"; ratios: {ratio_methods(result)}" if ratio_methods(result) else ""))
 
 
 def adaptive_line(result: Analysis) -> str | None:
