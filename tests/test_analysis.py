@@ -183,3 +183,15 @@ def test_a_campaigns_report_says_how_its_ratios_were_computed(tmp_path: Path) ->
     store, cid = make_campaign(tmp_path / "t.sqlite", benchmarks=("fib", "n body"), pexecs=3, crash=False)
     assert "; ratios: two-level bootstrap ratio (executions, then iterations) (2)" in \
         tables.budget_line(current_analysis(store, cid))
+
+
+def test_a_report_warns_when_intervals_rest_on_too_few_process_executions(tmp_path: Path) -> None:
+    from bridgebench.report import markdown, tables
+
+    store, cid = make_campaign(tmp_path / "s.sqlite", benchmarks=("fib", "n body"), pexecs=4, crash=False)
+    result = current_analysis(store, cid)
+    line = tables.few_executions_line(result)
+    assert line is not None and line.startswith("4 of 4 cells have fewer than 5 process executions")
+    assert f"> {line}" in markdown.render(result)
+    store, cid = make_campaign(tmp_path / "t.sqlite", benchmarks=("fib", "n body"), pexecs=5, crash=False)
+    assert tables.few_executions_line(current_analysis(store, cid)) is None

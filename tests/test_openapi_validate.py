@@ -17,7 +17,7 @@ import pytest
 
 from bridgebench.build import build_study
 from bridgebench.load import driver
-from bridgebench.load.server import Server
+from bridgebench.load.server import Server, ServerError
 from bridgebench.study import load_study
 from tests.conftest import REPO, bridgebench, survivors
 
@@ -123,7 +123,9 @@ def test_each_nginx_gives_every_corpus_request_the_status_its_validator_owes(bui
 def test_go_loaded_before_fork_hangs_the_worker_under_load(builds: dict[str, Path], tmp_path: Path,
                                                            marker: str) -> None:
     """The Go library opened in init_by_lua (the master) instead of init_worker_by_lua: the worker forked
-    without the Go runtime's threads answers nothing under load. Bounded: the run lasts 2.5 s."""
+    without the Go runtime's threads answers nothing. Mostly it hangs at the first request; now and then
+    (1 start in 10 here) it hangs before it answers even the readiness probe, which is the same fault seen
+    earlier, and counts as answering nothing. Bounded: the load lasts 2.5 s, the readiness wait 10 s."""
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({"variants": [{"name": "v", "weight": 1, "method": "POST", "path": "/users/42?limit=10",
                                               "headers": {"Content-Type": "application/json", "X-Request-Id": "r"},
@@ -131,9 +133,14 @@ def test_go_loaded_before_fork_hangs_the_worker_under_load(builds: dict[str, Pat
     results = {}
     for extra in ((), ("--go-in-master",)):
         argv = [str(STUDY / "nginx" / "serve.sh"), str(builds["go-request"]), "go-request", "1", "{port}", *extra]
-        with Server(argv, dict(os.environ) | {"PROBE_MARKER": marker}, STUDY, ready_path="/ready",
-                    grace_s=2) as running:
-            results[extra] = driver.run(spec, running, rate=0, connections=8, warmup_s=0.5, duration_s=2)
+        try:
+            with Server(argv, dict(os.environ) | {"PROBE_MARKER": marker}, STUDY, ready_path="/ready",
+                        grace_s=2, ready_timeout_s=10 if extra else 30) as running:
+                results[extra] = driver.run(spec, running, rate=0, connections=8, warmup_s=0.5, duration_s=2)
+        except ServerError as e:
+            if not extra or "did not answer" not in str(e):
+                raise
+            results[extra] = {"completed": 0}
     assert results[()]["completed"] > 0 and results[()]["statuses"] == {"200": results[()]["completed"]}
     assert results[("--go-in-master",)]["completed"] == 0
     assert survivors(marker) == []

@@ -358,12 +358,15 @@ def _header(result: Analysis) -> str:
     facts = [("State", c.state), ("Machine", c.machine), ("CPU", c.environment.get("cpu_model")),
              ("Started", _when(c.created)), ("Finished", _when(c.finished)), ("Git", c.git_sha),
              ("Baseline", result.label(result.baseline) if result.baseline else "none"),
-             ("Confidence", f"{result.confidence:.0%}"), ("Method", ", ".join(tables.methods(result)) or "—")]
+             ("Confidence", f"{result.confidence:.0%}"), ("Method", ", ".join(tables.methods(result)) or "—"),
+             ("Ratios", tables.ratio_methods(result) or "—")]
     dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v if v not in (None, '') else '—')}</dd>" for k, v in facts)
     warning = tables.disturbance_line(result)
     warn = f'<p class="warning">{_e(warning)}</p>' if warning else ""
     adaptive = tables.adaptive_line(result)
     warn += f'<p class="budget">{_e(adaptive)}</p>' if adaptive else ""
+    few = tables.few_executions_line(result)
+    warn += f'<p class="warning">{_e(few)}</p>' if few else ""
     unsettled = tables.unsettled_rows(result)
     if unsettled:
         warn += ("<details><summary>Not settled by the adaptive budget</summary>"

@@ -22,6 +22,9 @@ def render(result: Analysis) -> str:
     adaptive = tables.adaptive_line(result)
     if adaptive:
         out += [adaptive, ""]
+    few = tables.few_executions_line(result)
+    if few:
+        out += [f"> {few}", ""]
     base = result.baseline
     out += ["## Steady state" + (f" (ratio to {base}, 99% CIs)" if base else ""), ""]
     out += table(tables.columns(result), tables.cell_rows(result))

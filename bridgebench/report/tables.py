@@ -149,6 +149,20 @@ def budget_line(result: Analysis) -> str:
             + (f"; ratios: {ratio_methods(result)}" if ratio_methods(result) else ""))
 
 
+FEW_EXECUTIONS = 5  # below this, a bootstrap over process executions under-covers (docs/methodology.md §6)
+
+
+def few_executions_line(result: Analysis) -> str | None:
+    """Say how many cells' intervals rest on too few process executions to mean their 99%."""
+    cells = [c for c in result.cells if c.steady_performance]
+    few = [c for c in cells if c.executions_ok < FEW_EXECUTIONS]
+    if not few:
+        return None
+    return (f"{len(few)} of {len(cells)} cells have fewer than {FEW_EXECUTIONS} process executions: a bootstrap "
+            "over so few can hold the true value much less often than its 99% says (docs/methodology.md §6); "
+            "more process executions, not more iterations, make their intervals trustworthy")
+
+
 def adaptive_line(result: Analysis) -> str | None:
     """What an adaptive budget did, in one line."""
     a = result.adaptive

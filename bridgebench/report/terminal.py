@@ -34,6 +34,9 @@ def show(result: Analysis, console: Console) -> None:
     adaptive = tables.adaptive_line(result)
     if adaptive:
         console.print(escape(adaptive), style="dim", highlight=False)
+    few = tables.few_executions_line(result)
+    if few:
+        console.print(escape(few), style="yellow", highlight=False)
     base = result.baseline
     title = "Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else "")
     console.print(_table(title, tables.columns(result), tables.cell_rows(result)))
