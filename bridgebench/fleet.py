@@ -10,6 +10,9 @@ Faults, and why nothing is stored twice or lost:
   it) finds it stored and ends; the store's UNIQUE (campaign, seq) refuses a second copy in any case.
 - a worker takes one job at a time, and holds a machine-wide lock while it times anything, so two workers
   on one machine never run two timed executions at once (their figures would measure each other).
+- the server restarting while a worker asks the queue for its next job ends procrastinate's worker loop
+  with a database error: the worker starts the loop again once the server answers, for up to
+  RECONNECT_S of failures in a row, then stops with one line.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from bridgebench.study import Study, StudyError, find_study, load_study
 QUEUE = "bridgebench"
 TASK_NAME = "bridgebench.execute"
 RETRIES, RETRY_WAIT_S = 20, 3  # a job that lost the database: again, every 3 s, for about a minute
+RECONNECT_S, RECONNECT_WAIT_S = 60.0, 1.0  # a worker loop that lost the database: again, for a minute
 
 
 class FleetError(Exception):
@@ -215,6 +219,27 @@ async def _until_drained(store_location: str, campaign_id: int | None) -> None:
         await asyncio.sleep(0.5)
 
 
+async def _work(app: Any, options: dict[str, Any]) -> None:
+    """procrastinate's worker loop, started again when the database went away under it (a server restart),
+    until it ends as asked (SIGINT/SIGTERM) or the database has failed it for RECONNECT_S in a row."""
+    connector_error = _procrastinate().exceptions.ConnectorException
+    loop = asyncio.get_running_loop()
+    failing_since = None
+    while True:
+        started = loop.time()
+        try:
+            await app.run_worker_async(**options)
+            return
+        except connector_error as err:
+            now = loop.time()
+            if failing_since is None or now - started > RECONNECT_S:
+                failing_since = started  # a loop that ran a while before failing starts a new count
+            if now - failing_since > RECONNECT_S:
+                raise FleetError(f"the database failed the worker for over {RECONNECT_S:g} s: "
+                                 f"{err.__cause__ or err}") from err
+            await asyncio.sleep(RECONNECT_WAIT_S)
+
+
 def run_worker(store: Store, build_dir: Path, *, concurrency: int = 1, until_done: bool = False,
                campaign_id: int | None = None) -> None:
     """Take jobs from the queue and run them until stopped (SIGINT/SIGTERM: after the job in hand), or with
@@ -234,10 +259,10 @@ def run_worker(store: Store, build_dir: Path, *, concurrency: int = 1, until_don
             if not _queue_tables_exist(store):
                 raise FleetError(f"{store.path}: nothing was ever enqueued here (`bridgebench enqueue STUDY`)")
             reaper = asyncio.create_task(_give_back_stalled(app, lease))
-            worker = asyncio.create_task(app.run_worker_async(
+            worker = asyncio.create_task(_work(app, dict(
                 queues=[QUEUE], concurrency=concurrency, name=f"{env.get('hostname')}-{os.getpid()}",
                 update_heartbeat_interval=lease / 4, stalled_worker_timeout=lease, fetch_job_polling_interval=1.0,
-                delete_jobs="never"))
+                delete_jobs="never")))
             waits = [worker]
             if until_done:
                 waits.append(asyncio.create_task(_until_drained(store.location, campaign_id)))

@@ -132,3 +132,42 @@ def test_a_server_restart_mid_campaign_loses_nothing(basic_study: Path, tmp_path
     finish(procs)
     assert Counter(stored(postgres_db, cid)) == Counter(range(8))
     assert Store(postgres_db, create=False).campaign(cid).state == "done"
+
+
+class _Loop:
+    """A stand-in for procrastinate's app whose worker loop fails `failures` times as a restarting server
+    makes it fail, then ends as a stopped worker's does."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures, self.calls = failures, 0
+
+    async def run_worker_async(self, **options: object) -> None:
+        import procrastinate
+
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise procrastinate.exceptions.ConnectorException("the database system is shutting down")
+
+
+def test_a_worker_loop_that_loses_the_database_starts_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from bridgebench import fleet
+
+    monkeypatch.setattr(fleet, "RECONNECT_WAIT_S", 0.0)
+    app = _Loop(failures=3)
+    asyncio.run(fleet._work(app, {}))
+    assert app.calls == 4
+
+
+def test_a_worker_loop_the_database_keeps_failing_stops_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from bridgebench import fleet
+
+    monkeypatch.setattr(fleet, "RECONNECT_WAIT_S", 0.001)
+    monkeypatch.setattr(fleet, "RECONNECT_S", 0.05)
+    app = _Loop(failures=10**9)
+    with pytest.raises(fleet.FleetError, match=r"the database failed the worker for over 0\.05 s"):
+        asyncio.run(fleet._work(app, {}))
+    assert app.calls > 1

@@ -247,3 +247,17 @@ def test_load_runs_beside_a_cpu_bound_competitor_are_flagged_and_the_report_says
     assert "## Disturbed load runs" in markdown
     with sqlite3.connect(tmp_path / "store.sqlite") as db:
         assert db.execute("SELECT count(*) FROM execution WHERE disturbed IS NOT NULL").fetchone()[0] == len(flagged)
+
+
+@pytest.mark.parametrize(("result", "measured"), [
+    # far behind in overload: answered in the warm-up, every measured request still waiting at the end
+    ({"mode": "constant-rate", "completed": 0, "answered": 40, "censored": 900, "errors": {}}, True),
+    ({"mode": "constant-rate", "completed": 0, "answered": 0, "censored": 900, "errors": {}}, False),  # hung
+    ({"mode": "constant-rate", "completed": 0, "answered": 40, "censored": 900, "errors": {"reset": 3}}, False),
+    ({"mode": "closed-loop", "completed": 0, "answered": 40, "censored": 0, "errors": {}}, False),
+    ({"mode": "constant-rate", "completed": 0, "censored": 900, "errors": {}}, False),  # a driver before "answered"
+])
+def test_a_run_whose_every_measured_request_is_censored_is_a_measurement(result: dict, measured: bool) -> None:
+    from bridgebench.load.campaign import all_censored
+
+    assert all_censored(result) is measured

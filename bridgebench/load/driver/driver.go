@@ -44,6 +44,7 @@ func micros(d time.Duration) int64 {
 // tally is what one connection saw; the connections' tallies are merged at the end.
 type tally struct {
 	sent, completed, censored int64
+	answered                  int64 // every answer, the warm-up's included: did the server answer at all?
 	errors                    map[string]int64
 	statuses                  map[int]int64
 	variants                  map[string]int64
@@ -59,6 +60,7 @@ func (t *tally) merge(o *tally) {
 	t.sent += o.sent
 	t.completed += o.completed
 	t.censored += o.censored
+	t.answered += o.answered
 	for k, v := range o.errors {
 		t.errors[k] += v
 	}
@@ -208,9 +210,15 @@ func drive(p Plan, j int, start, recordFrom, end time.Time, t *tally, r *release
 				continue
 			}
 		}
-		n := i % len(p.Requests)
+		// The connection's k-th request takes the mix's (j+k)-th: each connection goes round the whole mix,
+		// whatever the number of connections (i mod len would give connection j the same variant for ever
+		// when the connections are a multiple of the mix, and a stuck connection would take a variant away).
+		n := (j + k) % len(p.Requests)
 		status, keepAlive, err := c.roundTrip(p.Requests[n], end)
 		done := time.Now()
+		if err == nil {
+			t.answered++
+		}
 		if recorded {
 			t.sent++
 			t.variants[p.Names[n]]++

@@ -201,3 +201,43 @@ func TestMergedRunsHaveThePercentilesOfAllTheirRequests(t *testing.T) {
 		t.Fatal("a damaged histogram was merged")
 	}
 }
+
+func TestEveryConnectionGoesRoundTheWholeMix(t *testing.T) {
+	seen := make(chan string, 4096)
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.RemoteAddr + " " + r.URL.Path
+		_, _ = w.Write([]byte("ok"))
+	}))
+	defer server.Close()
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "spec.json")
+	// A mix of 4 (3 + 1) and 4 connections: each connection must still send both variants.
+	if err := os.WriteFile(spec, []byte(`{"variants": [{"name": "a", "weight": 3, "method": "GET", "path": "/a"},
+		{"name": "b", "weight": 1, "method": "GET", "path": "/b"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(server.URL, "http://")
+	reqs, names, err := requests(spec, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Run(Plan{Addr: addr, Requests: reqs, Names: names, Rate: 0, Connections: 4, Duration: 300 * time.Millisecond},
+		time.Now())
+	close(seen)
+	paths := map[string]map[string]int{}
+	for line := range seen {
+		parts := strings.Fields(line)
+		if paths[parts[0]] == nil {
+			paths[parts[0]] = map[string]int{}
+		}
+		paths[parts[0]][parts[1]]++
+	}
+	for conn, count := range paths {
+		if count["/a"] >= 4 && count["/b"] == 0 { // four or more requests go round the mix of four at least once
+			t.Fatalf("connection %s sent only /a: %v", conn, count)
+		}
+	}
+	if got.answered < got.completed || got.answered == 0 {
+		t.Fatalf("answered %d, completed %d", got.answered, got.completed)
+	}
+}

@@ -54,6 +54,7 @@ type Result struct {
 	Sent         int64              `json:"sent"`
 	Completed    int64              `json:"completed"`
 	Censored     int64              `json:"censored"`
+	Answered     int64              `json:"answered"` // answers in the whole run, warm-up included
 	Errors       map[string]int64   `json:"errors"`
 	Statuses     map[string]int64   `json:"statuses"`
 	Variants     map[string]int64   `json:"variants"`
@@ -169,7 +170,7 @@ func result(t *tally, p Plan) Result {
 		Protocol: Protocol, Mode: mode, IntendedRate: p.Rate, Connections: p.Connections,
 		AchievedRate: float64(t.completed) / p.Duration.Seconds(),
 		WarmupS:      p.Warmup.Seconds(), DurationS: p.Duration.Seconds(),
-		Sent: t.sent, Completed: t.completed, Censored: t.censored,
+		Sent: t.sent, Completed: t.completed, Censored: t.censored, Answered: t.answered,
 		Errors: t.errors, Statuses: statuses, Variants: t.variants,
 		Latency: percentiles(t.latency), Service: percentiles(t.service), Lag: percentiles(t.lag),
 		Histograms: map[string]string{"latency": encode(t.latency), "service": encode(t.service),
@@ -222,7 +223,7 @@ func merge(results []Result) (Result, error) {
 				return Result{}, fmt.Errorf("result %d: histogram %s: %w", n+1, name, err)
 			}
 		}
-		one.sent, one.completed, one.censored = r.Sent, r.Completed, r.Censored
+		one.sent, one.completed, one.censored, one.answered = r.Sent, r.Completed, r.Censored, r.Answered
 		for k, v := range r.Errors {
 			one.errors[k] = v
 		}
