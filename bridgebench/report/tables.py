@@ -140,13 +140,14 @@ def ratio_methods(result: Analysis) -> str:
 def budget_line(result: Analysis) -> str:
     c = result.campaign
     o = c.options
+    ratios = ratio_methods(result)
     executions = (f"{o['process_executions']}–{o['max_process_executions']} (adaptive)"
                   if o.get("until_ci") is not None else f"{o['process_executions']}")
     return (f"campaign {c.id} of {c.study} ({c.state}): budget '{o['budget']}', "
             f"{executions} process executions × {o['iterations']} iterations, "
             f"{c.executions_stored}/{c.executions_planned} executions stored; "
             f"git {c.git_sha[:12]}; machine {c.machine}; method: {', '.join(methods(result)) or '—'}"
-            + (f"; ratios: {ratio_methods(result)}" if ratio_methods(result) else ""))
+            + (f"; ratios: {ratios}" if ratios else ""))
 
 
 FEW_EXECUTIONS = 5  # below this, a bootstrap over process executions under-covers (docs/methodology.md §6)
