@@ -28,6 +28,7 @@ import numpy as np
 
 from bridgebench import audit
 from bridgebench.answers import majority
+from bridgebench.campaign.config import AdaptiveBudget, TimingOptions, read
 from bridgebench.differ import UNCHANGED, compare_cells
 from bridgebench.result import (
     AdaptiveSummary,
@@ -57,7 +58,7 @@ from bridgebench.stats import (
 )
 from bridgebench.stats.paired import paired_ratio
 from bridgebench.stats.summary import NOT_CLASSIFIED
-from bridgebench.store import SECONDS, Store, StoredExecution
+from bridgebench.store import SECONDS, Store, StoredExecution, StoreError
 
 WRONG_ANSWER = "wrong answer"
 CONSISTENT, DISTINGUISHABLE = "consistent", "distinguishable"  # machines' verdicts
@@ -340,10 +341,10 @@ def _audit_summary(executions: list[StoredExecution], exclude_disturbed: bool) -
                         float(sum(e.waited_s or 0.0 for e in executions)), asdict(audit.DEFAULT))
 
 
-def _with_decisions(store: Store, campaign_id: int, options: dict, cells: list[Cell]
+def _with_decisions(store: Store, campaign_id: int, budget: AdaptiveBudget | None, cells: list[Cell]
                     ) -> tuple[list[Cell], AdaptiveSummary | None]:
     """With an adaptive budget: each cell's last verdict, and the budget's settings and rounds."""
-    if options.get("until_ci") is None:
+    if budget is None:
         return cells, None
     last = {(d["benchmark"], d["mechanism"]): d for d in store.decisions(campaign_id)}
     states: Counter[str] = Counter()
@@ -353,8 +354,7 @@ def _with_decisions(store: Store, campaign_id: int, options: dict, cells: list[C
         decision = CellDecision(d["state"], d["reason"], d["round"], d["half_width"]) if d else None
         states[d["state"] if d else "not judged"] += 1
         out.append(replace(cell, adaptive=decision))
-    return out, AdaptiveSummary(options["until_ci"], options["max_process_executions"], options["max_time_s"],
-                                options["process_executions"],
+    return out, AdaptiveSummary(budget.until_ci, budget.cap, budget.max_time_s, budget.first,
                                 max((d["round"] for d in last.values()), default=-1) + 1, dict(states))
 
 
@@ -374,13 +374,16 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
     """The campaign's analysis. `seed` (default: the campaign's own) fixes every bootstrap's random stream;
     `workers` processes share the benchmarks (default: workers_for the campaign's size)."""
     campaign = store.campaign(campaign_id)
-    options = campaign.config["options"]
-    seed = int(options.get("seed", 0)) if seed is None else seed
+    config = read(campaign)
+    options = config.options
+    if not isinstance(options, TimingOptions):
+        raise StoreError(f"campaign {campaign_id} is a {config.kind} campaign, not timed in iterations")
+    seed = options.seed if seed is None else seed
     builds = [Mechanism(**b) for b in store.builds(campaign_id)]
     executions = store.executions(campaign_id)
-    benchmarks = tuple(options["benchmarks"])
+    benchmarks = options.benchmarks
     available = [m.mechanism for m in builds if m.available]
-    baseline = campaign.config["study"]["study"].get("baseline")
+    baseline = config.baseline
     if baseline not in available:
         baseline = None
     planned = store.planned(campaign_id)
@@ -399,7 +402,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
             done = [f.result() for f in futures]
     else:
         done = [_analyse_benchmark(store, campaign_id, group, baseline, confidence, seed) for group in per_bench]
-    cells, adaptive = _with_decisions(store, campaign_id, options, [c for group in done for c in group])
+    cells, adaptive = _with_decisions(store, campaign_id, options.adaptive, [c for group in done for c in group])
 
     geomeans = {}
     # Over the benchmarks every mechanism ran, so that each mechanism's mean is over the same work.
@@ -410,12 +413,13 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
             geomeans[m] = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
 
     facts = CampaignFacts(campaign.id, campaign.study, campaign.state, campaign.created, campaign.finished,
-                          campaign.git_sha, campaign.machine, campaign.environment, options,
+                          campaign.git_sha, campaign.machine, campaign.environment,
+                          campaign.config["options"],  # shown as the campaign stored them
                           len(planned), len(executions))
     ran = {e.machine or campaign.machine for e in executions}
     described = store.machines()
     machines = {m: described.get(m) or (campaign.environment if m == campaign.machine else {}) for m in sorted(ran)}
-    raw_benchmarks = campaign.config["study"].get("benchmarks", {})
+    raw_benchmarks = config.study.get("benchmarks", {})
     workloads = tuple(
         Workload(b, str(raw_benchmarks.get(b, {}).get("param", "")),
                  tuple(m for m in available if (b, m) in measured), b in common) for b in benchmarks)

@@ -25,19 +25,17 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from bridgebench import campaign as camp
 from bridgebench import environment, fleet
-from bridgebench.analysis import WRONG_ANSWER, Series, analyse, current_analysis
 from bridgebench.build import BuildResult, build_study
+from bridgebench.campaign import engine, kinds, timing
+from bridgebench.campaign import load as load_campaign
+from bridgebench.campaign.config import Options, read
+from bridgebench.campaign.kind import CampaignError, CheckRow, Kind
+from bridgebench.campaign.kinds import LOAD, TIMING
 from bridgebench.compare import DiffError, compare
-from bridgebench.load import analysis as load_analysis
-from bridgebench.load import campaign as load_campaign
-from bridgebench.load import report as load_report
-from bridgebench.load.analysis import LoadAnalysis
 from bridgebench.load.driver import DriverError
-from bridgebench.report import FORMATS, TERMINAL, WRITTEN_AFTER_A_RUN, render, terminal
+from bridgebench.report import TERMINAL, commands
 from bridgebench.report import diff as diff_report
-from bridgebench.result import Analysis
 from bridgebench.runner import OK, Execution, Task
 from bridgebench.selftest import FAIL as SELFTEST_FAIL
 from bridgebench.selftest import INCONCLUSIVE as SELFTEST_INCONCLUSIVE
@@ -65,7 +63,7 @@ StoreOpt = Annotated[str, typer.Option("--store", envvar="BRIDGEBENCH_STORE", he
                                        "file, or a PostgreSQL server as postgresql://user@host/db (password from "
                                        "PGPASSWORD, ~/.pgpass or PGSERVICE).")]
 DEFAULT_STORE = "results/bridgebench.sqlite"
-REPORT_FORMATS = (TERMINAL, *FORMATS)
+REPORT_FORMATS = tuple(dict.fromkeys((TERMINAL, *(f for k in kinds.KINDS.values() for f in k.formats))))
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of tables.")]
 ExcludeOpt = Annotated[bool, typer.Option("--exclude-disturbed", help="Leave out the process executions the "
                                           "disturbance audit flagged (the report says so).")]
@@ -177,39 +175,38 @@ def _build(study: Study, build_dir: Path, mechanisms: list[str] | None, quiet: b
     with err.status(f"building {study.name}…") if not quiet else nullcontext():
         builds = build_study(study, build_dir, mechanisms)
     if not quiet:
-        err.print(terminal.builds_table(study, builds))
+        err.print(commands.builds_table(study, builds))
     return builds
 
 
-def _check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, ...], timeout_s: float,
-           quiet: bool) -> list[camp.CheckRow]:
-    def on_row(row: camp.CheckRow) -> None:
+def _check(kind: Kind, study: Study, builds: dict[str, BuildResult], options: Options, quiet: bool
+           ) -> list[CheckRow]:
+    def on_row(row: CheckRow) -> None:
         if not quiet and row.status != "agrees":
             err.print(f"  [red]{row.status}[/]: " + escape(f"{row.benchmark} on {row.mechanism}: {row.detail}"),
                       highlight=False)
 
-    with err.status(f"checking answers of {len(benchmarks)} benchmarks…") if not quiet else nullcontext():
-        rows = camp.check(study, builds, benchmarks, timeout_s, on_row)
-    bad = [r for r in rows if r.status != "agrees"]
-    if not quiet and not bad:
-        err.print(f"[green]check passed[/]: every available mechanism gave the same answer on {len(benchmarks)} "
-                  "benchmarks")
+    checking, passed = kind.check_lines(study, options)
+    with err.status(escape(checking)) if not quiet else nullcontext():
+        rows = kind.check(study, builds, options, on_row)
+    if not quiet and all(r.status == "agrees" for r in rows):
+        err.print("[green]check passed[/]: " + escape(passed))
     return rows
 
 
-def _build_and_check(study: Study, options: camp.Options, build_dir: Path, quiet: bool
-                     ) -> tuple[dict[str, BuildResult], list[camp.CheckRow]]:
+def _build_and_check(kind: Kind, study: Study, options: Options, build_dir: Path, quiet: bool
+                     ) -> tuple[dict[str, BuildResult], list[CheckRow]]:
     """What a new campaign needs first: its mechanisms built and their answers agreeing (else exit)."""
     builds = _build(study, build_dir, list(options.mechanisms), quiet=quiet)
     if not any(b.available for b in builds.values()):
         fail(f"{study.name}: no mechanism could be built; see the reasons above")
-    rows = _check(study, builds, options.benchmarks, options.timeout_s, quiet=quiet)
+    rows = _check(kind, study, builds, options, quiet=quiet)
     if any(r.status != "agrees" for r in rows):
         fail(_check_failure_message(rows), EXIT_CHECK_FAILED)
     return builds, rows
 
 
-def _check_failure_message(rows: list[camp.CheckRow]) -> str:
+def _check_failure_message(rows: list[CheckRow]) -> str:
     bad = [r for r in rows if r.status != "agrees"]
     first = bad[0]
     return (f"answer check failed for {len(bad)} benchmark × mechanism pair(s), e.g. {first.benchmark} on "
@@ -233,11 +230,11 @@ def list_(store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> Non
         store = _open_or_fail(store_path)
     if store is not None:
         campaigns = [{"id": c.id, "study": c.study, "state": c.state, "created": c.created,
-                      "budget": c.config["options"]["budget"], "machine": c.machine} for c in store.campaigns()]
+                      "budget": read(c).options.budget, "machine": c.machine} for c in store.campaigns()]
     if as_json:
         _print_json({"studies": studies, "campaigns": campaigns})
         return
-    for table in terminal.list_tables(studies, campaigns, store.path if store else store_path):
+    for table in commands.list_tables(studies, campaigns, store.path if store else store_path):
         out.print(table)
 
 
@@ -263,28 +260,20 @@ def check(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
     """Build, then check that every mechanism computes the same answer (exit 3 if not)."""
     study = _load(study_name)
     try:
-        opts = camp.options_for(study, "default", _split(benchmarks), _split(mechanisms))
-    except camp.CampaignError as e:
+        opts = timing.options_for(study, "default", _split(benchmarks), _split(mechanisms))
+    except CampaignError as e:
         fail(str(e))
     builds = _build(study, build_dir, list(opts.mechanisms), quiet=as_json)
-    rows = _check(study, builds, opts.benchmarks, opts.timeout_s, quiet=as_json)
+    rows = _check(TIMING, study, builds, opts, quiet=as_json)
     if as_json:
         _print_json([r.__dict__ for r in rows])
     if any(r.status != "agrees" for r in rows):
         fail(_check_failure_message(rows), EXIT_CHECK_FAILED)
 
 
-def _progress_runner(study: Study, store: Store, campaign_id: int, options: camp.Options,
-                     builds: dict[str, BuildResult], quiet: bool) -> None:
-    """Run the pending executions with a progress bar, saying which failed as they fail."""
-    _with_progress(study, store, campaign_id, quiet,
-                   lambda on_execution: camp.run_pending(store, study, campaign_id, options, builds, on_execution))
-
-
-def _with_progress(study: Study, store: Store, campaign_id: int, quiet: bool,
-                   run_pending: Callable[[Callable[[Task, Execution], None]], None]) -> None:
-    """Call run_pending(on_execution) under a progress bar that says which executions failed as they fail
-    (for iteration and load campaigns alike)."""
+def _with_progress(kind: Kind, study: Study, store: Store, campaign_id: int, options: Options,
+                   builds: dict[str, BuildResult], quiet: bool) -> None:
+    """Run what is pending under a progress bar that says which executions failed as they fail."""
     total = len(store.planned(campaign_id))
     done = total - len(store.pending(campaign_id))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -301,7 +290,7 @@ def _with_progress(study: Study, store: Store, campaign_id: int, quiet: bool,
                     f"{task.benchmark} on {task.mechanism} (process execution {task.pexec + 1}): {run.detail}"),
                     highlight=False)
 
-        run_pending(on_execution)
+        engine.run_pending(store, kind, study, campaign_id, options, builds, on_execution)
 
 
 def _signals_stop_the_run() -> None:
@@ -314,15 +303,62 @@ def _signals_stop_the_run() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
-def _write_reports(result: Analysis, store: Store, report_dir: Path) -> list[Path]:
+def _write_reports(kind: Kind, result: Any, store: Store, stem: str, report_dir: Path) -> list[Path]:
     report_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"{result.campaign.study}-{result.campaign.id}"
     written = []
-    for format_, suffix in WRITTEN_AFTER_A_RUN.items():
+    for format_, suffix in kind.written_after_a_run.items():
         path = report_dir / f"{stem}.{suffix}"
-        path.write_text(render(format_, result, Series(store)), encoding="utf-8")
+        path.write_text(kind.formats[format_](result, store), encoding="utf-8")
         written.append(path)
     return written
+
+
+def _campaign(kind: Kind, study_name: str, new_options: Callable[[Study], Options], resume: bool,
+              campaign_id: int | None, report_dir: Path, build_dir: Path, store_path: str, as_json: bool,
+              seed: int | None = None, exclude_disturbed: bool = False) -> None:
+    """`run` and `load`: build, check answers and start a campaign of this kind, or resume one; run what is
+    pending; analyse; write the reports and print the result."""
+    study = _load(study_name)
+    _writable_folder(report_dir, "--report-dir")
+    store = _store(store_path)
+    _signals_stop_the_run()
+    with engine.session() as held:
+        try:
+            if resume:
+                options = held.resume(store, kind, study, campaign_id)
+                builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
+                engine.verify_builds(store, held.campaign_id, builds)  # type: ignore[arg-type]
+            else:
+                options = new_options(study)
+                builds, rows = _build_and_check(kind, study, options, build_dir, as_json)
+                held.start(store, kind, study, options, builds, rows)
+            cid = held.campaign_id
+            assert cid is not None
+            _with_progress(kind, study, store, cid, options, builds, quiet=as_json)
+            result = kind.analyse(store, cid, seed=seed, exclude_disturbed=exclude_disturbed)
+        except (CampaignError, StoreError, DriverError) as e:
+            fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
+        except KeyboardInterrupt:
+            if held.campaign_id is None:
+                err.print("\ninterrupted before the campaign started: nothing was timed or stored", highlight=False)
+            else:
+                stored = len(store.done_seqs(held.campaign_id))
+                err.print(f"\ninterrupted: {stored} {kind.unit} of campaign {held.campaign_id} are stored; continue "
+                          f"with `bridgebench {kind.command} {study_name} --resume`", highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+    try:
+        written = _write_reports(kind, result, store, f"{study.name}-{cid}", report_dir)
+    except OSError as e:
+        fail(f"--report-dir {report_dir}: cannot write the reports: {e.strerror} (the campaign is stored; "
+             f"`bridgebench report {cid}` writes them again)")
+    if as_json:
+        _print_json(result.to_json())
+    else:
+        kind.show(result, out)
+        err.print("reports: " + ", ".join(str(p) for p in written), highlight=False)
+    failed = kind.failed(result)
+    if failed:
+        fail(failed, EXIT_FAILED_EXECUTIONS)
 
 
 @app.command()
@@ -349,75 +385,13 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
         store_path: StoreOpt = DEFAULT_STORE,
         as_json: JsonOpt = False) -> None:
     """Build, check answers, run the campaign (or resume it), analyse, and report."""
-    study = _load(study_name)
-    _writable_folder(report_dir, "--report-dir")
-    store = _store(store_path)
-    _signals_stop_the_run()
-    cid: int | None = None
-    owner = None
-    try:
-        if resume:
-            with store.planning():
-                cid, options = camp.resumable(store, study, campaign_id)
-                owner = store.claim(cid)
-            builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
-            camp.verify_builds(store, cid, builds)
-        else:
-            budget_name = "quick" if quick else budget
-            options = camp.options_for(study, budget_name, _split(benchmarks), _split(mechanisms),
-                                       process_executions, iterations, timeout, random_order, seed, wait_quiet,
-                                       _until(until), max_executions, _seconds(max_time, "--max-time"))
-            builds, rows = _build_and_check(study, options, build_dir, as_json)
-            with store.planning():
-                cid = camp.start(store, study, options, builds, rows)
-                owner = store.claim(cid)
-        _progress_runner(study, store, cid, options, builds, quiet=as_json)
-        result = analyse(store, cid, seed=seed, exclude_disturbed=exclude_disturbed)
-        store.save_analysis(cid, result.to_json())
-    except (camp.CampaignError, StoreError) as e:
-        fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
-    except KeyboardInterrupt:
-        if cid is None:
-            err.print("\ninterrupted before the campaign started: nothing was timed or stored", highlight=False)
-        else:
-            stored = len(store.done_seqs(cid))
-            err.print(f"\ninterrupted: {stored} process executions of campaign {cid} are stored; continue with "
-                      f"`bridgebench run {study_name} --resume`", highlight=False)
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    finally:
-        if owner:
-            owner.release()
+    def options(study: Study) -> Options:
+        return timing.options_for(study, "quick" if quick else budget, _split(benchmarks), _split(mechanisms),
+                                  process_executions, iterations, timeout, random_order, seed, wait_quiet,
+                                  _until(until), max_executions, _seconds(max_time, "--max-time"))
 
-    try:
-        written = _write_reports(result, store, report_dir)
-    except OSError as e:
-        fail(f"--report-dir {report_dir}: cannot write the reports: {e.strerror} (the campaign is stored; "
-             f"`bridgebench report {cid}` writes them again)")
-    if as_json:
-        _print_json(result.to_json())
-    else:
-        terminal.show(result, out)
-        err.print("reports: " + ", ".join(str(p) for p in written), highlight=False)
-    failures = result.failures()
-    if failures:
-        wrong = sum(f.status == WRONG_ANSWER for f in failures)
-        fail(f"{len(failures)} process execution(s) failed (recorded; see the Failed column)"
-             + (f", {wrong} of them with a wrong answer in timed runs" if wrong else ""), EXIT_FAILED_EXECUTIONS)
-
-
-def _load_report(result: LoadAnalysis, console: Console) -> None:
-    load_report.show(result, console)
-
-
-def _write_load_reports(result: LoadAnalysis, report_dir: Path) -> list[Path]:
-    report_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"{result.campaign['study']}-{result.campaign['id']}"
-    written = []
-    for format_, suffix in load_report.SUFFIXES.items():
-        path = report_dir / f"{stem}.{suffix}"
-        path.write_text(load_report.FORMATS[format_](result), encoding="utf-8")
-        written.append(path)
-    return written
+    _campaign(TIMING, study_name, options, resume, campaign_id, report_dir, build_dir, store_path, as_json, seed,
+              exclude_disturbed)
 
 
 @app.command()
@@ -437,69 +411,19 @@ def load(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
          as_json: JsonOpt = False) -> None:
     """Load a study's servers: build, check each request's answer, a closed-loop saturation phase, then
     constant rates at fractions of it (and above it), every run a fresh server; analyse and report."""
-    study = _load(study_name)
-    _writable_folder(report_dir, "--report-dir")
-    store = _store(store_path)
-    _signals_stop_the_run()
-    cid: int | None = None
-    owner = None
-    try:
-        if resume:
-            with store.planning():
-                cid, options = load_campaign.resumable(store, study, campaign_id)
-                owner = store.claim(cid)
-            builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
-            camp.verify_builds(store, cid, builds)
-        else:
-            options = load_campaign.options_for(study, "quick" if quick else budget, _split(mechanisms),
-                                                process_executions, duration, warmup)
-            builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
-            if not any(b.available for b in builds.values()):
-                fail(f"{study.name}: no server could be built; see the reasons above")
-            with err.status("checking every server's answer to each request…") if not as_json else nullcontext():
-                rows = load_campaign.check(study, builds, options.mechanisms)
-            if any(r.status != "agrees" for r in rows):
-                fail(_check_failure_message(rows), EXIT_CHECK_FAILED)
-            if not as_json:
-                err.print(f"[green]check passed[/]: every server gave each of {len(study.load.requests)} requests "
-                          "the expected status")
-            with store.planning():
-                cid = load_campaign.start(store, study, options, builds, rows)
-                owner = store.claim(cid)
-        _with_progress(study, store, cid, as_json, lambda on_execution: load_campaign.run_pending(
-            store, study, cid, options, builds, on_execution))
-        result = load_analysis.analyse(store, cid)
-    except (camp.CampaignError, StoreError, DriverError) as e:
-        fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
-    except KeyboardInterrupt:
-        if cid is None:
-            err.print("\ninterrupted before the campaign started: nothing was run or stored", highlight=False)
-        else:
-            err.print(f"\ninterrupted: {len(store.done_seqs(cid))} load runs of campaign {cid} are stored; "
-                      f"continue with `bridgebench load {study_name} --resume`", highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    finally:
-        if owner:
-            owner.release()
-    try:
-        written = _write_load_reports(result, report_dir)
-    except OSError as e:
-        fail(f"--report-dir {report_dir}: cannot write the reports: {e.strerror} (the campaign is stored; "
-             f"`bridgebench report {cid}` writes them again)")
-    if as_json:
-        _print_json(result.to_json())
-    else:
-        _load_report(result, out)
-        err.print("reports: " + ", ".join(str(p) for p in written), highlight=False)
-    if result.failed:
-        fail(f"{result.failed} load run(s) failed (recorded; see Failures)", EXIT_FAILED_EXECUTIONS)
+    def options(study: Study) -> Options:
+        return load_campaign.options_for(study, "quick" if quick else budget, _split(mechanisms), process_executions,
+                                         duration, warmup)
+
+    _campaign(LOAD, study_name, options, resume, campaign_id, report_dir, build_dir, store_path, as_json)
 
 
-def _is_load(store: Store, campaign_id: int) -> bool:
+def _kind(store: Store, campaign_id: int) -> Kind:
+    """The kind of a stored campaign (timing, when there is no such campaign: the command then says so)."""
     try:
-        return load_campaign.is_load(store.campaign(campaign_id))
+        return kinds.of(store.campaign(campaign_id))
     except StoreError:
-        return False
+        return TIMING
 
 
 @app.command()
@@ -515,12 +439,12 @@ def enqueue(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
     store = _store(store_path)
     try:
         fleet.require_postgres(store)  # before building anything
-        options = camp.options_for(study, "quick" if quick else budget, _split(benchmarks), _split(mechanisms),
-                                   process_executions, iterations, timeout, random_order, seed)
+        options = timing.options_for(study, "quick" if quick else budget, _split(benchmarks), _split(mechanisms),
+                                     process_executions, iterations, timeout, random_order, seed)
         fleet.refuse_a_second(store, study, options)  # before building; enqueue checks again, under a lock
-        builds, rows = _build_and_check(study, options, build_dir, as_json)
+        builds, rows = _build_and_check(TIMING, study, options, build_dir, as_json)
         cid = fleet.enqueue(store, study, options, builds, rows)
-    except (camp.CampaignError, fleet.FleetError, StoreError) as e:
+    except (CampaignError, fleet.FleetError, StoreError) as e:
         fail(str(e))
     planned = len(store.planned(cid))
     if as_json:
@@ -562,7 +486,7 @@ def status(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]
     if as_json:
         _print_json(asdict(st))
         return
-    terminal.status(st, out)
+    commands.status(st, out)
 
 
 def _campaign_arg(store: Store, campaign_id: int | None, study: str | None) -> int:
@@ -584,18 +508,14 @@ def analyse_(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIG
     store = _store(store_path, create=False)
     try:
         cid = _campaign_arg(store, campaign_id, study)
-        if _is_load(store, cid):
-            loaded = load_analysis.analyse(store, cid)
-            _print_json(loaded.to_json()) if as_json else _load_report(loaded, out)
-            return
-        result = analyse(store, cid, seed=seed, exclude_disturbed=exclude_disturbed)
-        store.save_analysis(cid, result.to_json())
+        kind = _kind(store, cid)
+        result = kind.analyse(store, cid, seed=seed, exclude_disturbed=exclude_disturbed)
     except (StoreError, DriverError) as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
     if as_json:
         _print_json(result.to_json())
     else:
-        terminal.show(result, out)
+        kind.show(result, out)
 
 
 @app.command()
@@ -614,19 +534,14 @@ def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]
     store = _store(store_path, create=False)
     try:
         cid = _campaign_arg(store, campaign_id, study)
-        if _is_load(store, cid):
-            if format_ not in (TERMINAL, *load_report.FORMATS):
-                fail(f"--format {format_}: a load campaign's report is one of: terminal, "
-                     f"{', '.join(load_report.FORMATS)}")
-            loaded = load_analysis.analyse(store, cid)
-            _emit(output, format_, lambda console: _load_report(loaded, console),
-                  lambda: load_report.FORMATS[format_](loaded))
-            return
-        result = current_analysis(store, cid, exclude_disturbed)
+        kind = _kind(store, cid)
+        if format_ not in (TERMINAL, *kind.formats):
+            fail(f"--format {format_}: a {kind.noun}'s report is one of: terminal, {', '.join(kind.formats)}")
+        result = kind.current(store, cid, exclude_disturbed)
     except (StoreError, DriverError) as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
-    _emit(output, format_, lambda console: terminal.show(result, console),
-          lambda: render(format_, result, Series(store)))
+    _emit(output, format_, lambda console: kind.show(result, console),
+          lambda: kind.formats[format_](result, store))
 
 
 def _side(spec: str) -> tuple[int, str | None]:
@@ -657,10 +572,11 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
     if (ma is None) != (mb is None):
         fail("name a mechanism on both sides (3:luajit 4:luajit2) or on neither (3 4)")
     store = _store(store_path, create=False)
-    loads = [c for c in (ca, cb) if _is_load(store, c)]
-    if loads:
-        fail(f"campaign {loads[0]} is a load campaign: its report compares its servers "
-             f"(`bridgebench report {loads[0]}`); diff compares campaigns timed in iterations")
+    others = [(c, k) for c in (ca, cb) if (k := _kind(store, c)) is not TIMING]
+    if others:
+        (c, k), *_ = others
+        fail(f"campaign {c} is a {k.noun}: its report compares its mechanisms (`bridgebench report {c}`); diff "
+             "compares campaigns timed in iterations")
     try:
         comparisons, header = compare(store, ca, ma, cb, mb, cross_machine=cross_machine, seed=seed,
                                       exclude_disturbed=exclude_disturbed)
@@ -696,7 +612,7 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
     try:
         report = (rejudge(store, on_finding) if again
                   else run_selftest(store, build_dir, repetitions, budget, on_finding, wait_quiet))
-    except (camp.CampaignError, StoreError, DiffError) as e:
+    except (CampaignError, StoreError, DiffError) as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
     except KeyboardInterrupt:
         err.print("\ninterrupted: the self-test gives no verdict", highlight=False)
@@ -710,7 +626,7 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
         judged = len({f.campaign for f in report.findings})
         title = (f"Self-test, {judged} stored repetition(s) judged again" if again
                  else f"Self-test over {repetitions} repetition(s), budget '{budget}'")
-        table = terminal.selftest_table(title, tallies)
+        table = commands.selftest_table(title, tallies)
         out.print(table)
         if report.verdict == SELFTEST_INCONCLUSIVE:
             out.print("inconclusive: too few process executions ran on a quiet machine for the verdicts to mean "
@@ -729,7 +645,7 @@ def doctor(as_json: JsonOpt = False) -> None:
     if as_json:
         _print_json({"environment": env, "findings": [f.__dict__ for f in findings]})
         return
-    out.print(terminal.doctor_table(findings))
+    out.print(commands.doctor_table(findings))
 
 
 DEFAULT_WAIT_QUIET_S = 60.0

@@ -28,11 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridgebench import campaign as camp
-from bridgebench import environment, native, store_postgres
+from bridgebench import environment, native
 from bridgebench.build import BuildResult, build_study
+from bridgebench.campaign import engine
+from bridgebench.campaign.config import TimingOptions, read
+from bridgebench.campaign.kind import CampaignError, CheckRow
+from bridgebench.campaign.kinds import TIMING
 from bridgebench.locks import FileLock
 from bridgebench.store import Store, StoreError
+from bridgebench.store import postgres as store_postgres
 from bridgebench.study import Study, StudyError, find_study, load_study
 
 QUEUE = "bridgebench"
@@ -93,8 +97,8 @@ def _queue_tables_exist(store: Store) -> bool:
 
 
 # --- enqueue ---------------------------------------------------------------------------------------------
-def enqueue(store: Store, study: Study, options: camp.Options, builds: dict[str, BuildResult],
-            checked: list[camp.CheckRow]) -> int:
+def enqueue(store: Store, study: Study, options: TimingOptions, builds: dict[str, BuildResult],
+            checked: list[CheckRow]) -> int:
     """Plan the campaign and put each planned execution on the queue; refuses a campaign of the same study
     and options that is already queued and not finished."""
     require_postgres(store)
@@ -107,16 +111,16 @@ def enqueue(store: Store, study: Study, options: camp.Options, builds: dict[str,
             app.schema_manager.apply_schema()
         with store.planning():
             refuse_a_second(store, study, options)
-            cid = camp.start(store, study, options, builds, checked)
+            cid = engine.create(store, TIMING, study, options, builds, checked)
             jobs = [{"campaign_id": cid, "seq": t.seq} for t in store.planned(cid)]
             app.configure_task(TASK_NAME, queue=QUEUE).batch_defer(*jobs)
     return cid
 
 
-def refuse_a_second(store: Store, study: Study, options: camp.Options) -> None:
+def refuse_a_second(store: Store, study: Study, options: TimingOptions) -> None:
     """FleetError when a campaign of this study file and these options is queued and not finished."""
     for c in store.campaigns(study.name):
-        if (c.state != "done" and c.config_hash == study.config_hash() and camp.stored_options(c) == options
+        if (c.state != "done" and c.config_hash == study.config_hash() and read(c).options == options
                 and _jobs(store, c.id)):
             raise FleetError(f"campaign {c.id} of {study.name} with these options is already enqueued "
                              f"({len(store.done_seqs(c.id))} of {len(store.planned(c.id))} executions stored); "
@@ -172,22 +176,22 @@ def _execute(campaign_id: int, seq: int) -> str:
         study = load_study(find_study(c.study) if not Path(c.study_path).is_file() else Path(c.study_path))
     except StudyError as err:
         raise FleetError(f"this worker cannot load study {c.study}: {err}") from err
-    if study.config_hash() != c.config_hash:
-        raise FleetError(f"campaign {campaign_id}: this worker's {study.path} differs from the one the campaign "
-                         "was planned with; update its checkout")
-    options = camp.stored_options(c)
+    try:
+        engine.require_unchanged(study, c, "update this worker's checkout")
+    except CampaignError as err:
+        raise FleetError(str(err)) from err
+    options = read(c).options
     key = (study.name, options.mechanisms)
     if key not in state.builds:
         state.builds[key] = build_study(study, state.build_dir, list(options.mechanisms))
     builds = state.builds[key]
-    camp.verify_builds(store, campaign_id, builds)
+    engine.verify_builds(store, campaign_id, builds)
     task = store.planned_task(campaign_id, seq)
     if task is None:
         raise FleetError(f"campaign {campaign_id} has no planned execution {seq}")
-    with _machine_lock():
-        camp.run_tasks(store, study, campaign_id, options, builds, [task], machine=state.machine)
-    if store.pending_count(campaign_id) == 0:
-        store.set_state(campaign_id, "done")
+    with _machine_lock(), TIMING.executor(store, study, campaign_id, options, builds) as execute:
+        engine.run_tasks(store, campaign_id, [task], execute, machine=state.machine)
+    engine.done_if_complete(store, campaign_id)
     return "stored"
 
 

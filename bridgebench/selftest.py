@@ -27,9 +27,12 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import binom
 
-from bridgebench import campaign as camp
 from bridgebench.analysis import Series, analyse, current_analysis
 from bridgebench.build import build_study
+from bridgebench.campaign import engine, timing
+from bridgebench.campaign.config import read
+from bridgebench.campaign.kind import CampaignError
+from bridgebench.campaign.kinds import TIMING
 from bridgebench.compare import compare
 from bridgebench.differ import UNCHANGED, WORSENED
 from bridgebench.store import Store
@@ -171,7 +174,7 @@ def rejudge(store: Store, on_finding: Callable[[Finding], None] | None = None) -
     report = SelftestReport()
     campaigns = [c for c in store.campaigns("selftest") if c.state == "done"]
     for repetition, campaign in enumerate(campaigns, 1):
-        _analyse_and_judge(store, report, repetition, campaign.id, campaign.config["options"]["seed"], on_finding)
+        _analyse_and_judge(store, report, repetition, campaign.id, read(campaign).options.seed, on_finding)
     return report
 
 
@@ -188,21 +191,21 @@ def run_selftest(store: Store, build_root: Path, repetitions: int, budget: str =
                  on_finding: Callable[[Finding], None] | None = None, wait_quiet_s: float = 0.0) -> SelftestReport:
     study = load_study(STUDIES_DIR / "selftest" / "study.toml")
     if budget in study.budgets and study.budgets[budget].iterations < MIN_ITERATIONS:
-        raise camp.CampaignError(f"selftest: budget '{budget}' has {study.budgets[budget].iterations} iterations; "
+        raise CampaignError(f"selftest: budget '{budget}' has {study.budgets[budget].iterations} iterations; "
                                  f"the planted phases need at least {MIN_ITERATIONS}")
     builds = build_study(study, build_root)
     broken = [b for b in builds.values() if not b.available]
     if broken:
-        raise camp.CampaignError(f"selftest: cannot build {broken[0].mechanism}: {broken[0].reason}")
+        raise CampaignError(f"selftest: cannot build {broken[0].mechanism}: {broken[0].reason}")
     report = SelftestReport()
     for repetition in range(1, repetitions + 1):
-        options = camp.options_for(study, budget, None, None, seed=repetition, wait_quiet_s=wait_quiet_s)
-        rows = camp.check(study, builds, options.benchmarks, options.timeout_s)
+        options = timing.options_for(study, budget, None, None, seed=repetition, wait_quiet_s=wait_quiet_s)
+        rows = TIMING.check(study, builds, options)
         bad = [r for r in rows if r.status != "agrees"]
         if bad:
-            raise camp.CampaignError(f"selftest: answer check failed: {bad[0].benchmark} on {bad[0].mechanism}: "
+            raise CampaignError(f"selftest: answer check failed: {bad[0].benchmark} on {bad[0].mechanism}: "
                                      f"{bad[0].detail}")
-        cid = camp.start(store, study, options, builds, rows)
-        camp.run_pending(store, study, cid, options, builds)
+        cid = engine.create(store, TIMING, study, options, builds, rows)
+        engine.run_pending(store, TIMING, study, cid, options, builds)
         _analyse_and_judge(store, report, repetition, cid, repetition, on_finding)
     return report

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bridgebench.adaptive import CAPPED, FAILING, OPEN, OUT_OF_TIME, SETTLED, decide
+from bridgebench.campaign.adaptive import CAPPED, FAILING, OPEN, OUT_OF_TIME, SETTLED, decide
 from bridgebench.stats import Estimate
 from bridgebench.study import StudyError, load_study
 from tests.conftest import add_benchmark, bridgebench, gated_campaign, rows

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from bridgebench.load.analysis import predict
-from bridgebench.load.campaign import phases
+from bridgebench.load.phases import phases
 from bridgebench.study import StudyError, load_study
 from tests.conftest import FIXTURES, bridgebench, competitor, start_bridgebench, survivors, wait_for_executions
 
@@ -258,6 +258,6 @@ def test_load_runs_beside_a_cpu_bound_competitor_are_flagged_and_the_report_says
     ({"mode": "constant-rate", "completed": 0, "censored": 900, "errors": {}}, False),  # a driver before "answered"
 ])
 def test_a_run_whose_every_measured_request_is_censored_is_a_measurement(result: dict, measured: bool) -> None:
-    from bridgebench.load.campaign import all_censored
+    from bridgebench.campaign.load import all_censored
 
     assert all_censored(result) is measured

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bridgebench.build import build_study
-from bridgebench.campaign import check, command_for
+from bridgebench.campaign.timing import check, command_for
 from bridgebench.runner import CRASHED, OK, Execution, execute
 from bridgebench.study import STUDIES_DIR, load_study
 from tests.conftest import bridgebench

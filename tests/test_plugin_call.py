@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bridgebench.build import build_study
-from bridgebench.campaign import command_for
+from bridgebench.campaign.timing import command_for
 from bridgebench.runner import CRASHED, execute
 from bridgebench.study import STUDIES_DIR, load_study
 from tests.conftest import bridgebench

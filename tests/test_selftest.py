@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from bridgebench import selftest
-from bridgebench.campaign import CampaignError
+from bridgebench.campaign.kind import CampaignError
 from bridgebench.selftest import MIN_ITERATIONS, _phase_found
 from bridgebench.store import Store
 from bridgebench.study import STUDIES_DIR, Budget, load_study

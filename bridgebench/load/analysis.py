@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
+from bridgebench.campaign.config import LoadOptions, read
 from bridgebench.load import driver
-from bridgebench.load.campaign import LoadOptions, phases, saturation_rates, stored_options
+from bridgebench.load.phases import phases, saturation_rates
 from bridgebench.store import Store
 from bridgebench.study import stored_load
 
@@ -182,8 +183,10 @@ def _cell(phase: str, fraction: float | None, mechanism: str, planned: int, runs
 
 def analyse(store: Store, campaign_id: int) -> LoadAnalysis:
     campaign = store.campaign(campaign_id)
-    options = stored_options(campaign)
-    load = stored_load(campaign.config["study"], Path(campaign.study_path))
+    config = read(campaign)
+    assert isinstance(config.options, LoadOptions)
+    options = config.options
+    load = stored_load(config.study, Path(campaign.study_path))
     phase_list = phases(load)
     executions = store.executions(campaign_id)
     planned = store.planned(campaign_id)

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bridgebench.load.analysis import PERCENTILES, Figure, LoadAnalysis, LoadCell
-from bridgebench.load.campaign import SATURATION
+from bridgebench.load.phases import SATURATION
 from bridgebench.report import html as page_html
 from bridgebench.report.fmt import duration
 

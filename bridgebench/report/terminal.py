@@ -1,20 +1,13 @@
-"""The terminal report (rich), and the tables of the other commands."""
+"""The terminal report of a campaign's analysis (rich)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bridgebench.build import BuildResult
-from bridgebench.environment import Finding as Advice
-from bridgebench.fleet import Status
 from bridgebench.report import tables
 from bridgebench.result import Analysis
-from bridgebench.selftest import FAIL, INCONCLUSIVE, PASS, Tally
-from bridgebench.study import Study
 
 
 def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> Table:
@@ -59,69 +52,3 @@ def show(result: Analysis, console: Console) -> None:
     if result.machines:
         console.print(_table("Machines", tables.MACHINE_COLUMNS, tables.machine_rows(result)))
         console.print(_table("Per machine", tables.MACHINE_CELL_COLUMNS, tables.machine_cell_rows(result)))
-
-
-# --- the other commands' tables (the CLI parses and calls; drawing happens here) ---------------------------
-def builds_table(study: Study, builds: dict[str, BuildResult]) -> Table:
-    table = Table(title=f"Mechanisms of {study.name}", title_justify="left")
-    for column in ("Mechanism", "Status", "Version / reason"):
-        table.add_column(column, overflow="fold")
-    for b in builds.values():
-        status = ("[green]available[/]" + (" (cached)" if b.cached else "")) if b.available else "[red]unavailable[/]"
-        table.add_row(escape(study.mechanisms[b.mechanism].label), status,
-                      escape(b.version if b.available else b.reason))
-    return table
-
-
-def list_tables(studies: list[dict[str, Any]], campaigns: list[dict[str, Any]], store: str) -> list[Table]:
-    """`bridgebench list`: the studies (or why one cannot be read), and the campaigns in the store."""
-    table = Table(title="Studies", title_justify="left")
-    for column in ("Study", "Mechanisms", "Benchmarks", "Title / error"):
-        table.add_column(column, overflow="fold")
-    for s in studies:
-        table.add_row(escape(s["name"]), str(len(s.get("mechanisms", []))), str(len(s.get("benchmarks", []))),
-                      escape(s["title"]) if "title" in s else f"[red]{escape(s['error'])}[/]")
-    tables = [table]
-    if campaigns:
-        table = Table(title=f"Campaigns in {escape(store)}", title_justify="left")
-        for column in ("Id", "Study", "State", "Budget", "Machine"):
-            table.add_column(column)
-        for c in campaigns:
-            table.add_row(str(c["id"]), escape(c["study"]), c["state"], escape(c["budget"]), escape(c["machine"]))
-        tables.append(table)
-    return tables
-
-
-def selftest_table(title: str, tallies: list[Tally]) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("Check", "Target", "Right (quiet)", "Right (disturbed; the rest flagged)", "Verdict"):
-        table.add_column(column)
-    style = {PASS: "", FAIL: "red", INCONCLUSIVE: "yellow"}
-    for t in tallies:
-        table.add_row(t.check, f"≥ {t.target:.0%}", f"{t.quiet_right}/{t.quiet}",
-                      f"{t.disturbed_right}/{t.disturbed}", t.verdict, style=style[t.verdict])
-    return table
-
-
-def doctor_table(findings: list[Advice]) -> Table:
-    table = Table(title="What makes this machine noisy", title_justify="left")
-    for column in ("", "Topic", "State", "Advice"):
-        table.add_column(column, overflow="fold")
-    for f in findings:
-        table.add_row("[green]ok[/]" if f.ok else "[yellow]![/]", f.topic, escape(f.state), f.advice)
-    return table
-
-
-def status(st: Status, console: Console) -> None:
-    """`bridgebench status`: where a shared campaign stands."""
-    eta = "done" if st.eta_s == 0 else "unknown (nothing stored yet)" if st.eta_s is None else \
-        f"about {st.eta_s / 60:.0f} min at the current pace" if st.eta_s >= 90 else f"about {st.eta_s:.0f} s"
-    console.print(escape(f"campaign {st.campaign} of {st.study} ({st.state}): {st.stored}/{st.planned} process "
-                         f"executions stored, {st.queued} queued, {st.running} running, {st.failed_jobs} jobs "
-                         f"failed; ETA {eta}"), highlight=False)
-    table = Table(title="Per machine", title_justify="left")
-    for column in ("Machine", "CPU", "Stored", "Of them failed"):
-        table.add_column(column, overflow="fold")
-    for m in st.machines:
-        table.add_row(escape(m.machine), escape(m.cpu), str(m.done + m.failed), str(m.failed))
-    console.print(table)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bridgebench.analysis import estimates
+from bridgebench.campaign.config import AdaptiveBudget
 from bridgebench.runner import Task
 from bridgebench.stats import Estimate
 from bridgebench.store import Store
@@ -97,9 +98,10 @@ class _Clock:
         return not self.fits((task.benchmark, task.mechanism))
 
 
-def run(store: Store, campaign_id: int, cells: list[Cell], first: int, until_ci: float, cap: int,
-        max_time_s: float, run_tasks: RunTasks, randomise: bool = False, seed: int = 0) -> None:
+def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudget, run_tasks: RunTasks) -> None:
     """Run the campaign's rounds until every cell is settled, capped, failing or out of time."""
+    first, until_ci, cap, max_time_s = budget.first, budget.until_ci, budget.cap, budget.max_time_s
+    randomise, seed = budget.randomise, budget.seed
     history = store.decisions(campaign_id)
     state: dict[Cell, str] = {}
     for d in history:  # a resumed campaign: where each cell stood after the last judged round

@@ -1,6 +1,6 @@
 """The results store: one transaction per process execution, in SQLite (a file) or PostgreSQL (a
 server many machines share). The SQL is written here once, in the subset both speak; what differs (how to
-connect, column types, locks, migrations of old files) is the backend's: store_sqlite.py, store_postgres.py.
+connect, column types, locks, migrations of old files) is the backend's: sqlite.py, postgres.py.
 
 An interrupt or a crash of the harness loses at most the execution in flight; everything committed
 stays, and a resumed campaign runs exactly the planned executions that are not stored yet.
@@ -19,9 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from bridgebench import locks, store_postgres, store_sqlite
+from bridgebench import locks
 from bridgebench.build import BuildResult
 from bridgebench.runner import Execution, Task
+from bridgebench.store import postgres as store_postgres
+from bridgebench.store import sqlite as store_sqlite
+from bridgebench.store.encoding import FLOAT64, SECONDS, from_blob, to_blob
 
 SCHEMA_VERSION = 5
 
@@ -124,14 +127,6 @@ CREATE TABLE IF NOT EXISTS analysis (
     PRIMARY KEY (campaign_id)
 );
 """
-
-
-SECONDS = "seconds"  # the series of iteration times; a counter may not take this name
-_FLOAT64 = np.dtype("<f8")
-
-
-def to_blob(values: list[float] | np.ndarray) -> bytes:
-    return np.asarray(values, dtype=_FLOAT64).tobytes()
 
 
 class StoreError(Exception):
@@ -499,7 +494,7 @@ class Store:
         """A counter's value per iteration (empty when the probe did not report it)."""
         row = self.db.execute("SELECT data FROM series WHERE execution_id=? AND name=?",
                               (execution_id, name)).fetchone()
-        return np.frombuffer(row[0], dtype=_FLOAT64).astype(np.float64) if row else np.empty(0)
+        return from_blob(row[0]) if row else np.empty(0)
 
     def series(self, execution_ids: list[int], names: tuple[str, ...] = (SECONDS,)
                ) -> dict[tuple[int, str], np.ndarray]:
@@ -511,14 +506,14 @@ class Store:
                 f"SELECT execution_id, name, data FROM series WHERE execution_id IN ({','.join('?' * len(chunk))})"
                 f" AND name IN ({','.join('?' * len(names))})", (*chunk, *names))
             for eid, name, data in rows:
-                out[(eid, name)] = np.frombuffer(data, dtype=_FLOAT64).astype(np.float64)
+                out[(eid, name)] = from_blob(data)
         return out
 
     def iteration_count(self, campaign_id: int) -> int:
         row = self.db.execute("SELECT coalesce(sum(length(data)), 0) FROM series JOIN execution"
                               " ON execution.id=execution_id WHERE campaign_id=? AND name=?",
                               (campaign_id, SECONDS)).fetchone()
-        return int(row[0]) // _FLOAT64.itemsize  # PostgreSQL's sum is a numeric: int() takes it
+        return int(row[0]) // FLOAT64.itemsize  # PostgreSQL's sum is a numeric: int() takes it
 
     # --- derived -------------------------------------------------------------------------------------
     def save_analysis(self, campaign_id: int, result: dict[str, Any]) -> None:

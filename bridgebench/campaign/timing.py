@@ -1,18 +1,25 @@
-"""A campaign: check that every mechanism computes the same answer, then run the planned process
-executions, storing each one as it finishes. Resuming runs exactly the executions not stored yet."""
+"""The timing kind of campaign: each process execution runs a benchmark's probe for I iterations of wall
+time. Its options, its answer check (every mechanism's probe on the check input, the answers compared), its
+plan (rounds of every benchmark × mechanism, interleaved), one execution, and its analysis and reports."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from types import MappingProxyType
 
-from bridgebench import adaptive, audit, environment
+from bridgebench import audit
+from bridgebench.analysis import WRONG_ANSWER, Series, analyse, current_analysis
 from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
+from bridgebench.campaign.config import TIMING, TimingOptions
+from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
 from bridgebench.placeholders import expand_all
-from bridgebench.runner import OK, PROTOCOL, Execution, Task, execute, plan
-from bridgebench.store import AlreadyStored, Campaign, Store
+from bridgebench.report import FORMATS, WRITTEN_AFTER_A_RUN, render, terminal
+from bridgebench.result import Analysis
+from bridgebench.runner import OK, Execution, Task, execute, plan
+from bridgebench.store import Store
 from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
 
 CHECK_ITERATIONS = 2  # two, so the probe also sees that repeated calls give the same answer
@@ -24,35 +31,11 @@ MAX_PLANNED_EXECUTIONS = 1_000_000
 MAX_ITERATIONS = 10_000_000  # per process execution; the probe's stdout (64 MiB) could not hold more
 
 
-class CampaignError(Exception):
-    """A campaign that cannot start or resume; one line, ready to print."""
-
-
-@dataclass(frozen=True)
-class Options:
-    budget: str
-    process_executions: int
-    iterations: int
-    timeout_s: float
-    benchmarks: tuple[str, ...]
-    mechanisms: tuple[str, ...]
-    randomise: bool = False
-    seed: int = 0
-    wait_quiet_s: float = 0.0  # before each execution, wait up to this long for a quiet machine (0: don't)
-    until_ci: float | None = None  # adaptive: see study.Budget and adaptive.py (None: a fixed budget)
-    max_process_executions: int | None = None
-    max_time_s: float | None = None
-
-    @property
-    def adaptive(self) -> bool:
-        return self.until_ci is not None
-
-
 def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, mechanisms: list[str] | None,
                 process_executions: int | None = None, iterations: int | None = None,
                 timeout_s: float | None = None, randomise: bool = False, seed: int = 0,
                 wait_quiet_s: float = 0.0, until_ci: float | None = None, max_process_executions: int | None = None,
-                max_time_s: float | None = None) -> Options:
+                max_time_s: float | None = None) -> TimingOptions:
     """The options of a campaign: the named budget, with what the command line gives taking precedence.
     An adaptive setting given alone takes the others from the budget, or the DEFAULT_* values."""
     if budget_name not in study.budgets:
@@ -78,7 +61,7 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
                             f"{', '.join(idle)} (see the benchmarks' `mechanisms` in {study.path.name})")
     # Without a choice of benchmarks, those that none of the chosen mechanisms runs are left out.
     benchmarks = benchmarks or [b for b in study.benchmarks if study.cells([b], selected)]
-    options = Options(
+    options = TimingOptions(
         budget=budget_name,
         process_executions=process_executions or budget.process_executions,
         iterations=iterations or budget.iterations,
@@ -139,16 +122,6 @@ def command_for(study: Study, build: BuildResult, benchmark: str, param: str, it
 
 
 # --- the answer check --------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class CheckRow:
-    benchmark: str
-    mechanism: str
-    status: str  # "agrees", "disagrees", "failed"
-    answer: str | None
-    detail: str
-    batch: int | None = None  # calls per iteration the probe chose; timed runs reuse it
-
-
 def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, ...], timeout_s: float,
           on_row: Callable[[CheckRow], None] | None = None) -> list[CheckRow]:
     """Run every available mechanism once on each benchmark's check input and compare the answers
@@ -183,106 +156,80 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
     return rows
 
 
-# --- running -----------------------------------------------------------------------------------------
-def start(store: Store, study: Study, options: Options, builds: dict[str, BuildResult],
-          checked: list[CheckRow]) -> int:
-    available = [m for m in options.mechanisms if builds[m].available]
-    tasks = plan(study.cells(options.benchmarks, available), options.process_executions, options.randomise,
-                 options.seed)
-    return create(store, study, {"study": study.raw, "options": asdict(options)}, tasks, builds, checked)
-
-
-def create(store: Store, study: Study, config: dict[str, Any], tasks: list[Task], builds: dict[str, BuildResult],
-           checked: list[CheckRow]) -> int:
-    """A new campaign in the store: its plan, the machine, the builds and the answer check (one place for
-    iteration and load campaigns alike)."""
-    env = environment.capture()
-    campaign_id = store.create_campaign(study.name, str(study.path), study.config_hash(), config,
-                                        environment.git_sha(), env, environment.machine_id(env), tasks)
-    store.record_builds(campaign_id, builds, {m: study.mechanisms[m].label for m in builds})
-    store.record_check(campaign_id, [(r.benchmark, r.mechanism, r.status, r.answer, r.detail, r.batch)
-                                     for r in checked])
-    return campaign_id
-
-
-def resumable(store: Store, study: Study, campaign_id: int | None) -> tuple[int, Options]:
-    campaign = store.campaign(campaign_id) if campaign_id else store.latest_campaign(study.name, unfinished=True)
-    if campaign is None:
-        raise CampaignError(f"{study.name}: no unfinished campaign to resume in {store.path}")
-    if campaign.study != study.name:
-        raise CampaignError(f"campaign {campaign.id} is of study {campaign.study}, not {study.name}")
-    if campaign.config.get("kind") == "load":
-        raise CampaignError(f"campaign {campaign.id} is a load campaign: `bridgebench load {study.name} --resume`")
-    if campaign.state == "done":
-        raise CampaignError(f"campaign {campaign.id} is already complete")
-    if campaign.config_hash != study.config_hash():
-        raise CampaignError(f"{study.path} has changed since campaign {campaign.id} started; "
-                            "start a new campaign (a resumed one must measure the same thing)")
-    return campaign.id, stored_options(campaign)
-
-
-def stored_options(campaign: Campaign) -> Options:
-    """The options a campaign was started with, as it stored them."""
-    opts = campaign.config["options"]
-    return Options(**{**opts, "benchmarks": tuple(opts["benchmarks"]), "mechanisms": tuple(opts["mechanisms"])})
-
-
-def verify_builds(store: Store, campaign_id: int, builds: dict[str, BuildResult]) -> None:
-    for stored in store.builds(campaign_id):
-        now = builds.get(stored["mechanism"])
-        if stored["available"] and (now is None or not now.available or now.build_hash != stored["build_hash"]):
-            raise CampaignError(f"mechanism {stored['mechanism']} is not built as it was when campaign "
-                                f"{campaign_id} started; start a new campaign")
-
-
-def run_tasks(store: Store, study: Study, campaign_id: int, options: Options, builds: dict[str, BuildResult],
-              tasks: list[Task], on_execution: Callable[[Task, Execution], None] | None = None,
-              skip: Callable[[Task], bool] | None = None, machine: str | None = None) -> list[Task]:
-    """Run tasks in order, committing each execution as soon as it ends; returns the tasks `skip` left out.
-    `machine`: the machine running them, when it is not the campaign's own (a fleet worker). A task that
-    another harness stored meanwhile is not stored twice (the store refuses it; it is dropped)."""
+# --- the kind ------------------------------------------------------------------------------------------
+@contextmanager
+def executor(store: Store, study: Study, campaign_id: int, options: TimingOptions,
+             builds: dict[str, BuildResult]) -> Iterator[Execute]:
+    """One process execution of a planned task: its probe, with the batch size the answer check calibrated
+    (read once), after waiting for a quiet machine if the options ask."""
     batches = {(r["benchmark"], r["mechanism"]): r["batch"] for r in store.check_answers(campaign_id)}
-    skipped = []
-    for task in tasks:
-        if skip and skip(task):
-            skipped.append(task)
-            continue
+
+    def run(task: Task) -> Execution:
         bench = study.benchmarks[task.benchmark]
         argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param,
                                 options.iterations, batches.get((task.benchmark, task.mechanism)))
         waited = audit.wait_quiet(options.wait_quiet_s) if options.wait_quiet_s > 0 else 0.0
-        run = execute(argv, env, study.dir, options.iterations, options.timeout_s)
-        if waited and run.machine:
-            run = replace(run, machine=replace(run.machine, waited_s=waited))
-        try:
-            store.record_execution(campaign_id, task, run, machine)
-        except AlreadyStored:
-            continue
-        except (OverflowError, ValueError) as e:  # a value the protocol's checks let through: that
-            run = replace(run, status=PROTOCOL, detail=f"output cannot be stored: {e}"[:300], output=None)
-            store.record_execution(campaign_id, task, run, machine)  # execution fails, the campaign goes on
-        if on_execution:
-            on_execution(task, run)
-    return skipped
+        done = execute(argv, env, study.dir, options.iterations, options.timeout_s)
+        if waited and done.machine:
+            done = replace(done, machine=replace(done.machine, waited_s=waited))
+        return done
+
+    yield run
 
 
-def run_pending(store: Store, study: Study, campaign_id: int, options: Options, builds: dict[str, BuildResult],
-                on_execution: Callable[[Task, Execution], None] | None = None) -> None:
-    """Run what is left of the plan (with an adaptive budget, round after round until the cells settle).
-    On Ctrl-C the execution in flight is killed and discarded, the campaign is marked interrupted, and the
-    interrupt goes on up."""
-    store.set_state(campaign_id, "running")
-    try:
-        if options.adaptive:
-            cells = list(dict.fromkeys((t.benchmark, t.mechanism) for t in store.planned(campaign_id)))
-            adaptive.run(store, campaign_id, cells, options.process_executions, options.until_ci or 0.0,
-                         options.max_process_executions or options.process_executions, options.max_time_s or 0.0,
-                         lambda tasks, skip: run_tasks(store, study, campaign_id, options, builds, tasks,
-                                                       on_execution, skip),
-                         options.randomise, options.seed)
-        else:
-            run_tasks(store, study, campaign_id, options, builds, store.pending(campaign_id), on_execution)
-    except BaseException:
-        store.set_state(campaign_id, "interrupted")
-        raise
-    store.set_state(campaign_id, "done")
+def _renderer(format_: str) -> Renderer:
+    return lambda result, store: render(format_, result, Series(store))
+
+
+class TimingKind:
+    name = TIMING
+    command = "run"
+    noun = "timing campaign"
+    unit = "process executions"
+    formats = MappingProxyType({format_: _renderer(format_) for format_ in FORMATS})
+    written_after_a_run = WRITTEN_AFTER_A_RUN
+    executor = staticmethod(executor)
+    show = staticmethod(terminal.show)
+
+    @staticmethod
+    def plan(study: Study, options: TimingOptions, available: list[str]) -> list[Task]:
+        return plan(study.cells(options.benchmarks, available), options.process_executions, options.randomise,
+                    options.seed)
+
+    @staticmethod
+    def check(study: Study, builds: dict[str, BuildResult], options: TimingOptions,
+              on_row: Callable[[CheckRow], None] | None = None) -> list[CheckRow]:
+        return check(study, builds, options.benchmarks, options.timeout_s, on_row)
+
+    @staticmethod
+    def check_lines(study: Study, options: TimingOptions) -> tuple[str, str]:
+        n = len(options.benchmarks)
+        return (f"checking answers of {n} benchmarks…",
+                f"every available mechanism gave the same answer on {n} benchmarks")
+
+    @staticmethod
+    def summary(run: Execution) -> str:
+        return f"{run.status}, {len(run.output.times)} iterations" if run.output else run.status
+
+    @staticmethod
+    def analyse(store: Store, campaign_id: int, *, seed: int | None = None, exclude_disturbed: bool = False
+                ) -> Analysis:
+        result = analyse(store, campaign_id, seed=seed, exclude_disturbed=exclude_disturbed)
+        store.save_analysis(campaign_id, result.to_json())
+        return result
+
+    @staticmethod
+    def current(store: Store, campaign_id: int, exclude_disturbed: bool = False) -> Analysis:
+        return current_analysis(store, campaign_id, exclude_disturbed)
+
+    @staticmethod
+    def failed(result: Analysis) -> str | None:
+        failures = result.failures()
+        if not failures:
+            return None
+        wrong = sum(f.status == WRONG_ANSWER for f in failures)
+        return (f"{len(failures)} process execution(s) failed (recorded; see the Failed column)"
+                + (f", {wrong} of them with a wrong answer in timed runs" if wrong else ""))
+
+
+KIND = TimingKind()

@@ -1,4 +1,4 @@
-"""A load campaign: the study's servers under the load its [load] table declares.
+"""The load kind of campaign: the study's servers under the load its [load] table declares.
 
 Order of work: check that every server gives each request the same answer (its HTTP status), then the
 planned process executions — each one a fresh server, one load run, the server stopped — stored as they
@@ -15,52 +15,30 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from bridgebench import audit
 from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
-from bridgebench.campaign import CampaignError, CheckRow, create
-from bridgebench.load import driver
+from bridgebench.campaign.config import LOAD, LoadOptions
+from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
+from bridgebench.load import analysis, driver, report
+from bridgebench.load.analysis import LoadAnalysis
+from bridgebench.load.phases import Phase, phases, saturation_rates
 from bridgebench.load.server import Server, ServerError
 from bridgebench.placeholders import expand_all
 from bridgebench.protocol import ProbeOutput
 from bridgebench.runner import CRASHED, OK, PROTOCOL, SPAWN_FAILED, TIMEOUT, Execution, Task
-from bridgebench.store import AlreadyStored, Campaign, Store, StoredExecution
-from bridgebench.study import Load, Study
+from bridgebench.store import Store
+from bridgebench.study import Study
 
-KIND = "load"  # config["kind"] of a load campaign (an iteration campaign has none)
-SATURATION = "saturation"
 NO_ANSWERS = "no answers"  # a load run in which the server answered no request
 NO_RATE = "no rate"  # a constant-rate run whose server reached no saturation rate to take a fraction of
 CHECK_TIMEOUT_S = 10.0
-
-
-@dataclass(frozen=True)
-class Phase:
-    name: str
-    fraction: float | None  # of the saturation rate; None: closed loop (the saturation phase itself)
-
-
-def phases(load: Load) -> list[Phase]:
-    out = [Phase(SATURATION, None)]
-    out += [Phase(f"rate-{f * 100:g}%", f) for f in load.fractions]
-    if load.overload:
-        out.append(Phase(f"overload-{load.overload * 100:g}%", load.overload))
-    return out
-
-
-@dataclass(frozen=True)
-class LoadOptions:
-    budget: str
-    process_executions: int
-    warmup_s: float
-    duration_s: float
-    mechanisms: tuple[str, ...]
-    seed: int = 0
 
 
 def options_for(study: Study, budget: str, mechanisms: list[str] | None, process_executions: int | None = None,
@@ -83,7 +61,7 @@ def options_for(study: Study, budget: str, mechanisms: list[str] | None, process
     return options
 
 
-def plan(servers: list[str], phase_list: list[Phase], process_executions: int) -> list[Task]:
+def plan_runs(servers: list[str], phase_list: list[Phase], process_executions: int) -> list[Task]:
     """Saturation runs first (round robin over the servers), then each round of the constant rates."""
     saturation = [p for p in phase_list if p.fraction is None]
     rates = [p for p in phase_list if p.fraction is not None]
@@ -183,52 +161,7 @@ def check(study: Study, builds: dict[str, BuildResult], mechanisms: tuple[str, .
     return rows
 
 
-# --- the campaign ------------------------------------------------------------------------------------
-def start(store: Store, study: Study, options: LoadOptions, builds: dict[str, BuildResult],
-          checked: list[CheckRow]) -> int:
-    assert study.load is not None
-    available = [m for m in options.mechanisms if builds[m].available]
-    tasks = plan(available, phases(study.load), options.process_executions)
-    return create(store, study, {"kind": KIND, "study": study.raw, "options": asdict(options)}, tasks, builds,
-                  checked)
-
-
-def is_load(campaign: Campaign) -> bool:
-    return campaign.config.get("kind") == KIND
-
-
-def stored_options(campaign: Campaign) -> LoadOptions:
-    opts = campaign.config["options"]
-    return LoadOptions(**{**opts, "mechanisms": tuple(opts["mechanisms"])})
-
-
-def resumable(store: Store, study: Study, campaign_id: int | None) -> tuple[int, LoadOptions]:
-    if campaign_id is None:
-        unfinished = [c for c in store.campaigns(study.name) if c.state != "done" and is_load(c)]
-        if not unfinished:
-            raise CampaignError(f"{study.name}: no unfinished load campaign to resume in {store.path}")
-        campaign = unfinished[-1]
-    else:
-        campaign = store.campaign(campaign_id)
-    if campaign.study != study.name or not is_load(campaign):
-        raise CampaignError(f"campaign {campaign.id} is not a load campaign of {study.name}")
-    if campaign.state == "done":
-        raise CampaignError(f"campaign {campaign.id} is already complete")
-    if campaign.config_hash != study.config_hash():
-        raise CampaignError(f"{study.path} has changed since campaign {campaign.id} started; "
-                            "start a new campaign (a resumed one must measure the same thing)")
-    return campaign.id, stored_options(campaign)
-
-
-def saturation_rates(executions: list[StoredExecution]) -> dict[str, list[float]]:
-    """Per server, the requests/s each of its successful saturation runs reached."""
-    rates: dict[str, list[float]] = {}
-    for e in executions:
-        if e.benchmark == SATURATION and e.status == OK and e.info_json:
-            rates.setdefault(e.mechanism, []).append(json.loads(e.info_json)["achieved_rate"])
-    return rates
-
-
+# --- one load run ------------------------------------------------------------------------------------
 def _failed(status: str, detail: str, started: float, t0: float, stderr: str = "") -> Execution:
     return Execution(status, detail[:300], None, stderr, None, None, started, time.monotonic() - t0)
 
@@ -280,42 +213,87 @@ def all_censored(result: dict[str, Any]) -> bool:
             and not result["errors"])
 
 
-def run_pending(store: Store, study: Study, campaign_id: int, options: LoadOptions, builds: dict[str, BuildResult],
-                on_execution: Callable[[Task, Execution], None] | None = None) -> None:
-    """Run what is left of the plan, storing each execution as it ends. On Ctrl-C the run in flight is
-    stopped and discarded (its server stopped too), the campaign is marked interrupted, and the interrupt
-    goes on up."""
-    assert study.load is not None
-    fractions = {p.name: p.fraction for p in phases(study.load)}
-    store.set_state(campaign_id, "running")
-    try:
-        with tempfile.TemporaryDirectory(prefix="bridgebench-load-") as work:
-            spec = write_spec(study, Path(work))
-            saturated: dict[str, list[float]] | None = None  # read once, after every saturation run (plan())
-            for task in store.pending(campaign_id):
-                fraction = fractions[task.benchmark]
-                if fraction is not None and saturated is None:
-                    saturated = saturation_rates(store.executions(campaign_id))
-                if fraction is None:
-                    run = execute(study, builds[task.mechanism], options, 0.0, spec)
-                elif not (rates := (saturated or {}).get(task.mechanism)):
-                    run = _failed(NO_RATE, "no saturation run of this server succeeded, so there is no rate "
-                                  "to aim at", time.time(), time.monotonic())
-                else:
-                    run = execute(study, builds[task.mechanism], options, fraction * sum(rates) / len(rates), spec)
-                try:
-                    store.record_execution(campaign_id, task, run)
-                except AlreadyStored:
-                    continue
-                if on_execution:
-                    on_execution(task, run)
-    except BaseException:
-        store.set_state(campaign_id, "interrupted")
-        raise
-    store.set_state(campaign_id, "done")
-
-
 def describe(result: dict[str, Any]) -> str:
     """One line for the progress display."""
     lat = result.get("latency", {})
     return f"{result.get('achieved_rate', 0):.0f} req/s, p99 {lat.get('p99', 0) * 1e3:.2f} ms"
+
+
+# --- the kind ------------------------------------------------------------------------------------------
+@contextmanager
+def executor(store: Store, study: Study, campaign_id: int, options: LoadOptions,
+             builds: dict[str, BuildResult]) -> Iterator[Execute]:
+    """One load run of a planned task: a fresh server at the phase's rate. The request file is written once
+    for the campaign's run; the saturation rates are read once, after every saturation run (plan_runs puts
+    them first), so a resumed campaign aims at the same rates."""
+    assert study.load is not None
+    fractions = {p.name: p.fraction for p in phases(study.load)}
+    saturated: dict[str, list[float]] | None = None
+    with tempfile.TemporaryDirectory(prefix="bridgebench-load-") as work:
+        spec = write_spec(study, Path(work))
+
+        def run(task: Task) -> Execution:
+            nonlocal saturated
+            fraction = fractions[task.benchmark]
+            if fraction is None:
+                return execute(study, builds[task.mechanism], options, 0.0, spec)
+            if saturated is None:
+                saturated = saturation_rates(store.executions(campaign_id))
+            rates = saturated.get(task.mechanism)
+            if not rates:
+                return _failed(NO_RATE, "no saturation run of this server succeeded, so there is no rate to aim "
+                               "at", time.time(), time.monotonic())
+            return execute(study, builds[task.mechanism], options, fraction * sum(rates) / len(rates), spec)
+
+        yield run
+
+
+def _renderer(format_: str) -> Renderer:
+    return lambda result, _store: report.FORMATS[format_](result)
+
+
+class LoadKind:
+    name = LOAD
+    command = "load"
+    noun = "load campaign"
+    unit = "load runs"
+    formats = MappingProxyType({format_: _renderer(format_) for format_ in report.FORMATS})
+    written_after_a_run = report.SUFFIXES
+    executor = staticmethod(executor)
+    show = staticmethod(report.show)
+
+    @staticmethod
+    def plan(study: Study, options: LoadOptions, available: list[str]) -> list[Task]:
+        assert study.load is not None
+        return plan_runs(available, phases(study.load), options.process_executions)
+
+    @staticmethod
+    def check(study: Study, builds: dict[str, BuildResult], options: LoadOptions,
+              on_row: Callable[[CheckRow], None] | None = None) -> list[CheckRow]:
+        return check(study, builds, options.mechanisms, on_row)
+
+    @staticmethod
+    def check_lines(study: Study, options: LoadOptions) -> tuple[str, str]:
+        assert study.load is not None
+        return ("checking every server's answer to each request…",
+                f"every server gave each of {len(study.load.requests)} requests the expected status")
+
+    @staticmethod
+    def summary(run: Execution) -> str:
+        return describe(run.output.info) if run.output else run.status
+
+    @staticmethod
+    def analyse(store: Store, campaign_id: int, *, seed: int | None = None, exclude_disturbed: bool = False
+                ) -> LoadAnalysis:
+        return analysis.analyse(store, campaign_id)
+
+    @staticmethod
+    def current(store: Store, campaign_id: int, exclude_disturbed: bool = False) -> LoadAnalysis:
+        return analysis.analyse(store, campaign_id)  # not cached: a load campaign's runs are few
+
+    @staticmethod
+    def failed(result: LoadAnalysis) -> str | None:
+        return f"{result.failed} load run(s) failed (recorded; see Failures)" if result.failed else None
+
+
+KIND = LoadKind()

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from bridgebench.locks import FileLock
+from bridgebench.store.encoding import SECONDS, to_blob
 
 SCALARS = {"id": "INTEGER PRIMARY KEY", "int": "INTEGER", "real": "REAL", "blob": "BLOB",
            "without_rowid": " WITHOUT ROWID", "order": ""}
@@ -85,8 +86,6 @@ def _add_columns(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -
 def _migrate_iterations(db: sqlite3.Connection) -> None:
     """Schema 4: the per-iteration rows of schemas 1-3 (tables iteration, iteration_counter) become one
     float64 BLOB per execution and quantity; the same numbers, read back bit for bit."""
-    from bridgebench.store import SECONDS, to_blob  # the store's name for the times, its array format
-
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if "iteration" in tables:
         ids = [r[0] for r in db.execute("SELECT DISTINCT execution_id FROM iteration")]

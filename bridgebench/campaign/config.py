@@ -1,0 +1,97 @@
+"""What a campaign was started with, as one typed value: its kind, the study file as parsed, and the kind's
+options. A campaign stores this as JSON when it starts; `read` turns it back into the same value, once, for
+every part that needs it (resume, the fleet's workers, the analysis, `list`)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from bridgebench.store import Campaign
+
+TIMING = "timing"  # iterations of wall time per process execution (a campaign stored without a kind is one)
+LOAD = "load"  # a server per process execution under a constant-rate load
+
+
+@dataclass(frozen=True)
+class AdaptiveBudget:
+    """More process executions, round after round, for the cells whose verdict is still open (adaptive.py)."""
+
+    first: int  # process executions every cell gets before the rounds
+    until_ci: float  # a cell settles when its CI half-width is at most this share of its estimate…
+    cap: int  # …or it has this many process executions
+    max_time_s: float  # machine time of all the executions together
+    randomise: bool
+    seed: int
+
+
+@dataclass(frozen=True)
+class TimingOptions:
+    budget: str
+    process_executions: int
+    iterations: int
+    timeout_s: float
+    benchmarks: tuple[str, ...]
+    mechanisms: tuple[str, ...]
+    randomise: bool = False
+    seed: int = 0
+    wait_quiet_s: float = 0.0  # before each execution, wait up to this long for a quiet machine (0: don't)
+    until_ci: float | None = None  # adaptive: see study.Budget and adaptive.py (None: a fixed budget)
+    max_process_executions: int | None = None
+    max_time_s: float | None = None
+
+    @property
+    def adaptive(self) -> AdaptiveBudget | None:
+        if self.until_ci is None:
+            return None
+        return AdaptiveBudget(self.process_executions, self.until_ci,
+                              self.max_process_executions or self.process_executions, self.max_time_s or 0.0,
+                              self.randomise, self.seed)
+
+    @classmethod
+    def from_stored(cls, stored: dict[str, Any]) -> TimingOptions:
+        return cls(**{**stored, "benchmarks": tuple(stored["benchmarks"]), "mechanisms": tuple(stored["mechanisms"])})
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    budget: str
+    process_executions: int
+    warmup_s: float
+    duration_s: float
+    mechanisms: tuple[str, ...]
+    seed: int = 0
+
+    @property
+    def adaptive(self) -> AdaptiveBudget | None:
+        return None  # a load campaign runs its plan as it was made
+
+    @classmethod
+    def from_stored(cls, stored: dict[str, Any]) -> LoadOptions:
+        return cls(**{**stored, "mechanisms": tuple(stored["mechanisms"])})
+
+
+Options = TimingOptions | LoadOptions
+_OPTIONS: dict[str, type[TimingOptions] | type[LoadOptions]] = {TIMING: TimingOptions, LOAD: LoadOptions}
+
+
+@dataclass(frozen=True)
+class CampaignConfig:
+    kind: str
+    study: dict[str, Any]  # the study file as parsed when the campaign started
+    options: Options
+
+    @property
+    def baseline(self) -> str | None:
+        return self.study["study"].get("baseline")
+
+    def to_stored(self) -> dict[str, Any]:
+        # A timing campaign is stored without a kind, as it was before there were two.
+        return ({"kind": self.kind} if self.kind != TIMING else {}) | {"study": self.study,
+                                                                       "options": asdict(self.options)}
+
+
+def read(campaign: Campaign) -> CampaignConfig:
+    """The campaign's config as it stored it."""
+    kind = campaign.config.get("kind", TIMING)
+    return CampaignConfig(kind, campaign.config["study"], _OPTIONS[kind].from_stored(campaign.config["options"]))

@@ -1,0 +1,179 @@
+"""The one campaign engine, for every kind (kind.py): create a campaign from a kind's plan, choose and
+claim one to resume, run what is pending (with an adaptive budget, round after round), store each
+execution as it ends, and keep the run state.
+
+The rules that hold for every kind live here once:
+- a campaign is *running* while a harness runs it, *interrupted* when the harness stopped before its plan
+  was run (Ctrl-C, a kill, an error), and *done* when every planned execution is stored;
+- a campaign resumes only with the study file it started with, its mechanisms built as they were, and a
+  harness that owns it (store.claim);
+- an execution is stored in one transaction as soon as it ends; one that another harness stored first is
+  not stored twice, and a value the store cannot hold makes that execution a protocol violation, not the
+  campaign's end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+from bridgebench import environment
+from bridgebench.build import BuildResult
+from bridgebench.campaign import adaptive, kinds
+from bridgebench.campaign.config import CampaignConfig, Options, read
+from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Kind
+from bridgebench.locks import Lock
+from bridgebench.runner import PROTOCOL, Execution, Task
+from bridgebench.store import AlreadyStored, Campaign, Store
+from bridgebench.study import Study
+
+OnExecution = Callable[[Task, Execution], None]
+
+
+def create(store: Store, kind: Kind, study: Study, options: Options, builds: dict[str, BuildResult],
+           checked: list[CheckRow]) -> int:
+    """A new campaign in the store: its config, its plan, the machine, the builds and the answer check."""
+    available = [m for m in options.mechanisms if builds[m].available]
+    tasks = kind.plan(study, options, available)
+    env = environment.capture()
+    config = CampaignConfig(kind.name, study.raw, options).to_stored()
+    campaign_id = store.create_campaign(study.name, str(study.path), study.config_hash(), config,
+                                        environment.git_sha(), env, environment.machine_id(env), tasks)
+    store.record_builds(campaign_id, builds, {m: study.mechanisms[m].label for m in builds})
+    store.record_check(campaign_id, [(r.benchmark, r.mechanism, r.status, r.answer, r.detail, r.batch)
+                                     for r in checked])
+    return campaign_id
+
+
+def require_unchanged(study: Study, campaign: Campaign, what: str) -> None:
+    """A campaign goes on only with the study file it started with: it must measure the same thing."""
+    if campaign.config_hash != study.config_hash():
+        raise CampaignError(f"{study.path} has changed since campaign {campaign.id} started; {what}")
+
+
+def resumable(store: Store, kind: Kind, study: Study, campaign_id: int | None) -> tuple[int, Options]:
+    """The campaign `--resume` continues (the given one, else the study's latest unfinished one of this
+    kind) and its options, or a one-line CampaignError saying why there is none."""
+    if campaign_id is None:
+        unfinished = [c for c in store.campaigns(study.name) if c.state != "done" and read(c).kind == kind.name]
+        if not unfinished:
+            raise CampaignError(f"{study.name}: no unfinished {kind.noun} to resume in {store.path}")
+        campaign = unfinished[-1]
+    else:
+        campaign = store.campaign(campaign_id)
+    if campaign.study != study.name:
+        raise CampaignError(f"campaign {campaign.id} is of study {campaign.study}, not {study.name}")
+    other = kinds.of(campaign)
+    if other.name != kind.name:
+        raise CampaignError(f"campaign {campaign.id} is a {other.noun}: `bridgebench {other.command} {study.name} "
+                            "--resume`")
+    if campaign.state == "done":
+        raise CampaignError(f"campaign {campaign.id} is already complete")
+    require_unchanged(study, campaign, "start a new campaign (a resumed one must measure the same thing)")
+    return campaign.id, read(campaign).options
+
+
+def verify_builds(store: Store, campaign_id: int, builds: dict[str, BuildResult]) -> None:
+    for stored in store.builds(campaign_id):
+        now = builds.get(stored["mechanism"])
+        if stored["available"] and (now is None or not now.available or now.build_hash != stored["build_hash"]):
+            raise CampaignError(f"mechanism {stored['mechanism']} is not built as it was when campaign "
+                                f"{campaign_id} started; start a new campaign")
+
+
+@dataclass
+class Session:
+    """The campaign a command is running, once it has one, and the lock that makes it its owner."""
+
+    campaign_id: int | None = None
+    owner: Lock | None = None
+
+    def start(self, store: Store, kind: Kind, study: Study, options: Options, builds: dict[str, BuildResult],
+              checked: list[CheckRow]) -> int:
+        """Create the campaign and own it, as one step for every harness sharing the store."""
+        with store.planning():
+            self.campaign_id = create(store, kind, study, options, builds, checked)
+            self.owner = store.claim(self.campaign_id)
+        return self.campaign_id
+
+    def resume(self, store: Store, kind: Kind, study: Study, campaign_id: int | None) -> Options:
+        """Choose the campaign to resume and own it, as one step."""
+        with store.planning():
+            self.campaign_id, options = resumable(store, kind, study, campaign_id)
+            self.owner = store.claim(self.campaign_id)
+        return options
+
+
+@contextmanager
+def session() -> Iterator[Session]:
+    """A command's campaign session: whatever happens in it, the campaign's lock is released at its end."""
+    held = Session()
+    try:
+        yield held
+    finally:
+        if held.owner:
+            held.owner.release()
+
+
+def store_execution(store: Store, campaign_id: int, task: Task, run: Execution, machine: str | None = None
+                    ) -> Execution | None:
+    """Store one execution; returns what was stored, or None when another harness stored it first."""
+    try:
+        store.record_execution(campaign_id, task, run, machine)
+    except AlreadyStored:
+        return None
+    except (OverflowError, ValueError) as e:  # a value the protocol's checks let through: that
+        run = replace(run, status=PROTOCOL, detail=f"output cannot be stored: {e}"[:300], output=None)
+        store.record_execution(campaign_id, task, run, machine)  # execution fails, the campaign goes on
+    return run
+
+
+def run_tasks(store: Store, campaign_id: int, tasks: list[Task], execute: Execute,
+              on_execution: OnExecution | None = None, skip: Callable[[Task], bool] | None = None,
+              machine: str | None = None) -> list[Task]:
+    """Run tasks in order, committing each execution as soon as it ends; returns the tasks `skip` left out.
+    `machine`: the machine running them, when it is not the campaign's own (a fleet worker)."""
+    skipped = []
+    for task in tasks:
+        if skip and skip(task):
+            skipped.append(task)
+            continue
+        stored = store_execution(store, campaign_id, task, execute(task), machine)
+        if stored is not None and on_execution:
+            on_execution(task, stored)
+    return skipped
+
+
+@contextmanager
+def running(store: Store, campaign_id: int) -> Iterator[None]:
+    """The run state around running a campaign: running, then done, or interrupted if anything (Ctrl-C
+    included) ends the run early; the interrupt or error goes on up."""
+    store.set_state(campaign_id, "running")
+    try:
+        yield
+    except BaseException:
+        store.set_state(campaign_id, "interrupted")
+        raise
+    store.set_state(campaign_id, "done")
+
+
+def done_if_complete(store: Store, campaign_id: int) -> None:
+    """A campaign whose executions are run by many harnesses (a fleet) is done when none is pending."""
+    if store.pending_count(campaign_id) == 0:
+        store.set_state(campaign_id, "done")
+
+
+def run_pending(store: Store, kind: Kind, study: Study, campaign_id: int, options: Options,
+                builds: dict[str, BuildResult], on_execution: OnExecution | None = None) -> None:
+    """Run what is left of the plan (with an adaptive budget, round after round until the cells settle).
+    On Ctrl-C the execution in flight is killed and discarded, the campaign is marked interrupted, and the
+    interrupt goes on up."""
+    with running(store, campaign_id), kind.executor(store, study, campaign_id, options, builds) as execute:
+        budget = options.adaptive
+        if budget is None:
+            run_tasks(store, campaign_id, store.pending(campaign_id), execute, on_execution)
+            return
+        cells = list(dict.fromkeys((t.benchmark, t.mechanism) for t in store.planned(campaign_id)))
+        adaptive.run(store, campaign_id, cells, budget,
+                     lambda tasks, skip: run_tasks(store, campaign_id, tasks, execute, on_execution, skip))

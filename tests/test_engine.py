@@ -1,0 +1,85 @@
+"""The one campaign engine and its kinds: every kind implements the whole interface; a campaign's config is
+stored and read back as one typed value; resuming follows one rule for every kind; the run state."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bridgebench.build import BuildResult
+from bridgebench.campaign import engine, kind, load, timing
+from bridgebench.campaign.config import LoadOptions, TimingOptions, read
+from bridgebench.campaign.kind import CampaignError
+from bridgebench.campaign.kinds import KINDS, LOAD, TIMING
+from bridgebench.store import Store
+from bridgebench.study import load_study
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_every_kind_implements_the_whole_interface() -> None:
+    members = {n for n in vars(kind.Kind) if not n.startswith("_")} | set(kind.Kind.__annotations__)
+    assert {"plan", "check", "executor", "analyse", "formats"} <= members
+    for name, k in KINDS.items():
+        assert k.name == name
+        missing = [m for m in sorted(members) if not hasattr(k, m)]
+        assert missing == [], f"kind {name} lacks {missing}"
+        assert set(k.written_after_a_run) <= set(k.formats)
+
+
+def _builds(mechanisms: list[str]) -> dict[str, BuildResult]:
+    return {m: BuildResult(m, True, "", "1", Path("/nonexistent"), f"hash-{m}", False) for m in mechanisms}
+
+
+def test_a_load_campaign_is_stored_typed_and_resumed_only_as_one(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES / "study-load", tmp_path / "study")
+    study = load_study(tmp_path / "study" / "study.toml")
+    store = Store(tmp_path / "s.sqlite")
+    options = load.options_for(study, "quick", None)
+    cid = engine.create(store, LOAD, study, options, _builds(list(options.mechanisms)), [])
+    config = read(store.campaign(cid))
+    assert (config.kind, config.options) == ("load", options) and isinstance(config.options, LoadOptions)
+    assert [t.benchmark for t in store.planned(cid)][:2] == ["saturation"] * 2  # the load kind's plan
+
+    with pytest.raises(CampaignError, match=r"is a load campaign: `bridgebench load load-fixture --resume`"):
+        engine.resumable(store, TIMING, study, cid)
+    with pytest.raises(CampaignError, match="no unfinished timing campaign"):
+        engine.resumable(store, TIMING, study, None)
+    assert engine.resumable(store, LOAD, study, None) == (cid, options)
+
+    (tmp_path / "study" / "study.toml").write_text((tmp_path / "study" / "study.toml").read_text()
+                                                   .replace("connections = 4", "connections = 5"))
+    with pytest.raises(CampaignError, match="has changed since campaign 1 started"):
+        engine.resumable(store, LOAD, load_study(tmp_path / "study" / "study.toml"), cid)
+    store.set_state(cid, "done")
+    with pytest.raises(CampaignError, match="already complete"):
+        engine.resumable(store, LOAD, study, cid)
+
+
+def test_a_timing_campaign_keeps_its_options_and_its_old_config_shape(basic_study: Path, tmp_path: Path) -> None:
+    study = load_study(basic_study)
+    store = Store(tmp_path / "s.sqlite")
+    options = timing.options_for(study, "quick", None, None, until_ci=0.05, max_time_s=60.0)
+    cid = engine.create(store, TIMING, study, options, _builds(list(options.mechanisms)), [])
+    stored = store.campaign(cid)
+    assert "kind" not in stored.config  # as timing campaigns were stored before there were two kinds
+    assert read(stored).options == options and isinstance(read(stored).options, TimingOptions)
+    budget = options.adaptive
+    assert budget is not None and (budget.until_ci, budget.max_time_s) == (0.05, 60.0)
+    assert LoadOptions("b", 1, 0.0, 1.0, ("x",)).adaptive is None
+
+
+def test_the_run_state_is_done_or_interrupted(tmp_path: Path, basic_study: Path) -> None:
+    study = load_study(basic_study)
+    store = Store(tmp_path / "s.sqlite")
+    options = timing.options_for(study, "quick", None, None)
+    cid = engine.create(store, TIMING, study, options, _builds(list(options.mechanisms)), [])
+    with pytest.raises(KeyboardInterrupt), engine.running(store, cid):
+        assert store.campaign(cid).state == "running"
+        raise KeyboardInterrupt
+    assert store.campaign(cid).state == "interrupted"
+    with engine.running(store, cid):
+        pass
+    assert store.campaign(cid).state == "done"
