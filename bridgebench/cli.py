@@ -25,7 +25,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from bridgebench import environment, fleet
+from bridgebench import __version__, environment, fleet
 from bridgebench.build import BuildResult, build_study
 from bridgebench.campaign import engine, kinds, timing
 from bridgebench.campaign import load as load_campaign
@@ -53,11 +53,24 @@ EXIT_SELFTEST_WRONG = 5  # the self-test found a wrong verdict
 EXIT_STORE_WRITE = 6  # the store could not be written mid-run (disk full, locked, read-only); the rest is kept
 EXIT_INTERRUPTED = 130
 
+# Help is plain text: rich markup would eat the TOML tables help and errors name ([load], [budget]).
 app = typer.Typer(help="Measure what it costs to run user code through each mechanism, and whether the "
-                  "difference is real.", no_args_is_help=True, add_completion=False,
-                  pretty_exceptions_enable=False)
+                  "difference is real.", no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=None)
 out = Console()
 err = Console(stderr=True)
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        out.print(f"bridgebench {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                                   help="Print bridgebench's version and exit.")] = False) -> None:
+    """Measure what it costs to run user code through each mechanism, and whether the difference is real."""
 
 StoreOpt = Annotated[str, typer.Option("--store", envvar="BRIDGEBENCH_STORE", help="The results store: an SQLite "
                                        "file, or a PostgreSQL server as postgresql://user@host/db (password from "

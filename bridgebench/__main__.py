@@ -1,0 +1,5 @@
+"""`python -m bridgebench`: the same command as `bridgebench`."""
+
+from bridgebench.cli import main
+
+main()
