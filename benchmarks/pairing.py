@@ -12,13 +12,15 @@ For a campaign of STORE (default: its newest finished one) it prints:
 - per ratio to the baseline, the spread of the executions' log ratios when each execution of a round is
   paired with the baseline's of the same round, against unpaired (medians over the ratios);
 - the median 99% CI half-width of the ratios from the same stored iterations, paired (stats.paired_ratio
-  over the shared rounds, however few) and unpaired (analysis.ratio_between's bootstrap, with its streams).
+  over the shared rounds, however few) and unpaired (analysis.ratio_between across campaigns: Welch's t over
+  the executions, which gives no interval below 3 a side).
 Nothing is run; the figures are the campaign's, on the machine it ran on.
 
 `--simulate` prints, for k rounds of two mechanisms (B does 1.05× A's work, each execution's mean off by 2%
 of its own, and the machine drifting by 0 or 5% from round to round, common to a round), how often each
-ratio interval at 99% holds 1.05 and its median half-width: the two-level bootstrap of each side
-(unpaired) and the paired t interval (stats.paired_ratio). The figures are the model's, not a machine's.
+ratio interval at 99% holds 1.05 and its median half-width: Welch's t over each side's executions
+(unpaired; no interval below 3 rounds) and the paired t interval (stats.paired_ratio). The figures are the
+model's, not a machine's.
 """
 
 from __future__ import annotations
@@ -34,16 +36,21 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bridgebench.analysis import PAIRED_MIN_ROUNDS, Series, current_analysis, ratio_between  # noqa: E402
-from bridgebench.stats import ratio_ci  # noqa: E402
+from bridgebench.stats.executions import ratio_over_executions  # noqa: E402
 from bridgebench.stats.paired import paired_ratio  # noqa: E402
 from bridgebench.store import Store  # noqa: E402
 
 LAGS = (1, 2, 5, 10, 20, 40)
 
 
+def _shown(hits: int, widths: list[float], trials: int) -> str:
+    """How often the interval held 1.05, and its median half-width; 'no interval' where there was none."""
+    return f"{hits / trials:.0%} | ±{np.median(widths):.1%}" if widths else "no interval | —"
+
+
 def simulate(trials: int) -> None:
     rng = np.random.default_rng(0)
-    print("| rounds | drift | unpaired bootstrap: holds 1.05 | half-width | paired t: holds 1.05 | half-width |")
+    print("| rounds | drift | unpaired Welch t: holds 1.05 | half-width | paired t: holds 1.05 | half-width |")
     print("|---|---|---|---|---|---|")
     for drift in (0.0, 0.05):
         for k in (2, 3, 4, 5, 6, 8, 10):
@@ -55,11 +62,13 @@ def simulate(trials: int) -> None:
                     machine = 1 + rng.normal(0, drift)
                     a.append(rng.normal(machine * (1 + rng.normal(0, 0.02)), 0.005, 50))
                     b.append(rng.normal(1.05 * machine * (1 + rng.normal(0, 0.02)), 0.005, 50))
-                for key, r in (("u", ratio_ci(a, b, resamples=2000, rng=rng)), ("p", paired_ratio(a, b))):
-                    hits[key] += r.low <= 1.05 <= r.high
-                    widths[key].append((r.high - r.low) / 2 / r.value)
-            print(f"| {k} | {drift:.0%} | {hits['u'] / trials:.0%} | ±{np.median(widths['u']):.1%} | "
-                  f"{hits['p'] / trials:.0%} | ±{np.median(widths['p']):.1%} |")
+                unpaired = ratio_over_executions([x.mean() for x in a], [x.mean() for x in b])
+                for key, r in (("u", unpaired), ("p", paired_ratio(a, b))):
+                    if r.low is not None and r.high is not None:
+                        hits[key] += r.low <= 1.05 <= r.high
+                        widths[key].append((r.high - r.low) / 2 / r.value)
+            print(f"| {k} | {drift:.0%} | {_shown(hits['u'], widths['u'], trials)} | "
+                  f"{_shown(hits['p'], widths['p'], trials)} |")
 
 
 def main() -> None:
@@ -106,18 +115,18 @@ def main() -> None:
         spreads[True].append(float(np.std(lb - la, ddof=1)))
         spreads[False].append(float(np.hypot(np.std(la, ddof=1), np.std(lb, ddof=1))))
         paired = paired_ratio([sa[r][1] for r in shared], [sb[r][1] for r in shared], confidence=result.confidence)
-        alone = ratio_between((cid, cell.benchmark, base), sa, (cid, cell.benchmark, cell.mechanism), sb,
-                              confidence=result.confidence, seed=result.seed, same_campaign=False)
+        alone = ratio_between(sa, sb, confidence=result.confidence, same_campaign=False)
         for key, r in ((True, paired), (False, alone)):
-            widths[key].append((r.high - r.low) / 2 / r.value)
-    if not widths[True]:
-        print("no ratio has two shared rounds: nothing to pair")
+            if r.low is not None and r.high is not None:
+                widths[key].append((r.high - r.low) / 2 / r.value)
+    if not widths[True] or not widths[False]:
+        print("no ratio has two shared rounds and three executions a side: nothing to compare")
         return
     print(f"{len(widths[True])} ratios to {base}, median over them:")
     print(f"  sd of the executions' log ratio: paired by round {statistics.median(spreads[True]):.2%}, "
           f"unpaired {statistics.median(spreads[False]):.2%}")
     print(f"  99% CI half-width: paired t over the shared rounds ±{statistics.median(widths[True]):.2%}, "
-          f"unpaired two-level bootstrap ±{statistics.median(widths[False]):.2%} (the analysis pairs from "
+          f"unpaired Welch t ±{statistics.median(widths[False]):.2%} (the analysis pairs from "
           f"{PAIRED_MIN_ROUNDS} shared rounds on)")
 
 

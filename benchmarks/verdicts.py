@@ -55,8 +55,8 @@ def _half_widths(cells: list[dict], key: str) -> list[float]:
     out = []
     for cell in cells:
         est = cell.get(key)
-        if est and est.get("value"):
-            out.append((est["high"] - est["low"]) / 2 / est["value"])
+        if est and est.get("value") and est.get("low") is not None and est.get("high") is not None:
+            out.append((est["high"] - est["low"]) / 2 / est["value"])  # an estimate without one is left out
     return out
 
 

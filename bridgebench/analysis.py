@@ -52,10 +52,10 @@ from bridgebench.stats import (
     classify_benchmark,
     classify_execution,
     outlier_mask,
-    ratio_ci,
     summarise,
     too_short_for_changepoints,
 )
+from bridgebench.stats.executions import ratio_over_executions
 from bridgebench.stats.paired import paired_ratio
 from bridgebench.stats.summary import NOT_CLASSIFIED
 from bridgebench.store import SECONDS, Store, StoredExecution, StoreError
@@ -79,9 +79,6 @@ def _stream(seed: int, *parts: object) -> np.random.Generator:
     return np.random.default_rng([seed, *(zlib.crc32(repr(p).encode()) for p in parts)])
 
 
-Side = tuple[int, str, str]  # (campaign, benchmark, mechanism)
-
-
 Rounds = dict[int, tuple[str, np.ndarray]]  # per round (pexec): the machine, and the steady iterations
 
 PAIRED_MIN_ROUNDS = 5
@@ -91,22 +88,22 @@ freedom make it wider (twice as wide at 3 rounds), and the unpaired bootstrap is
 number of rounds only, never at which interval is narrower."""
 
 
-def ratio_between(a: Side, samples_a: Rounds, b: Side, samples_b: Rounds, *, confidence: float, seed: int,
-                  same_campaign: bool) -> Estimate:
+def ratio_between(samples_a: Rounds, samples_b: Rounds, *, confidence: float, same_campaign: bool) -> Estimate:
     """B's steady performance over A's with its CI.
 
     Two cells of one campaign ran interleaved: round r of A and round r of B are neighbours in time. When
     at least PAIRED_MIN_ROUNDS rounds have both, each on one machine, the ratio is paired by round over
     those rounds (stats.paired_ratio; executions in a round only one side has are left out of it).
-    Otherwise, and across campaigns, it is the two-level bootstrap of each side's executions independently,
-    with the pair's own random stream."""
+    Otherwise, and across campaigns, it is Welch's t over the two sides' process executions (their steady
+    means, log scale), with no interval when a side has fewer than stats.executions.MIN_EXECUTIONS.
+    Neither rule resamples, so a report and a diff print the same interval for the same pair."""
     shared = sorted(set(samples_a) & set(samples_b))
     if (same_campaign and len(shared) >= PAIRED_MIN_ROUNDS
             and all(samples_a[r][0] == samples_b[r][0] for r in shared)):
         return paired_ratio([samples_a[r][1] for r in shared], [samples_b[r][1] for r in shared],
                             confidence=confidence)
-    return ratio_ci([t for _, t in samples_a.values()], [t for _, t in samples_b.values()], confidence=confidence,
-                    rng=_stream(seed, "ratio", a, b))
+    return ratio_over_executions([float(np.mean(t)) for _, t in samples_a.values()],
+                                 [float(np.mean(t)) for _, t in samples_b.values()], confidence=confidence)
 
 
 class Series:
@@ -232,7 +229,7 @@ def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int) -> 
         classification=summary.classification, class_counts=dict(summary.class_counts),
         steady_iteration=summary.steady_iteration, steady_seconds=summary.steady_seconds,
         steady_performance=summary.steady_performance, method=summary.method, per_execution=runs,
-        machines=machines, machines_verdict=verdict, machines_reason=reason)
+        machines=machines, machines_verdict=verdict, machines_reason=reason, steady_bootstrap=summary.steady_bootstrap)
     return cell, steady_rounds(runs, arrays)
 
 
@@ -271,9 +268,7 @@ def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput],
     for cell, steady in done:
         ratio = None
         if base and steady:
-            ratio = ratio_between((campaign_id, cell.benchmark, baseline or ""), base,
-                                  (campaign_id, cell.benchmark, cell.mechanism), steady,
-                                  confidence=confidence, seed=seed, same_campaign=True)
+            ratio = ratio_between(base, steady, confidence=confidence, same_campaign=True)
         out.append(replace(cell, ratio=ratio))
     return out
 

@@ -569,7 +569,6 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
          b: Annotated[str, typer.Argument(metavar="B", help="CAMPAIGN or CAMPAIGN:MECHANISM")],
          cross_machine: Annotated[bool, typer.Option("--cross-machine",
                                                      help="Compare runs from different machines.")] = False,
-         seed: Annotated[int | None, typer.Option(help="Bootstrap seed (default: campaign A's).")] = None,
          exclude_disturbed: ExcludeOpt = False,
          format_: Annotated[str, typer.Option("--format", help=f"One of: {', '.join(diff_report.FORMATS)}.")]
          = "terminal",
@@ -591,7 +590,7 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
         fail(f"campaign {c} is a {k.noun}: its report compares its mechanisms (`bridgebench report {c}`); diff "
              "compares campaigns timed in iterations")
     try:
-        comparisons, header = compare(store, ca, ma, cb, mb, cross_machine=cross_machine, seed=seed,
+        comparisons, header = compare(store, ca, ma, cb, mb, cross_machine=cross_machine,
                                       exclude_disturbed=exclude_disturbed)
     except (StoreError, DiffError) as e:
         fail(str(e))

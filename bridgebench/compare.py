@@ -29,9 +29,8 @@ def _disturbance_note(ra: Analysis, rb: Analysis, same_campaign: bool) -> str:
 
 
 def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, cross_machine: bool = False,
-            seed: int | None = None, exclude_disturbed: bool = False) -> tuple[list[Comparison], str]:
-    """The comparisons, and a header line saying what was compared. The ratio's random stream is the
-    pair's under `seed` (default: the seed A's analysis used)."""
+            exclude_disturbed: bool = False) -> tuple[list[Comparison], str]:
+    """The comparisons, and a header line saying what was compared."""
     # The machine check reads the campaigns themselves, never a cached analysis.
     campaign_a, campaign_b = store.campaign(ca), store.campaign(cb)
     same_machine = campaign_a.machine == campaign_b.machine
@@ -54,14 +53,12 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
 
     series = Series(store)
     confidence = ra.confidence
-    seed = ra.seed if seed is None else seed
     comparisons = []
     for ka, kb in pairs:
         cell_a, cell_b = ra.cell(*ka), rb.cell(*kb)
         assert cell_a is not None and cell_b is not None
         sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
-        ratio = ratio_between((ca, *ka), sa, (cb, *kb), sb, confidence=confidence, seed=seed,
-                              same_campaign=ca == cb) if sa and sb else None
+        ratio = ratio_between(sa, sb, confidence=confidence, same_campaign=ca == cb) if sa and sb else None
         comparisons.append(compare_cells(ka[0], f"{ca}:{ka[1]}", f"{cb}:{kb[1]}", cell_a, cell_b, ratio, confidence))
     header = (f"A = campaign {ca} ({ra.campaign.study}), B = campaign {cb} ({rb.campaign.study}); "
               f"{'same machine' if same_machine else 'DIFFERENT MACHINES (--cross-machine)'}: "

@@ -7,7 +7,8 @@ Rules (after warmup_stats' differ):
   the benchmark behaves differently: *different*.
 - one side has a steady state and the other has none: *different*.
 - otherwise steady performance: 99% CIs that do not overlap give *improved* (B faster) or *worsened*;
-  overlapping CIs give *unchanged*.
+  overlapping CIs give *unchanged*. A side whose steady performance has no interval (fewer than 3 process
+  executions: stats.executions) gives *undecided*: two processes say nothing of the spread between them.
 - beside it, a warm-up verdict from the 5–95% ranges of the steady iteration: *sooner* or *later* when
   the ranges do not overlap, *same* when they do; and the ratio B/A of steady performance with its CI.
 """
@@ -22,11 +23,13 @@ from scipy.stats import chi2
 from bridgebench.result import FAILED, Cell
 from bridgebench.stats import KINDS as EXECUTION_KINDS
 from bridgebench.stats import Estimate, Spread
+from bridgebench.stats.executions import too_few
 
 IMPROVED = "improved"
 WORSENED = "worsened"
 DIFFERENT = "different"
 UNCHANGED = "unchanged"
+UNDECIDED = "undecided"
 
 KINDS = (*EXECUTION_KINDS, FAILED)  # a failed process execution counts as a class of its own
 
@@ -96,6 +99,10 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ra
         verdict, reason = DIFFERENT, f"only {a_name if perf_a else b_name} reaches a steady state"
     elif perf_a is None or perf_b is None:
         verdict, reason = UNCHANGED, "neither side reaches a steady state: nothing to compare"
+    elif perf_a.low is None or perf_a.high is None or perf_b.low is None or perf_b.high is None:
+        few = [f"{n}: {too_few(p.executions)}" for n, p in ((a_name, perf_a), (b_name, perf_b))
+               if not p.has_interval]
+        verdict, reason = UNDECIDED, "; ".join(few)
     elif perf_b.high < perf_a.low:
         verdict, reason = IMPROVED, f"{b_name}'s steady-performance CI lies wholly below {a_name}'s"
     elif perf_b.low > perf_a.high:
@@ -116,5 +123,6 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ra
 
 
 def overall(comparisons: list[Comparison]) -> str:
-    counts = {v: sum(c.verdict == v for c in comparisons) for v in (IMPROVED, WORSENED, DIFFERENT, UNCHANGED)}
+    counts = {v: sum(c.verdict == v for c in comparisons)
+              for v in (IMPROVED, WORSENED, DIFFERENT, UNCHANGED, UNDECIDED)}
     return ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "nothing compared"

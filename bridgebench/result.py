@@ -18,7 +18,7 @@ import numpy as np
 
 from bridgebench.stats import Estimate, Spread
 
-RESULT_VERSION = 4  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 5  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 T = TypeVar("T")
@@ -118,7 +118,7 @@ class Cell:
     class_counts: dict[str, int] = field(default_factory=dict)
     steady_iteration: Spread | None = None
     steady_seconds: Spread | None = None
-    steady_performance: Estimate | None = None
+    steady_performance: Estimate | None = None  # over process executions; no interval below 3 of them
     method: str | None = None
     per_execution: tuple[Run, ...] = ()
     ratio: Estimate | None = None  # to the baseline mechanism
@@ -126,6 +126,7 @@ class Cell:
     machines: tuple[MachineCell, ...] = ()  # when more than one machine ran the cell's executions
     machines_verdict: str | None = None  # "consistent" or "distinguishable", with machines
     machines_reason: str = ""
+    steady_bootstrap: Estimate | None = None  # warmup_stats's bootstrap within processes: a secondary figure
 
     @property
     def key(self) -> tuple[str, str]:

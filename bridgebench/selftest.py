@@ -35,6 +35,7 @@ from bridgebench.campaign.kind import CampaignError
 from bridgebench.campaign.kinds import TIMING
 from bridgebench.compare import compare
 from bridgebench.differ import UNCHANGED, WORSENED
+from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.store import Store
 from bridgebench.study import STUDIES_DIR, load_study
 
@@ -136,9 +137,10 @@ def _judge(store: Store, repetition: int, cid: int) -> list[Finding]:
         noisy = disturbed(c.benchmark, "a", "a-plus5")
         found.append(Finding(repetition, cid, PLUS5, c.benchmark, WORSENED, c.verdict, c.verdict == WORSENED, noisy))
         r = c.ratio
-        shown = f"{r.value:.4f} ({r.low:.4f}–{r.high:.4f})" if r else "—"
+        shown = ("—" if r is None else f"{r.value:.4f} (no interval: {r.method})" if not r.has_interval
+                 else f"{r.value:.4f} ({r.low:.4f}–{r.high:.4f})")
         found.append(Finding(repetition, cid, RATIO, c.benchmark, "1.05", shown,
-                             bool(r and r.low <= PLANTED_RATIO <= r.high), noisy))
+                             bool(r and r.holds(PLANTED_RATIO)), noisy))
     series = Series(store)
     for cell in current_analysis(store, cid).cells:
         bench = cell.benchmark
@@ -193,6 +195,9 @@ def run_selftest(store: Store, build_root: Path, repetitions: int, budget: str =
     if budget in study.budgets and study.budgets[budget].iterations < MIN_ITERATIONS:
         raise CampaignError(f"selftest: budget '{budget}' has {study.budgets[budget].iterations} iterations; "
                                  f"the planted phases need at least {MIN_ITERATIONS}")
+    if budget in study.budgets and study.budgets[budget].process_executions < MIN_EXECUTIONS:
+        raise CampaignError(f"selftest: budget '{budget}' has {study.budgets[budget].process_executions} process "
+                            f"executions a cell; a verdict needs an interval, and an interval {MIN_EXECUTIONS}")
     builds = build_study(study, build_root)
     broken = [b for b in builds.values() if not b.available]
     if broken:

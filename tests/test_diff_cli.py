@@ -12,7 +12,7 @@ from tests.conftest import bridgebench, chromium
 
 def _two_campaigns(basic_study: Path, tmp_path: Path) -> Path:
     for _ in range(2):
-        result = bridgebench("run", str(basic_study), "-i", "12", cwd=tmp_path)
+        result = bridgebench("run", str(basic_study), "-i", "12", "-p", "3", cwd=tmp_path)  # 3: an interval
         assert result.returncode == 0, result.stderr
     return tmp_path / "results" / "bridgebench.sqlite"
 

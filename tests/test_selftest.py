@@ -42,9 +42,9 @@ def test_selftest_command_reports_every_check_and_exits_by_its_verdict(tmp_path:
     assert set(tally) == set(selftest.TARGETS)
     units = {check: t["quiet"] + t["disturbed"] for check, t in tally.items()}
     # A vs A on 4 benchmarks, +5% and its ratio on the 3 with a steady state by construction; 3 planted
-    # phases and 4 planted classes × 3 mechanisms × 2 executions.
-    assert units == {selftest.A_VS_A: 4, selftest.PLUS5: 3, selftest.RATIO: 3, selftest.PHASE: 18,
-                     selftest.CLASS: 24}
+    # phases and 4 planted classes × 3 mechanisms × 3 executions.
+    assert units == {selftest.A_VS_A: 4, selftest.PLUS5: 3, selftest.RATIO: 3, selftest.PHASE: 27,
+                     selftest.CLASS: 36}
     for t in report["tally"]:
         mine = [f for f in report["findings"] if f["check"] == t["check"]]
         assert t["quiet_right"] == sum(f["ok"] and not f["disturbed"] for f in mine)
@@ -87,8 +87,13 @@ def test_verdicts_rest_on_quiet_units_and_disturbed_errors_are_flagged_not_failu
 def test_a_budget_too_short_for_the_planted_phases_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                               ) -> None:
     study = load_study(STUDIES_DIR / "selftest" / "study.toml")
-    assert all(b.iterations >= MIN_ITERATIONS for b in study.budgets.values())  # the shipped budgets fit
+    assert all(b.iterations >= MIN_ITERATIONS and b.process_executions >= 3 for b in study.budgets.values())
     short = dataclasses.replace(study, budgets={"short": Budget(2, 10, 60.0)})
     monkeypatch.setattr(selftest, "load_study", lambda path: short)
     with pytest.raises(CampaignError, match="budget 'short' has 10 iterations; the planted phases need at least 120"):
         selftest.run_selftest(Store(tmp_path / "s.sqlite"), tmp_path / "build", 1, "short")
+    few = dataclasses.replace(study, budgets={"few": Budget(2, 120, 60.0)})
+    monkeypatch.setattr(selftest, "load_study", lambda path: few)
+    with pytest.raises(CampaignError, match="budget 'few' has 2 process executions a cell; a verdict needs an "
+                                            "interval, and an interval 3"):
+        selftest.run_selftest(Store(tmp_path / "s.sqlite"), tmp_path / "build", 1, "few")

@@ -77,6 +77,10 @@ def test_all_flat() -> None:
     assert s.classification == FLAT
     assert s.steady_iteration == Spread(1.0, 1.0, 1.0)
     assert s.steady_seconds == Spread(0.0, 0.0, 0.0)
+    # Two process executions: an estimate and no interval; the within-process bootstrap has one, labelled.
+    assert s.steady_performance is not None and not s.steady_performance.has_interval
+    assert s.steady_performance.executions == 2 and "too few process executions" in s.steady_performance.method
+    assert s.steady_bootstrap is not None and s.steady_bootstrap.has_interval
 
 
 def test_classify_options_are_passed_on() -> None:
@@ -98,9 +102,14 @@ def test_too_short_for_changepoints() -> None:
     assert s.method == PLAIN_METHOD
     pooled = np.concatenate([x[~outlier_mask(x)] for x in series])
     assert len(pooled) == sum(len(x) for x in series) - 1
-    assert s.steady_performance is not None
-    assert s.steady_performance.value == pytest.approx(float(np.mean(pooled)))
+    # Over process executions: the geometric mean of each one's mean without outliers, a t interval.
+    per_execution = [float(np.mean(x[~outlier_mask(x)])) for x in series]
+    assert s.steady_performance is not None and s.steady_performance.executions == 5
+    assert s.steady_performance.value == pytest.approx(float(np.exp(np.mean(np.log(per_execution)))))
     assert s.steady_performance.low < 0.02 < s.steady_performance.high
+    # Beside it, labelled as such, the bootstrap of every iteration pooled.
+    assert s.steady_bootstrap is not None and "plain bootstrap" in s.steady_bootstrap.method
+    assert s.steady_bootstrap.value == pytest.approx(float(np.mean(pooled)))
 
 
 def test_precomputed_classes_are_used() -> None:

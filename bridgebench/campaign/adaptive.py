@@ -30,6 +30,7 @@ from bridgebench.analysis import estimates
 from bridgebench.campaign.config import AdaptiveBudget
 from bridgebench.runner import Task
 from bridgebench.stats import Estimate
+from bridgebench.stats.executions import too_few
 from bridgebench.store import Store
 
 OPEN, SETTLED, CAPPED, FAILING, OUT_OF_TIME = "open", "settled", "capped", "failing", "out of time"
@@ -45,7 +46,8 @@ class Decision:
 
 
 def half_width(perf: Estimate | None) -> float | None:
-    if not perf or perf.value <= 0:
+    """The CI's half-width over the estimate; None without one (too few process executions, say)."""
+    if not perf or perf.value <= 0 or perf.low is None or perf.high is None:
         return None
     return (perf.high - perf.low) / 2 / perf.value
 
@@ -61,7 +63,8 @@ def decide(executions: int, classification: str | None, perf: Estimate | None, p
         return Decision(OPEN, "no successful process execution yet", None)
     if hw is not None and hw <= until_ci and classification == previous:
         return Decision(SETTLED, f"CI {shown} ≤ ±{until_ci:.1%} and the class ({classification}) held", hw)
-    why = (f"CI {shown} > ±{until_ci:.1%}" if hw is None or hw > until_ci
+    why = (too_few(perf.executions) if perf is not None and not perf.has_interval
+           else f"CI {shown} > ±{until_ci:.1%}" if hw is None or hw > until_ci
            else f"class {previous or 'not judged'} → {classification} with the last execution")
     if executions >= cap:
         return Decision(CAPPED, f"cap of {cap} process executions reached: {why}", hw)

@@ -1,22 +1,23 @@
 """What a load campaign measured: per server and phase, the achieved rate and the latency percentiles as
-means over process executions with 99% Student-t intervals, the same percentiles over every request of
+means over process executions with 99% Student-t intervals (stats.executions, as timing campaigns' steady
+performance: no interval below 3 process executions), the same percentiles over every request of
 every run (histograms merged), errors by kind, what the audit flagged; the saturation ratios between
 servers; and, for a phase above saturation, what throughput alone predicts its latencies to be."""
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 from bridgebench.campaign.config import LoadOptions, read
 from bridgebench.load import driver
 from bridgebench.load.phases import phases, saturation_rates
+from bridgebench.stats import Estimate
+from bridgebench.stats.executions import over_executions, ratio_over_executions
 from bridgebench.store import Store
 from bridgebench.study import stored_load
 
@@ -25,52 +26,28 @@ PERCENTILES = ("p50", "p90", "p99", "p99.9", "max")
 LOAD_RESULT_VERSION = 1
 
 
-@dataclass(frozen=True)
-class Figure:
-    """A mean over process executions; low and high: its 99% Student-t interval (None with one execution)."""
-
-    value: float
-    low: float | None
-    high: float | None
-    n: int
-
-
-def figure(values: list[float]) -> Figure | None:
-    if not values:
-        return None
-    x = np.asarray(values, dtype=float)
-    mean = float(x.mean())
-    if len(x) < 2:
-        return Figure(mean, None, None, 1)
-    half = float(sps.t.ppf(0.5 + CONFIDENCE / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
-    return Figure(mean, mean - half, mean + half, len(x))
+def figure(values: list[float]) -> Estimate | None:
+    """A mean over process executions, with its 99% Student-t interval where there are enough of them."""
+    return over_executions(values, confidence=CONFIDENCE, scale="linear")
 
 
 @dataclass(frozen=True)
 class Ratio:
-    """a's mean saturation rate over b's: Welch's t on the log ratio (the delta method), 99%."""
+    """a's saturation rate over b's, over process executions (stats.executions.ratio_over_executions)."""
 
     a: str
     b: str
     value: float
     low: float | None
     high: float | None
+    method: str = ""
 
 
 def ratio(a: str, xa: list[float], b: str, xb: list[float]) -> Ratio | None:
     if not xa or not xb or min(xa) <= 0 or min(xb) <= 0:
         return None
-    ma, mb = float(np.mean(xa)), float(np.mean(xb))
-    value = ma / mb
-    if len(xa) < 2 or len(xb) < 2:
-        return Ratio(a, b, value, None, None)
-    va, vb = np.var(xa, ddof=1) / len(xa) / ma ** 2, np.var(xb, ddof=1) / len(xb) / mb ** 2
-    se = math.sqrt(va + vb)
-    if se == 0:
-        return Ratio(a, b, value, value, value)
-    df = (va + vb) ** 2 / (va ** 2 / (len(xa) - 1) + vb ** 2 / (len(xb) - 1))
-    half = float(sps.t.ppf(0.5 + CONFIDENCE / 2, df)) * se
-    return Ratio(a, b, value, value * math.exp(-half), value * math.exp(half))
+    r = ratio_over_executions(xb, xa, confidence=CONFIDENCE)
+    return Ratio(a, b, r.value, r.low, r.high, r.method)
 
 
 @dataclass(frozen=True)
@@ -111,8 +88,8 @@ class LoadCell:
     failures: list[str]
     disturbed: list[str]
     intended_rate: float | None
-    achieved: Figure | None
-    latency: dict[str, Figure]  # percentile -> mean over executions
+    achieved: Estimate | None
+    latency: dict[str, Estimate]  # percentile -> mean over executions
     merged: dict[str, float]  # over every request of every run
     service: dict[str, float]
     lag: dict[str, float]

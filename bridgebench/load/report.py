@@ -13,10 +13,11 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from bridgebench.load.analysis import PERCENTILES, Figure, LoadAnalysis, LoadCell
+from bridgebench.load.analysis import PERCENTILES, LoadAnalysis, LoadCell
 from bridgebench.load.phases import SATURATION
 from bridgebench.report import html as page_html
-from bridgebench.report.fmt import duration
+from bridgebench.report.fmt import NO_INTERVAL, duration
+from bridgebench.stats import Estimate
 
 DASH = "\u2013"
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
@@ -26,11 +27,11 @@ def _rate(value: float | None) -> str:
     return "—" if value is None else f"{value:,.0f}".replace(",", " ")
 
 
-def _fig(f: Figure | None, show: Callable[[float], str]) -> str:
+def _fig(f: Estimate | None, show: Callable[[float], str]) -> str:
     if f is None:
         return "—"
     if f.low is None or f.high is None:
-        return f"{show(f.value)} (n=1)"
+        return f"{show(f.value)} ({NO_INTERVAL})"
     return f"{show(f.value)} ({show(max(f.low, 0.0))}{DASH}{show(f.high)})"
 
 
@@ -96,7 +97,7 @@ def _ratio_rows(a: LoadAnalysis) -> list[list[str]]:
         if servers.index(r.a) > servers.index(r.b):
             continue  # each pair once, in the study's order
         ci = "" if r.low is None or r.high is None else f" ({r.low:.3f}{DASH}{r.high:.3f})"
-        verdict = ("—" if r.low is None or r.high is None else
+        verdict = (NO_INTERVAL if r.low is None or r.high is None else
                    "different" if r.low > 1 or r.high < 1 else "not told apart")
         rows.append([f"{a.label(r.a)} / {a.label(r.b)}", f"×{r.value:.3f}{ci}", verdict])
     return rows

@@ -37,11 +37,16 @@ def duration(seconds: float | None, digits: int = 3) -> str:
     return f"{seconds / scale:.{digits}g} {unit}"
 
 
+NO_INTERVAL = "too few executions"  # shown where an estimate has no interval (stats.executions)
+
+
 def estimate(est: Estimate | None) -> str:
     """Value ± half-width of the CI, in the value's unit (the CI may be asymmetric: the larger side)."""
     if not est:
         return "—"
     scale, unit = unit_for(est.value)
+    if est.low is None or est.high is None:
+        return f"{est.value / scale:.4g} {unit} ({NO_INTERVAL})"
     half = max(est.high - est.value, est.value - est.low)
     return f"{est.value / scale:.4g} ±{half / scale:.2g} {unit}"
 
@@ -65,6 +70,8 @@ def times(x: float) -> str:
 def ratio(est: Estimate | None) -> str:
     if not est:
         return "—"
+    if est.low is None or est.high is None:
+        return f"{times(est.value)} ({NO_INTERVAL})"
     return f"{times(est.value)} ({_plain(est.low)}–{_plain(est.high)})"
 
 

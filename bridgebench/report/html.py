@@ -247,7 +247,7 @@ def interval_chart(rows: Sequence[ChartRow], *, reference: float | None,
     width = left + bars + right
     height = top + bottom + row_h * max(1, len(rows))
     x0, x1 = left, left + bars
-    highs = [v for r in rows if r[1] for v in (r[1].high, r[1].value)]
+    highs = [v for r in rows if r[1] for v in (r[1].high, r[1].value) if v is not None]
     hi = max(highs) * 1.05 if highs and max(highs) > 0 else 1.0
     scale, unit = fmt.unit_for(hi)
 
@@ -269,7 +269,8 @@ def interval_chart(rows: Sequence[ChartRow], *, reference: float | None,
         assert est is not None
         parts.append(f'<rect x="{x0}" y="{_n(yc - 7)}" width="{_n(px(est.value) - x0)}" height="14" '
                      f'fill="{colour}" fill-opacity="0.55"/>')
-        parts.append(_whisker(px(est.low), px(est.high), yc, "#222", 1.3))
+        if est.low is not None and est.high is not None:  # no interval: the bar alone
+            parts.append(_whisker(px(est.low), px(est.high), yc, "#222", 1.3))
         parts.append(f'<text x="{x1 + 8}" y="{_n(yc + 4)}">{_e(text)}</text>')
     if reference:
         x = _n(px(reference))
@@ -286,7 +287,7 @@ def ratio_chart(rows: Sequence[ChartRow], *, label: str,
     left = min(260, 16 + round(6.5 * max((len(r[0]) for r in rows), default=4)))
     width = left + width_px + right
     height = top + bottom + row_h * max(1, len(rows))
-    values = [v for r in rows if r[1] for v in (r[1].low, r[1].high, r[1].value)] + [1.0]
+    values = [v for r in rows if r[1] for v in (r[1].low, r[1].high, r[1].value) if v is not None] + [1.0]
     lo, hi = min(values), max(values)
     pad = (hi - lo) * 0.05 or 0.05
     lo, hi = max(0.0, lo - pad), hi + pad
@@ -311,8 +312,9 @@ def ratio_chart(rows: Sequence[ChartRow], *, label: str,
     parts.append(f'<path d="M{one} {top}V{y_axis}" stroke="#444" stroke-dasharray="3 3"/>')
     for yc, (_, ratio, colour, text) in _marked_rows(parts, rows, x0, top, row_h, "no ratio"):
         assert ratio is not None
-        parts.append(_whisker(px(ratio.low), px(ratio.high), yc, colour, 1.6)
-                     + f'<circle cx="{_n(px(ratio.value))}" cy="{_n(yc)}" r="4" fill="{colour}"/>')
+        whisker = (_whisker(px(ratio.low), px(ratio.high), yc, colour, 1.6)
+                   if ratio.low is not None and ratio.high is not None else "")  # no interval: the dot alone
+        parts.append(whisker + f'<circle cx="{_n(px(ratio.value))}" cy="{_n(yc)}" r="4" fill="{colour}"/>')
         parts.append(f'<text x="{x1 + 8}" y="{_n(yc + 4)}">{_e(text)}</text>')
     parts.append("</svg>")
     return "".join(parts)

@@ -6,6 +6,7 @@ from collections import Counter
 
 from bridgebench.report import fmt
 from bridgebench.result import Analysis, Cell
+from bridgebench.stats.executions import MIN_EXECUTIONS
 
 COLUMNS = ("Benchmark", "Mechanism", "Class", "Steady iter (#)", "Steady iter (s)", "Steady perf (99% CI)",
            "vs baseline", "Peak RSS", "Failed")
@@ -150,18 +151,15 @@ def budget_line(result: Analysis) -> str:
             + (f"; ratios: {ratios}" if ratios else ""))
 
 
-FEW_EXECUTIONS = 5  # below this, a bootstrap over process executions under-covers (docs/methodology.md §6)
-
-
 def few_executions_line(result: Analysis) -> str | None:
-    """Say how many cells' intervals rest on too few process executions to mean their 99%."""
+    """Say how many cells have an estimate and no interval, because too few process executions ran."""
     cells = [c for c in result.cells if c.steady_performance]
-    few = [c for c in cells if c.executions_ok < FEW_EXECUTIONS]
+    few = [c for c in cells if not c.steady_performance.has_interval]  # type: ignore[union-attr]
     if not few:
         return None
-    return (f"{len(few)} of {len(cells)} cells have fewer than {FEW_EXECUTIONS} process executions: a bootstrap "
-            "over so few can hold the true value much less often than its 99% says (docs/methodology.md §6); "
-            "more process executions, not more iterations, make their intervals trustworthy")
+    return (f"{len(few)} of {len(cells)} cells have fewer than {MIN_EXECUTIONS} process executions: their figures "
+            "are estimates with no interval (too few process executions to say how much the next one could "
+            "differ; docs/methodology.md §6). More process executions, not more iterations, give them one")
 
 
 def adaptive_line(result: Analysis) -> str | None:

@@ -33,13 +33,24 @@ STEADY_METHOD = "bootstrap within steady segments, pooled over executions (warmu
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate with a two-sided ``confidence`` interval ``[low, high]``; ``method`` says how."""
+    """A point estimate with a two-sided ``confidence`` interval ``[low, high]``; ``method`` says how.
+    ``low`` and ``high`` are None when the data cannot back an interval (too few process executions:
+    stats.executions); ``executions`` is how many process executions it rests on, where that is known."""
 
     value: float
-    low: float
-    high: float
+    low: float | None
+    high: float | None
     confidence: float
     method: str
+    executions: int | None = None
+
+    @property
+    def has_interval(self) -> bool:
+        return self.low is not None and self.high is not None
+
+    def holds(self, x: float) -> bool:
+        """The interval holds x (False without an interval: it claims nothing)."""
+        return self.low is not None and self.high is not None and self.low <= x <= self.high
 
 
 def steady_performance(executions: Sequence[tuple[np.ndarray, ExecutionClass]], *, confidence: float = 0.99,

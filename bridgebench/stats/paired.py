@@ -39,4 +39,5 @@ def paired_ratio(a: Sequence[np.ndarray], b: Sequence[np.ndarray], *, confidence
     k = len(logs)
     centre = float(np.mean(logs))
     half = float(student_t.ppf((1 + confidence) / 2, k - 1)) * float(np.std(logs, ddof=1)) / math.sqrt(k)
-    return Estimate(math.exp(centre), math.exp(centre - half), math.exp(centre + half), confidence, PAIRED_METHOD)
+    return Estimate(math.exp(centre), math.exp(centre - half), math.exp(centre + half), confidence, PAIRED_METHOD,
+                    k)

@@ -16,6 +16,7 @@ from bridgebench.stats.classify import (
     classify_execution,
     too_short_for_changepoints,
 )
+from bridgebench.stats.executions import over_executions
 from bridgebench.stats.outliers import outlier_mask
 
 __all__ = ["CHANGEPOINTS_METHOD", "NOT_CLASSIFIED", "PLAIN_METHOD", "BenchmarkSummary", "Spread", "summarise"]
@@ -40,8 +41,28 @@ class BenchmarkSummary:
     class_counts: dict[str, int]
     steady_iteration: Spread | None
     steady_seconds: Spread | None
-    steady_performance: Estimate | None
+    steady_performance: Estimate | None  # over process executions: their steady means (stats.executions)
     method: str
+    steady_bootstrap: Estimate | None = None  # within processes (warmup_stats's bootstrap): secondary
+
+
+def execution_means(arrays: Sequence[np.ndarray], classes: Sequence[ExecutionClass | None],
+                    window: int | None = None) -> list[float]:
+    """Each process execution's one number: the mean of its steady iterations without outliers (an
+    execution with no steady state has none), or, unclassified (too short for changepoints), of all its
+    iterations without outliers."""
+    means = []
+    for x, cls in zip(arrays, classes, strict=True):
+        if cls is None:
+            kept = x[~outlier_mask(x, window)]
+        else:
+            mask = np.zeros(len(x), dtype=bool)
+            for seg in cls.steady_segments:
+                mask[seg.start:seg.end] = True
+            kept = x[mask & ~cls.outliers]
+        if len(kept):
+            means.append(float(np.mean(kept)))
+    return means
 
 
 def summarise(series: Sequence[np.ndarray], *, confidence: float = 0.99,
@@ -55,11 +76,13 @@ def summarise(series: Sequence[np.ndarray], *, confidence: float = 0.99,
     from ``classify_execution`` of the same series with the same options). The benchmark's class
     comes from ``classify_benchmark``; ``class_counts`` has all four kinds. The steady iteration and the
     seconds before the steady state are summarised over the executions that reached one (flat ones count
-    as iteration 1, 0 s), and steady performance is ``steady_performance`` over them.
+    as iteration 1, 0 s). Steady performance is over process executions (``over_executions`` of their
+    ``execution_means``: no interval below 3); warmup_stats's bootstrap within the steady segments,
+    ``steady_performance``, is kept beside it as ``steady_bootstrap``.
 
     If the shortest series is too short for changepoints (``too_short_for_changepoints``), nothing is
-    classified (classification "n/a", no counts) and the performance is a plain bootstrap of the mean of all
-    non-outlier iterations of all executions; ``method`` says which was done.
+    classified (classification "n/a", no counts), each execution's number is the mean of its non-outlier
+    iterations, and the secondary figure is a plain bootstrap of all of them; ``method`` says which was done.
     """
     arrays = [np.asarray(s, dtype=np.float64) for s in series]
     if not arrays or any(a.ndim != 1 or len(a) == 0 for a in arrays):
@@ -70,8 +93,9 @@ def summarise(series: Sequence[np.ndarray], *, confidence: float = 0.99,
     window = classify_kwargs.get("window")
     if too_short_for_changepoints(min(len(a) for a in arrays)):
         pooled = np.concatenate([a[~outlier_mask(a, window)] for a in arrays])
-        estimate = plain_bootstrap(pooled, confidence=confidence, rng=rng)
-        return BenchmarkSummary(NOT_CLASSIFIED, {}, None, None, estimate, PLAIN_METHOD)
+        within = plain_bootstrap(pooled, confidence=confidence, rng=rng)
+        over = over_executions(execution_means(arrays, [None] * len(arrays), window), confidence=confidence)
+        return BenchmarkSummary(NOT_CLASSIFIED, {}, None, None, over, PLAIN_METHOD, within)
 
     done = [c if c is not None else classify_execution(a, **classify_kwargs)
             for a, c in zip(arrays, given, strict=True)]
@@ -80,9 +104,10 @@ def summarise(series: Sequence[np.ndarray], *, confidence: float = 0.99,
     steady = [c for c in done if c.steady_iteration is not None]
     iteration = _spread([float(c.steady_iteration) for c in steady if c.steady_iteration is not None])
     seconds = _spread([c.steady_seconds for c in steady if c.steady_seconds is not None])
-    estimate = steady_performance(list(zip(arrays, done, strict=True)), confidence=confidence, rng=rng)
-    return BenchmarkSummary(classify_benchmark(kinds), counts, iteration, seconds, estimate,
-                            CHANGEPOINTS_METHOD)
+    within = steady_performance(list(zip(arrays, done, strict=True)), confidence=confidence, rng=rng)
+    over = over_executions(execution_means(arrays, done, window), confidence=confidence)
+    return BenchmarkSummary(classify_benchmark(kinds), counts, iteration, seconds, over, CHANGEPOINTS_METHOD,
+                            within)
 
 
 def _spread(values: list[float]) -> Spread | None:
