@@ -59,6 +59,7 @@ from bridgebench.stats.executions import ratio_over_executions
 from bridgebench.stats.paired import paired_ratio
 from bridgebench.stats.summary import NOT_CLASSIFIED
 from bridgebench.store import SECONDS, Store, StoredExecution, StoreError
+from bridgebench.study import DEFAULT_EQUIVALENCE
 
 WRONG_ANSWER = "wrong answer"
 CONSISTENT, DISTINGUISHABLE = "consistent", "distinguishable"  # machines' verdicts
@@ -421,7 +422,9 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
     return Analysis(facts, confidence, seed, baseline, tuple(builds), benchmarks,
                     tuple(CheckAnswer(**r) for r in store.check_answers(campaign_id)),
                     _audit_summary(executions, exclude_disturbed), adaptive, tuple(cells), geomeans,
-                    machines if len(machines) > 1 else {}, workloads)
+                    machines if len(machines) > 1 else {}, workloads,
+                    headline=config.study["study"].get("headline") if baseline else None,
+                    equivalence=config.study["study"].get("equivalence", DEFAULT_EQUIVALENCE))
 
 
 def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, confidence: float = 0.99,

@@ -289,16 +289,25 @@ def _with_progress(kind: Kind, study: Study, store: Store, campaign_id: int, opt
     """Run what is pending under a progress bar that says which executions failed as they fail."""
     total = len(store.planned(campaign_id))
     done = total - len(store.pending(campaign_id))
+    log = not quiet and not err.is_terminal  # a pipe or a file: a line an execution instead of a bar
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("ETA"), TimeRemainingColumn())
-    with Progress(*columns, console=err, disable=quiet, transient=False) as progress:
+    with Progress(*columns, console=err, disable=quiet or log, transient=False) as progress:
         bar = progress.add_task(f"{study.name}", total=total, completed=done)
+        stored = [done]
 
         def on_execution(task: Task, run: Execution) -> None:
             # An adaptive budget adds rounds as it goes: the total is what is planned now.
-            progress.update(bar, advance=1, total=len(store.planned(campaign_id)),
+            planned = len(store.planned(campaign_id))
+            progress.update(bar, advance=1, total=planned,
                             description=f"{study.name}: {task.benchmark} / {task.mechanism}")
-            if run.status != OK:
+            stored[0] += 1
+            if log:
+                err.print(escape(f"[{stored[0]}/{planned}] {study.name}: {task.benchmark} / {task.mechanism} "
+                                 f"(process execution {task.pexec + 1}): {kind.summary(run)}"
+                                 + (f": {run.detail}" if run.status != OK else "")),
+                          highlight=False, soft_wrap=True)
+            elif run.status != OK:
                 progress.console.print(f"  [yellow]{run.status}[/]: " + escape(
                     f"{task.benchmark} on {task.mechanism} (process execution {task.pexec + 1}): {run.detail}"),
                     highlight=False)

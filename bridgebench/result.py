@@ -225,6 +225,8 @@ class Analysis:
     geomean_ratio: dict[str, float]
     machines: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> what the machine said of itself
     workloads: tuple[Workload, ...] = ()
+    headline: str | None = None  # the mechanism the study's question is about, against the baseline
+    equivalence: float = 0.02  # a ratio within ±this of 1 answers "equivalent" (question.py)
     version: int = RESULT_VERSION
 
     def cell(self, benchmark: str, mechanism: str) -> Cell | None:

@@ -164,9 +164,11 @@ _SCALAR = (
     lambda v: isinstance(v, str | int | float) and not isinstance(v, bool),
 )
 
-_STUDY_KEYS = {"name": _STR, "title": _STR, "seed": _STR, "baseline": _STR, "benchmark_file": _STR}
 _FRACTION = ("a fraction above 0 and below 1 (0.02 is 2%)",
              lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1)
+_STUDY_KEYS = {"name": _STR, "title": _STR, "seed": _STR, "baseline": _STR, "benchmark_file": _STR,
+               "headline": _STR, "equivalence": _FRACTION}
+DEFAULT_EQUIVALENCE = 0.02  # a ratio whose interval lies within ±2% of 1: "equivalent within 2%"
 _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout_s": _TIMEOUT,
                 "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT}
 _PATH = ("an HTTP path starting with '/'", lambda v: isinstance(v, str) and v.startswith("/"))
@@ -389,6 +391,10 @@ def load_study(path: Path) -> Study:
     baseline = meta.get("baseline")
     if baseline is not None and baseline not in mechanisms:
         raise loc.error("study", "baseline", f"expected one of the mechanisms ({', '.join(mechanisms)})")
+    headline = meta.get("headline")
+    if headline is not None and (baseline is None or headline not in mechanisms or headline == baseline):
+        raise loc.error("study", "headline", "expected a mechanism other than the baseline, compared with it "
+                        "(the study's question), and a baseline")
 
     return Study(
         name=meta["name"],

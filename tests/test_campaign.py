@@ -153,3 +153,24 @@ def test_a_choice_of_mechanisms_leaves_out_the_benchmarks_none_of_them_runs(basi
     assert [w["benchmark"] for w in json.loads(done.stdout)["workloads"]] == ["ok"]
     named = bridgebench("run", str(basic_study), "--mechanisms", "b", "--benchmarks", "ok,only-a", cwd=tmp_path)
     assert named.returncode == 2 and "none of the mechanisms b runs benchmark only-a" in named.stderr
+
+
+def test_piped_output_answers_the_question_first_and_folds_no_table_cell(basic_study: Path, tmp_path: Path) -> None:
+    """Written to a pipe 80 columns wide: the study's question answered on the first line, each table row on
+    one line (markdown, where a drawn table would not fit), and the progress as one line an execution."""
+    basic_study.write_text(basic_study.read_text().replace('baseline = "a"', 'baseline = "a"\nheadline = "b"'))
+    add_benchmark(basic_study, "second")
+    done = bridgebench("run", str(basic_study), "-p", "3", "--mechanisms", "a,b", "--benchmarks", "ok,second",
+                       cwd=tmp_path, env={"COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("Mechanism B vs Mechanism A, 2 benchmarks: ") and lines[0].endswith("(99%)")
+    header = next(i for i, line in enumerate(lines) if line.startswith("| Benchmark | Mechanism | Class |"))
+    width = lines[header].count(" | ")
+    rows = lines[header + 2:header + 6]
+    assert {tuple(r.split(" | ")[:2]) for r in rows} == {("| ok", "Mechanism A"), ("| ok", "Mechanism B"),
+                                                         ("| second", "Mechanism A"), ("| second", "Mechanism B")}
+    assert all(r.endswith(" |") and r.count(" | ") == width for r in rows)  # one row, one line
+    progress = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert len(progress) == 12 and progress[0].startswith("[1/12] basic: ")
+    assert progress[-1].startswith("[12/12] ") and " iterations in " in progress[-1]

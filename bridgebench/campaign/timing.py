@@ -209,7 +209,8 @@ class TimingKind:
 
     @staticmethod
     def summary(run: Execution) -> str:
-        return f"{run.status}, {len(run.output.times)} iterations" if run.output else run.status
+        return (f"{run.status}, {len(run.output.times)} iterations in {run.wall_s:.2f} s" if run.output
+                else run.status)
 
     @staticmethod
     def analyse(store: Store, campaign_id: int, *, seed: int | None = None, exclude_disturbed: bool = False

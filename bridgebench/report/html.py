@@ -49,6 +49,7 @@ body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-
 h1 { font-size: 22px; margin: 20px 0 4px; } h2 { font-size: 18px; margin: 32px 0 8px;
        border-bottom: 1px solid #ccc; padding-bottom: 2px; } h3 { font-size: 15px; margin: 20px 0 6px; }
 .budget { color: #555; margin: 4px 0 10px; }
+.headline { font-weight: bold; font-size: 1.1em; margin: 4px 0 6px; }
 .warning { background: #fff4d6; border-left: 4px solid #d99a00; padding: 6px 10px; margin: 6px 0 10px; }
 nav a { margin-right: 14px; }
 table { border-collapse: collapse; margin: 6px 0 12px; }
@@ -373,7 +374,9 @@ def _header(result: Analysis) -> str:
     if unsettled:
         warn += ("<details><summary>Not settled by the adaptive budget</summary>"
                  + table(("Benchmark", "Mechanism", "State", "Why"), unsettled) + "</details>")
-    return (f"<header><h1>bridgebench: {_e(c.study)}, campaign {_e(c.id)}</h1>"
+    answer = "".join(f'<p class="{"headline" if i == 0 else "budget"}">{_e(line)}</p>'
+                     for i, line in enumerate(tables.headline_lines(result)))
+    return (f"<header><h1>bridgebench: {_e(c.study)}, campaign {_e(c.id)}</h1>{answer}"
             f'<p class="budget">{_e(budget)}</p>{warn}<dl class="facts">{dl}</dl></header>')
 
 

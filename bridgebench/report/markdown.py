@@ -15,7 +15,12 @@ def table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
 
 def render(result: Analysis) -> str:
     c = result.campaign
-    out = [f"# bridgebench: {c.study}, campaign {c.id}", "", tables.budget_line(result), ""]
+    out = [f"# bridgebench: {c.study}, campaign {c.id}", ""]
+    headline = tables.headline_lines(result)
+    if headline:
+        out += [f"**{headline[0]}**", ""]
+        out += [*(f"- {line}" for line in headline[1:]), ""] if headline[1:] else []
+    out += [tables.budget_line(result), ""]
     warning = tables.disturbance_line(result)
     if warning:
         out += [f"> **{warning}**", ""]

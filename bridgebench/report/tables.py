@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from bridgebench import question
 from bridgebench.report import fmt
 from bridgebench.result import Analysis, Cell
 from bridgebench.stats.executions import MIN_EXECUTIONS
@@ -149,6 +150,26 @@ def budget_line(result: Analysis) -> str:
             f"{c.executions_stored}/{c.executions_planned} executions stored; "
             f"git {c.git_sha[:12]}; machine {c.machine}; method: {', '.join(methods(result)) or '—'}"
             + (f"; ratios: {ratios}" if ratios else ""))
+
+
+def headline_lines(result: Analysis) -> list[str]:
+    """The study's question answered in words: each mechanism against the baseline, one line each, the
+    study's headline mechanism first (question.py)."""
+    base = result.baseline
+    if not base:
+        return []
+    order = [m.mechanism for m in result.mechanisms if m.available and m.mechanism != base]
+    if result.headline in order:
+        order.remove(result.headline)
+        order.insert(0, result.headline)
+    lines = []
+    for mechanism in order:
+        answers = [(c.benchmark, question.answer(c.ratio, result.equivalence)) for c in result.cells
+                   if c.mechanism == mechanism]
+        if answers:
+            lines.append(question.summary(result.label(mechanism), result.label(base), answers,
+                                          result.equivalence, result.confidence))
+    return lines
 
 
 def few_executions_line(result: Analysis) -> str | None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
-from bridgebench.report import tables
+from bridgebench.report import markdown, tables
 from bridgebench.result import Analysis
 
 
@@ -19,36 +20,50 @@ def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) ->
     return table
 
 
+def _print_table(console: Console, title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """A table as rich draws it; or, written to a pipe or a file where it would not fit, as markdown: one
+    line a row, never a cell folded over lines (a log reader greps rows)."""
+    table = _table(title, columns, rows)
+    unbounded = console.options.update_width(1_000_000)  # measured at the width it wants, not the console's
+    if console.is_terminal or Measurement.get(console, unbounded, table).maximum <= console.width:
+        console.print(table)
+        return
+    console.print(escape(title), highlight=False, soft_wrap=True)
+    for line in markdown.table(columns, rows):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _say(console: Console, line: str | None, style: str | None = None) -> None:
+    if line:
+        console.print(escape(line), style=style, highlight=False, soft_wrap=True)
+
+
 def show(result: Analysis, console: Console) -> None:
-    console.print(escape(tables.budget_line(result)), style="dim")
-    warning = tables.disturbance_line(result)
-    if warning:
-        console.print(escape(warning), style="yellow", highlight=False)
-    adaptive = tables.adaptive_line(result)
-    if adaptive:
-        console.print(escape(adaptive), style="dim", highlight=False)
-    few = tables.few_executions_line(result)
-    if few:
-        console.print(escape(few), style="yellow", highlight=False)
+    for i, line in enumerate(tables.headline_lines(result)):  # the answer first
+        _say(console, line, "bold" if i == 0 else None)
+    _say(console, tables.budget_line(result), "dim")
+    _say(console, tables.disturbance_line(result), "yellow")
+    _say(console, tables.adaptive_line(result), "dim")
+    _say(console, tables.few_executions_line(result), "yellow")
     base = result.baseline
     title = "Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else "")
-    console.print(_table(title, tables.columns(result), tables.cell_rows(result)))
+    _print_table(console, title, tables.columns(result), tables.cell_rows(result))
     workloads = tables.workload_rows(result)
     if workloads:
-        console.print(_table("What each benchmark ran", tables.WORKLOAD_COLUMNS, workloads))
+        _print_table(console, "What each benchmark ran", tables.WORKLOAD_COLUMNS, workloads)
     if result.geomean_ratio:
-        console.print(_table(tables.geomean_title(result, base), ("Mechanism", "Geomean"),
-                             tables.geomean_rows(result)))
+        _print_table(console, tables.geomean_title(result, base), ("Mechanism", "Geomean"),
+                     tables.geomean_rows(result))
     unsettled = tables.unsettled_rows(result)
     if unsettled:
-        console.print(_table("Not settled by the adaptive budget", ("Benchmark", "Mechanism", "State", "Why"),
-                             unsettled))
+        _print_table(console, "Not settled by the adaptive budget", ("Benchmark", "Mechanism", "State", "Why"),
+                     unsettled)
     unavailable = tables.unavailable_rows(result)
     if unavailable:
-        console.print(_table("Unavailable mechanisms", ("Mechanism", "Reason"), unavailable))
+        _print_table(console, "Unavailable mechanisms", ("Mechanism", "Reason"), unavailable)
     problems = tables.check_problems(result)
     if problems:
-        console.print(_table("Answer check problems", ("Benchmark", "Mechanism", "Status", "Detail"), problems))
+        _print_table(console, "Answer check problems", ("Benchmark", "Mechanism", "Status", "Detail"), problems)
     if result.machines:
-        console.print(_table("Machines", tables.MACHINE_COLUMNS, tables.machine_rows(result)))
-        console.print(_table("Per machine", tables.MACHINE_CELL_COLUMNS, tables.machine_cell_rows(result)))
+        _print_table(console, "Machines", tables.MACHINE_COLUMNS, tables.machine_rows(result))
+        _print_table(console, "Per machine", tables.MACHINE_CELL_COLUMNS, tables.machine_cell_rows(result))

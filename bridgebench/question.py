@@ -1,0 +1,60 @@
+"""The study's question and its answer in words: every mechanism against the baseline, the study's headline
+mechanism first ("luajit2 vs LuaJIT: faster on 3 benchmarks, slower on 2, equivalent within 2 % on 8,
+undecided on 3").
+
+Each ratio to the baseline (time per call, B over A) is *decided* when its interval excludes 1 (B is
+*faster* or *slower*), or lies within ±equivalence of 1 (*equivalent*: whatever the difference is, it is
+smaller than the study cares about); otherwise, or without an interval (too few process executions), it is
+*undecided*. Pure functions over results: the reports and an adaptive budget aimed at the question ask the
+same rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from bridgebench.stats import Estimate
+from bridgebench.stats.executions import too_few
+
+FASTER, SLOWER, EQUIVALENT, UNDECIDED = "faster", "slower", "equivalent", "undecided"
+DECIDED = (FASTER, SLOWER, EQUIVALENT)
+
+
+@dataclass(frozen=True)
+class Answer:
+    state: str  # FASTER, SLOWER, EQUIVALENT or UNDECIDED
+    why: str
+
+
+def answer(ratio: Estimate | None, equivalence: float) -> Answer:
+    """What one ratio B/A (of time per call) says, by the rule above."""
+    if ratio is None:
+        return Answer(UNDECIDED, "no ratio: a side has no steady state")
+    if ratio.low is None or ratio.high is None:
+        return Answer(UNDECIDED, too_few(ratio.executions))
+    shown = f"{ratio.low:.3f}–{ratio.high:.3f}"
+    if ratio.high < 1:
+        return Answer(FASTER, f"the interval {shown} lies below 1")
+    if ratio.low > 1:
+        return Answer(SLOWER, f"the interval {shown} lies above 1")
+    if 1 - equivalence <= ratio.low and ratio.high <= 1 + equivalence:
+        return Answer(EQUIVALENT, f"the interval {shown} lies within ±{equivalence:.0%} of 1")
+    return Answer(UNDECIDED, f"the interval {shown} holds 1 and reaches beyond ±{equivalence:.0%}")
+
+
+def summary(subject: str, baseline: str, answers: Iterable[tuple[str, Answer]], equivalence: float,
+            confidence: float) -> str:
+    """One line: how many benchmarks got each answer, naming the undecided ones (up to eight)."""
+    answers = list(answers)
+    words = {FASTER: "faster", SLOWER: "slower", EQUIVALENT: f"equivalent within {equivalence:.0%}",
+             UNDECIDED: "undecided"}
+    parts = []
+    for state, word in words.items():
+        benches = [bench for bench, a in answers if a.state == state]
+        if benches:
+            named = f" ({', '.join(benches)})" if state == UNDECIDED and len(benches) <= 8 else ""
+            parts.append(f"{word} on {len(benches)}{named}")
+    total = len(answers)
+    return (f"{subject} vs {baseline}, {total} benchmark{'s' if total != 1 else ''}: "
+            + (", ".join(parts) if parts else "nothing to compare") + f" ({confidence:.0%})")

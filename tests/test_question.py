@@ -1,0 +1,57 @@
+"""The study's question: each ratio's answer (decided, equivalent or undecided) as a pure function, the line
+that says it in words, and the study file's `headline` and `equivalence`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bridgebench.question import EQUIVALENT, FASTER, SLOWER, UNDECIDED, Answer, answer, summary
+from bridgebench.stats import Estimate
+from bridgebench.study import StudyError, load_study
+
+
+def ratio(low: float | None, high: float | None, value: float = 1.0, executions: int = 5) -> Estimate:
+    return Estimate(value, low, high, 0.99, "t", executions)
+
+
+@pytest.mark.parametrize(("low", "high", "state"), [
+    (0.90, 0.97, FASTER),  # B takes less time than A: the interval lies below 1
+    (1.03, 1.10, SLOWER),
+    (1.005, 1.015, SLOWER),  # a real difference, however small, is a difference
+    (0.99, 1.015, EQUIVALENT),  # holds 1, and lies within ±2%
+    (0.98, 1.02, EQUIVALENT),  # the margin's own ends count as within it
+    (0.97, 1.01, UNDECIDED),  # holds 1 but reaches beyond the margin
+    (None, None, UNDECIDED),  # no interval: too few process executions
+])
+def test_each_ratio_is_answered_by_the_rule(low: float | None, high: float | None, state: str) -> None:
+    got = answer(ratio(low, high, executions=2 if low is None else 5), 0.02)
+    assert got.state == state
+    if low is None:
+        assert "too few process executions" in got.why and "2 of the 3" in got.why
+    assert answer(None, 0.02) == Answer(UNDECIDED, "no ratio: a side has no steady state")
+    assert answer(ratio(0.97, 1.01), 0.05).state == EQUIVALENT  # a wider margin decides more
+
+
+def test_the_summary_counts_each_answer_and_names_the_undecided() -> None:
+    answers = [("fib", Answer(FASTER, "")), ("md5", Answer(FASTER, "")), ("life", Answer(EQUIVALENT, "")),
+               ("havlak", Answer(UNDECIDED, "")), ("ray", Answer(SLOWER, ""))]
+    assert summary("luajit2", "LuaJIT", answers, 0.02, 0.99) == (
+        "luajit2 vs LuaJIT, 5 benchmarks: faster on 2, slower on 1, equivalent within 2% on 1, undecided on 1 "
+        "(havlak) (99%)")
+    assert summary("a", "b", [("x", Answer(EQUIVALENT, ""))], 0.05, 0.99) == (
+        "a vs b, 1 benchmark: equivalent within 5% on 1 (99%)")
+
+
+def test_the_headline_names_a_mechanism_other_than_the_baseline(basic_study: Path) -> None:
+    text = basic_study.read_text()
+    basic_study.write_text(text.replace('baseline = "a"', 'baseline = "a"\nheadline = "b"\nequivalence = 0.05'))
+    study = load_study(basic_study)
+    assert study.raw["study"]["headline"] == "b" and study.raw["study"]["equivalence"] == 0.05
+    for bad, message in (('headline = "a"', "expected a mechanism other than the baseline"),
+                         ('headline = "zz"', "expected a mechanism other than the baseline"),
+                         ("equivalence = 2", "expected a fraction above 0 and below 1")):
+        basic_study.write_text(text.replace('baseline = "a"', f'baseline = "a"\n{bad}'))
+        with pytest.raises(StudyError, match=message):
+            load_study(basic_study)
