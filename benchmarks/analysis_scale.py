@@ -2,12 +2,15 @@
 harness itself, not a test.
 
     .venv/bin/python benchmarks/analysis_scale.py [--benchmarks 16 --mechanisms 5 --executions 30
-                                                   --iterations 6000] [--keep DIR] [--json]
+                                                   --iterations 6000] [--again K] [--keep DIR] [--json]
 
 It builds a synthetic campaign of that shape in a temporary store through the store's own API (one
 transaction per process execution, as a campaign stores them), timing each store, then times
 `bridgebench analyse` on it in a child process (wall time and the child's peak RSS), then times
-`bridgebench report` twice: with the cached analysis it must not analyse again.
+`bridgebench report` twice: with the cached analysis it must not analyse again. With `--again K` it then
+stores K more process executions (the first K cells of one more round, as an adaptive budget or a block
+adds them) and times the analysis again, in this process as a running campaign re-judges: each execution's
+classification is kept in the store, so only the new ones are classified.
 
 The series are synthetic but not trivial: per cell a mix of flat, warm-up, slowdown and no-steady-state
 executions with noise and a few outliers, so changepoints, outliers and the bootstrap all do real work.
@@ -94,6 +97,28 @@ def build_store(path: Path | str, benchmarks: int, mechanisms: int, executions: 
     return cid, store_s
 
 
+def rejudge(path: Path, cid: int, count: int, iterations: int, seed: int) -> float:
+    """Store `count` more executions (a new round's first cells) and time analysis.analyse in this process."""
+    from bridgebench.analysis import analyse
+
+    store = Store(path, create=False)
+    planned = store.planned(cid)
+    cells = list(dict.fromkeys((t.benchmark, t.mechanism) for t in planned))[:count]
+    next_seq, round_ = max(t.seq for t in planned) + 1, max(t.pexec for t in planned) + 1
+    tasks = [Task(next_seq + i, b, m, round_) for i, (b, m) in enumerate(cells)]
+    store.add_planned(cid, tasks)
+    rng = np.random.default_rng(seed + 1)
+    for task in tasks:
+        times = series(rng, iterations, 0, 1e-4)
+        out = ProbeOutput(times.tolist(), "42", 1, {"cpu_s": (times * 0.99).tolist()}, {"setup_s": 0.01})
+        store.record_execution(cid, task, Execution(OK, "", 0, "", out, 10_000, time.time(), float(times.sum())))
+    t0 = time.perf_counter()
+    analyse(store, cid)
+    seconds = time.perf_counter() - t0
+    store.close()
+    return seconds
+
+
 def timed(argv: list[str]) -> tuple[float, float, float]:
     """(wall s, CPU s, peak RSS MiB) of a child process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -114,6 +139,8 @@ def main() -> None:
     ap.add_argument("--executions", type=int, default=30)
     ap.add_argument("--iterations", type=int, default=6000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--again", type=int, default=0, help="Then store this many more executions and time the "
+                    "analysis again, in this process.")
     ap.add_argument("--keep", type=Path, help="Build the store in this folder and keep it.")
     ap.add_argument("--json", action="store_true", help="Print the figures as one JSON object.")
     args = ap.parse_args()
@@ -125,6 +152,7 @@ def main() -> None:
     cid, store_s = build_store(path, args.benchmarks, args.mechanisms, args.executions, args.iterations, args.seed)
     total = args.benchmarks * args.mechanisms * args.executions * args.iterations
     analyse = timed([BRIDGEBENCH, "analyse", str(cid), "--store", str(path), "--json"])
+    again = rejudge(path, cid, args.again, args.iterations, args.seed) if args.again else None
     report_json = timed([BRIDGEBENCH, "report", str(cid), "--store", str(path), "--format", "json"])
     report_html = timed([BRIDGEBENCH, "report", str(cid), "--store", str(path), "--format", "html",
                          "-o", str(folder / "scale.html")])
@@ -136,6 +164,7 @@ def main() -> None:
         "store_file_mib": path.stat().st_size / 2**20,
         "analyse_wall_s": analyse[0], "analyse_cpu_s": analyse[1], "analyse_peak_rss_mib": analyse[2],
         "report_json_cached_wall_s": report_json[0], "report_html_cached_wall_s": report_html[0],
+        **({"again_executions": args.again, "rejudge_in_process_s": again} if again is not None else {}),
         "cpu": environment.capture().get("cpu_model"), "cores": os.cpu_count(),
         "load_before": load_before, "load_after": os.getloadavg(),
     }

@@ -13,6 +13,7 @@ is the same whatever the number of processes.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -55,10 +56,11 @@ from bridgebench.stats import (
     summarise,
     too_short_for_changepoints,
 )
+from bridgebench.stats.classify import RULES_VERSION, from_record, to_record
 from bridgebench.stats.executions import ratio_over_executions
 from bridgebench.stats.paired import paired_ratio
 from bridgebench.stats.summary import NOT_CLASSIFIED
-from bridgebench.store import SECONDS, Store, StoredExecution, StoreError
+from bridgebench.store import SECONDS, Store, StoredExecution, StoreError, StoreWriteError
 from bridgebench.study import DEFAULT_EQUIVALENCE
 
 WRONG_ANSWER = "wrong answer"
@@ -131,10 +133,27 @@ def steady_rounds(runs: Sequence[Run], times: Sequence[np.ndarray]) -> Rounds:
 
 
 # --- one benchmark × mechanism ---------------------------------------------------------------------------
-def _classify(arrays: list[np.ndarray]) -> list[ExecutionClass | None]:
+def _classify(store: Store, executions: Sequence[StoredExecution], arrays: list[np.ndarray]
+              ) -> list[ExecutionClass | None]:
+    """Each execution's classification: made once per execution and rules version, kept in the store, and
+    read back after that (a re-judged campaign classifies only its new executions). None for all when the
+    shortest series is too short for changepoints."""
     if too_short_for_changepoints(min(len(t) for t in arrays)):
         return [None] * len(arrays)
-    return [classify_execution(t) for t in arrays]
+    kept = store.execution_classes([e.id for e in executions], RULES_VERSION)
+    out: list[ExecutionClass | None] = []
+    made = {}
+    for e, t in zip(executions, arrays, strict=True):
+        record = kept.get(e.id)
+        if record is not None and record["n"] == len(t):
+            out.append(from_record(record))
+        else:
+            cls = classify_execution(t)
+            out.append(cls)
+            made[e.id] = to_record(cls)
+    with contextlib.suppress(StoreWriteError):  # a cache: a store that cannot take it still analyses
+        store.save_execution_classes(RULES_VERSION, made)
+    return out
 
 
 def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
@@ -218,7 +237,7 @@ def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int) -> 
     if not c.good:
         return cell, {}
     arrays, counters = _read(store, c.good)
-    classes = _classify(arrays)
+    classes = _classify(store, c.good, arrays)
     summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", c.benchmark,
                                                                                       c.mechanism))
     runs = tuple(_run(e, t, cls, k, c.machine) for e, t, cls, k in zip(c.good, arrays, classes, counters,
@@ -443,8 +462,9 @@ def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, co
             out[key] = (stored[key], None, None, None)
             continue
         arrays, _ = _read(store, good)
-        classes = _classify(arrays)
-        summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", *key))
+        classes = _classify(store, good, arrays)
+        summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", *key),
+                            bootstrap=False)  # the budget judges by the interval over executions only
         before = None
         if len(arrays) > 1:
             before = (NOT_CLASSIFIED if classes[0] is None

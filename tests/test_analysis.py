@@ -13,8 +13,11 @@ import pytest
 from bridgebench import analysis
 from bridgebench.analysis import Series, analyse, current_analysis
 from bridgebench.compare import compare
+from bridgebench.protocol import ProbeOutput
 from bridgebench.result import RESULT_VERSION, Analysis
-from tests.conftest import make_campaign
+from bridgebench.runner import OK, Execution
+from bridgebench.store import SCHEMA_VERSION, Store
+from tests.conftest import make_campaign, synthetic_series
 
 
 def test_the_result_round_trips_through_json_unchanged(tmp_path: Path) -> None:
@@ -206,3 +209,60 @@ def test_a_cell_with_fewer_than_three_process_executions_has_no_interval(tmp_pat
     result = current_analysis(store, cid)
     assert tables.few_executions_line(result) is None
     assert all(c.steady_performance and c.steady_performance.has_interval for c in result.cells)
+
+
+# --- per-execution classifications, made once ------------------------------------------------------------
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the calls the analysis makes to classify an execution."""
+    calls: list[int] = []
+    real = analysis.classify_execution
+
+    def counted(times: np.ndarray) -> object:
+        calls.append(len(times))
+        return real(times)
+
+    monkeypatch.setattr(analysis, "classify_execution", counted)
+    return calls
+
+
+def test_an_execution_is_classified_once_and_read_back_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, cid = make_campaign(tmp_path / "s.sqlite", pexecs=3, crash=False)
+    calls = _counting(monkeypatch)
+    first = analyse(store, cid)
+    assert len(calls) == 12  # 2 benchmarks × 2 mechanisms × 3 executions
+    again = analyse(store, cid)
+    assert len(calls) == 12 and again == first  # nothing classified again, the same result
+
+    # One more execution (an adaptive round, a resumed campaign): only it is classified.
+    task = store.planned(cid)[0]
+    store.add_planned(cid, [type(task)(99, task.benchmark, task.mechanism, 3)])
+    times = synthetic_series(np.random.default_rng(5), "flat", 300, 4e-3)
+    store.record_execution(cid, store.planned(cid)[-1], Execution(
+        OK, "", 0, "", ProbeOutput([float(x) for x in times], "42", 4, {}, {}), 1000, 0.0, 1.0))
+    analyse(store, cid)
+    assert len(calls) == 13
+
+
+def test_classifications_are_made_again_under_other_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, cid = make_campaign(tmp_path / "s.sqlite", pexecs=3, crash=False)
+    first = analyse(store, cid)
+    calls = _counting(monkeypatch)
+    monkeypatch.setattr(analysis, "RULES_VERSION", "a later rule")
+    assert analyse(store, cid) == first and len(calls) == 12
+    assert {r[0] for r in sqlite3.connect(tmp_path / "s.sqlite").execute("SELECT rules FROM execution_class")} \
+        == {"a later rule"}
+
+
+def test_a_store_written_before_classifications_were_kept_still_analyses(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    store, cid = make_campaign(path, pexecs=3, crash=False)
+    expected = analyse(store, cid)
+    store.close()
+    with sqlite3.connect(path) as db:  # as schema 5 left it
+        db.execute("DROP TABLE execution_class")
+        db.execute("UPDATE meta SET value='5' WHERE key='schema_version'")
+    reopened = Store(path, create=False)
+    assert analyse(reopened, cid) == expected
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+        assert db.execute("SELECT count(*) FROM execution_class").fetchone()[0] == 12

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +40,11 @@ KINDS = (FLAT, WARMUP, SLOWDOWN, NO_STEADY_STATE)
 GOOD_INCONSISTENT = "good inconsistent"
 BAD_INCONSISTENT = "bad inconsistent"
 
+RULES_VERSION = "2026-11-23"
+"""Names the rules classify_execution applies (outliers, changepoints, equivalence, the window): a stored
+classification made under another version is made again (analysis.py caches them per execution). Change
+it with any change to those rules."""
+
 MIN_ITERATIONS_FOR_CHANGEPOINTS = 50
 """Below this many in-process iterations we do not look for changepoints (see docs/methodology.md): with
 the 15·log(n) penalty, a shift affecting a fifth of a 50-iteration series must already be 3.7 standard
@@ -66,6 +72,24 @@ class ExecutionClass:
     steady_iteration: int | None
     steady_seconds: float | None
     outliers: np.ndarray = field(compare=False, repr=False)
+
+
+def to_record(cls: ExecutionClass) -> dict[str, Any]:
+    """The classification as plain data (JSON), to store beside its execution; from_record reads it back."""
+    return {"kind": cls.kind, "segments": [[s.start, s.end, s.mean, s.var] for s in cls.segments],
+            "first_steady": len(cls.segments) - len(cls.steady_segments) if cls.steady_segments else None,
+            "steady_iteration": cls.steady_iteration, "steady_seconds": cls.steady_seconds,
+            "outliers": [int(i) for i in np.flatnonzero(cls.outliers)], "n": len(cls.outliers)}
+
+
+def from_record(record: dict[str, Any]) -> ExecutionClass:
+    segments = tuple(Segment(int(a), int(b), float(m), float(v)) for a, b, m, v in record["segments"])
+    first = record["first_steady"]
+    mask = np.zeros(record["n"], dtype=bool)
+    mask[record["outliers"]] = True
+    mask.setflags(write=False)
+    return ExecutionClass(record["kind"], segments, segments[first:] if first is not None else (),
+                          record["steady_iteration"], record["steady_seconds"], mask)
 
 
 def too_short_for_changepoints(n: int) -> bool:

@@ -68,12 +68,14 @@ def execution_means(arrays: Sequence[np.ndarray], classes: Sequence[ExecutionCla
 def summarise(series: Sequence[np.ndarray], *, confidence: float = 0.99,
               rng: np.random.Generator | None = None,
               classes: Sequence[ExecutionClass | None] | None = None,
+              bootstrap: bool = True,
               **classify_kwargs: Any) -> BenchmarkSummary:
     """Summarise one benchmark from its process executions' iteration times.
 
     Each execution is classified (``classify_execution(times, **classify_kwargs)``), unless the caller
     passes its classification in ``classes`` (one per series, None to have it computed here; they must come
-    from ``classify_execution`` of the same series with the same options). The benchmark's class
+    from ``classify_execution`` of the same series with the same options). With ``bootstrap=False`` the
+    secondary within-process bootstrap (the costliest part) is left out. The benchmark's class
     comes from ``classify_benchmark``; ``class_counts`` has all four kinds. The steady iteration and the
     seconds before the steady state are summarised over the executions that reached one (flat ones count
     as iteration 1, 0 s). Steady performance is over process executions (``over_executions`` of their
@@ -93,7 +95,7 @@ def summarise(series: Sequence[np.ndarray], *, confidence: float = 0.99,
     window = classify_kwargs.get("window")
     if too_short_for_changepoints(min(len(a) for a in arrays)):
         pooled = np.concatenate([a[~outlier_mask(a, window)] for a in arrays])
-        within = plain_bootstrap(pooled, confidence=confidence, rng=rng)
+        within = plain_bootstrap(pooled, confidence=confidence, rng=rng) if bootstrap else None
         over = over_executions(execution_means(arrays, [None] * len(arrays), window), confidence=confidence)
         return BenchmarkSummary(NOT_CLASSIFIED, {}, None, None, over, PLAIN_METHOD, within)
 
@@ -104,7 +106,8 @@ def summarise(series: Sequence[np.ndarray], *, confidence: float = 0.99,
     steady = [c for c in done if c.steady_iteration is not None]
     iteration = _spread([float(c.steady_iteration) for c in steady if c.steady_iteration is not None])
     seconds = _spread([c.steady_seconds for c in steady if c.steady_seconds is not None])
-    within = steady_performance(list(zip(arrays, done, strict=True)), confidence=confidence, rng=rng)
+    within = (steady_performance(list(zip(arrays, done, strict=True)), confidence=confidence, rng=rng)
+              if bootstrap else None)
     over = over_executions(execution_means(arrays, done, window), confidence=confidence)
     return BenchmarkSummary(classify_benchmark(kinds), counts, iteration, seconds, over, CHANGEPOINTS_METHOD,
                             within)

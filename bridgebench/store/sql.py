@@ -26,7 +26,7 @@ from bridgebench.store import postgres as store_postgres
 from bridgebench.store import sqlite as store_sqlite
 from bridgebench.store.encoding import FLOAT64, SECONDS, from_blob, to_blob
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _SCHEMA = """  -- {id}, {int}… are the backend's column types (store_*.SCALARS)
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -119,6 +119,12 @@ CREATE TABLE IF NOT EXISTS machine (  -- (schema 5) every machine that stored an
     id TEXT PRIMARY KEY,
     environment_json TEXT NOT NULL,
     seen {real} NOT NULL
+);
+CREATE TABLE IF NOT EXISTS execution_class (  -- (schema 6) each execution's classification, made once
+    execution_id {int} NOT NULL REFERENCES execution(id),
+    rules TEXT NOT NULL,            -- the rules' version it was made under (stats.classify.RULES_VERSION)
+    record_json TEXT NOT NULL,      -- stats.classify.to_record
+    PRIMARY KEY (execution_id)
 );
 CREATE TABLE IF NOT EXISTS analysis (
     campaign_id {int} NOT NULL REFERENCES campaign(id),
@@ -516,6 +522,25 @@ class Store:
         return int(row[0]) // FLOAT64.itemsize  # PostgreSQL's sum is a numeric: int() takes it
 
     # --- derived -------------------------------------------------------------------------------------
+    def execution_classes(self, execution_ids: list[int], rules: str) -> dict[int, dict[str, Any]]:
+        """The stored classifications of these executions made under `rules` (others are not returned)."""
+        out = {}
+        for start in range(0, len(execution_ids), 500):  # SQLite's bound-parameter limit
+            chunk = execution_ids[start:start + 500]
+            rows = self.db.execute(f"SELECT execution_id, record_json FROM execution_class WHERE rules=? AND"
+                                   f" execution_id IN ({','.join('?' * len(chunk))})", (rules, *chunk))
+            out.update({int(eid): json.loads(record) for eid, record in rows})
+        return out
+
+    def save_execution_classes(self, rules: str, records: dict[int, dict[str, Any]]) -> None:
+        """Keep classifications for the next analysis (one made under older rules is replaced)."""
+        if not records:
+            return
+        with self.transaction() as db:
+            db.executemany("INSERT INTO execution_class VALUES (?, ?, ?) ON CONFLICT (execution_id) DO UPDATE SET"
+                           " rules=excluded.rules, record_json=excluded.record_json",
+                           [(eid, rules, json.dumps(r)) for eid, r in records.items()])
+
     def save_analysis(self, campaign_id: int, result: dict[str, Any]) -> None:
         with self.transaction() as db:
             db.execute("INSERT INTO analysis VALUES (?, ?, ?) ON CONFLICT (campaign_id) DO UPDATE SET"
