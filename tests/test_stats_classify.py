@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from bridgebench.stats import (
     classify_execution,
     too_short_for_changepoints,
 )
+from bridgebench.stats.classify import from_record, to_record
 
 N = 1000
 
@@ -191,3 +193,25 @@ def test_classify_benchmark_all_combinations() -> None:
         classify_benchmark([])
     with pytest.raises(ValueError):
         classify_benchmark([FLAT, "sideways"])
+
+
+def test_a_classification_round_trips_through_its_stored_record() -> None:
+    """What analysis.py keeps in the store reads back to the same classification, outliers included, for
+    every kind (through JSON, as the store keeps it)."""
+    rng = np.random.default_rng(11)
+    seen = set()
+    for k in range(120):
+        n = int(rng.integers(50, 600))
+        x = rng.normal(1e-3, 1e-5, n)
+        if k % 4 == 1:
+            x[: n // 4] += 3e-4  # warm-up
+        elif k % 4 == 2:
+            x[n // 2:] += 2e-4  # slowdown
+        elif k % 4 == 3:
+            x[n - n // 10:] += 3e-4  # no steady state
+        x[rng.integers(0, n, 3)] *= 5  # outliers
+        cls = classify_execution(x)
+        seen.add(cls.kind)
+        back = from_record(json.loads(json.dumps(to_record(cls))))
+        assert back == cls and np.array_equal(back.outliers, cls.outliers)
+    assert seen == set(KINDS)
