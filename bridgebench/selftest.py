@@ -34,7 +34,7 @@ from bridgebench.campaign.config import read
 from bridgebench.campaign.kind import CampaignError
 from bridgebench.campaign.kinds import TIMING
 from bridgebench.compare import compare
-from bridgebench.differ import UNCHANGED, WORSENED
+from bridgebench.differ import UNCHANGED, UNDECIDED, WORSENED
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.store import Store
 from bridgebench.study import STUDIES_DIR, load_study
@@ -73,6 +73,7 @@ class Finding:
     found: str
     ok: bool
     disturbed: bool = False  # the audit flagged an execution this verdict rests on
+    undecided: bool = False  # no verdict: too few process executions for an interval (counted apart)
 
 
 @dataclass(frozen=True)
@@ -83,13 +84,14 @@ class Tally:
     quiet: int
     disturbed_right: int
     disturbed: int
+    undecided: int = 0  # units with no verdict (too few process executions for an interval): not judged
 
     @property
     def verdict(self) -> str:
         """pass: the quiet units meet the target; fail: they fall short of it beyond chance (a one-sided
         exact binomial test at 1%); inconclusive: short of it by no more than chance allows at this many
-        units, or too few quiet units to judge."""
-        total = self.quiet + self.disturbed
+        units, or too few quiet decided units to judge (disturbed and undecided ones are not judged)."""
+        total = self.quiet + self.disturbed + self.undecided
         if total == 0 or self.quiet < MIN_QUIET_SHARE * total:
             return INCONCLUSIVE
         if self.quiet_right >= self.target * self.quiet:
@@ -105,10 +107,11 @@ class SelftestReport:
         out = []
         for check, target in TARGETS.items():
             mine = [f for f in self.findings if f.check == check]
-            quiet = [f for f in mine if not f.disturbed]
-            loud = [f for f in mine if f.disturbed]
+            decided = [f for f in mine if not f.undecided]
+            quiet = [f for f in decided if not f.disturbed]
+            loud = [f for f in decided if f.disturbed]
             out.append(Tally(check, target, sum(f.ok for f in quiet), len(quiet), sum(f.ok for f in loud),
-                             len(loud)))
+                             len(loud), len(mine) - len(decided)))
         return out
 
     @property
@@ -131,16 +134,17 @@ def _judge(store: Store, repetition: int, cid: int) -> list[Finding]:
     same, _ = compare(store, cid, "a", cid, "a-again")
     for c in same:
         found.append(Finding(repetition, cid, A_VS_A, c.benchmark, UNCHANGED, c.verdict, c.verdict == UNCHANGED,
-                             disturbed(c.benchmark, "a", "a-again")))
+                             disturbed(c.benchmark, "a", "a-again"), c.verdict == UNDECIDED))
     plus, _ = compare(store, cid, "a", cid, "a-plus5")
     for c in (c for c in plus if c.benchmark in COMPARABLE):
         noisy = disturbed(c.benchmark, "a", "a-plus5")
-        found.append(Finding(repetition, cid, PLUS5, c.benchmark, WORSENED, c.verdict, c.verdict == WORSENED, noisy))
+        found.append(Finding(repetition, cid, PLUS5, c.benchmark, WORSENED, c.verdict, c.verdict == WORSENED, noisy,
+                             c.verdict == UNDECIDED))
         r = c.ratio
         shown = ("—" if r is None else f"{r.value:.4f} (no interval: {r.method})" if not r.has_interval
                  else f"{r.value:.4f} ({r.low:.4f}–{r.high:.4f})")
         found.append(Finding(repetition, cid, RATIO, c.benchmark, "1.05", shown,
-                             bool(r and r.holds(PLANTED_RATIO)), noisy))
+                             bool(r and r.holds(PLANTED_RATIO)), noisy, r is not None and not r.has_interval))
     series = Series(store)
     for cell in current_analysis(store, cid).cells:
         bench = cell.benchmark

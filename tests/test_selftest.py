@@ -40,14 +40,15 @@ def test_selftest_command_reports_every_check_and_exits_by_its_verdict(tmp_path:
     report = json.loads(result.stdout)
     tally = {t["check"]: t for t in report["tally"]}
     assert set(tally) == set(selftest.TARGETS)
-    units = {check: t["quiet"] + t["disturbed"] for check, t in tally.items()}
+    units = {check: t["quiet"] + t["disturbed"] + t["undecided"] for check, t in tally.items()}
     # A vs A on 4 benchmarks, +5% and its ratio on the 3 with a steady state by construction; 3 planted
     # phases and 4 planted classes × 3 mechanisms × 3 executions.
     assert units == {selftest.A_VS_A: 4, selftest.PLUS5: 3, selftest.RATIO: 3, selftest.PHASE: 27,
                      selftest.CLASS: 36}
     for t in report["tally"]:
         mine = [f for f in report["findings"] if f["check"] == t["check"]]
-        assert t["quiet_right"] == sum(f["ok"] and not f["disturbed"] for f in mine)
+        assert t["quiet_right"] == sum(f["ok"] and not f["disturbed"] and not f["undecided"] for f in mine)
+        assert t["undecided"] == sum(f["undecided"] for f in mine)
     verdicts = {t["verdict"] for t in report["tally"]}
     expected = "fail" if "fail" in verdicts else "inconclusive" if "inconclusive" in verdicts else "pass"
     assert report["verdict"] == expected
@@ -77,6 +78,15 @@ def test_verdicts_rest_on_quiet_units_and_disturbed_errors_are_flagged_not_failu
     report.findings += [finding(selftest.CLASS, False, False)] * 6
     (cls,) = [t for t in report.tallies() if t.check == selftest.CLASS]
     assert cls.verdict == selftest.FAIL  # 9/17 right: short of 90% beyond chance
+    # Undecided units (too few process executions for an interval) are neither right nor wrong; too many of
+    # them and the check has nothing to go on.
+    undecided = selftest.SelftestReport([finding(selftest.PLUS5, True, False)] * 9 + [
+        dataclasses.replace(finding(selftest.PLUS5, False, False), undecided=True)] * 3)
+    (plus,) = [t for t in undecided.tallies() if t.check == selftest.PLUS5]
+    assert (plus.quiet_right, plus.quiet, plus.undecided, plus.verdict) == (9, 9, 3, selftest.PASS)
+    undecided.findings += [dataclasses.replace(finding(selftest.PLUS5, False, False), undecided=True)] * 7
+    (plus,) = [t for t in undecided.tallies() if t.check == selftest.PLUS5]
+    assert plus.verdict == selftest.INCONCLUSIVE  # 9 decided of 19
     noisy = selftest.SelftestReport([finding(selftest.A_VS_A, True, False)]
                                     + [finding(selftest.A_VS_A, False, True)] * 3)
     (aa,) = [t for t in noisy.tallies() if t.check == selftest.A_VS_A]

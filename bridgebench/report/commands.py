@@ -48,12 +48,13 @@ def list_tables(studies: list[dict[str, Any]], campaigns: list[dict[str, Any]], 
 
 def selftest_table(title: str, tallies: list[Tally]) -> Table:
     table = Table(title=title, title_justify="left")
-    for column in ("Check", "Target", "Right (quiet)", "Right (disturbed; the rest flagged)", "Verdict"):
+    for column in ("Check", "Target", "Right (quiet)", "Right (disturbed; the rest flagged)",
+                   "Undecided (too few executions)", "Verdict"):
         table.add_column(column)
     style = {PASS: "", FAIL: "red", INCONCLUSIVE: "yellow"}
     for t in tallies:
         table.add_row(t.check, f"≥ {t.target:.0%}", f"{t.quiet_right}/{t.quiet}",
-                      f"{t.disturbed_right}/{t.disturbed}", t.verdict, style=style[t.verdict])
+                      f"{t.disturbed_right}/{t.disturbed}", str(t.undecided), t.verdict, style=style[t.verdict])
     return table
 
 
