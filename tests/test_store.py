@@ -24,7 +24,7 @@ def test_a_version_1_store_gains_the_batch_and_audit_columns(tmp_path: Path) -> 
     store = Store(path)
     assert "batch" in [r[1] for r in store.db.execute("PRAGMA table_info(check_answer)")]
     assert {*AUDIT, "machine"} <= {r[1] for r in store.db.execute("PRAGMA table_info(execution)")}
-    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "5"
+    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "6"
 
 
 def test_a_version_2_store_keeps_its_executions_and_reads_them_unaudited(tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ def test_a_version_3_store_keeps_every_iteration_bit_for_bit_and_analyses_the_sa
     store.close()
     _as_schema_3(path)
     migrated = Store(path)
-    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "5"
+    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "6"
     tables = {r[0] for r in migrated.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "iteration" not in tables and "iteration_counter" not in tables
     for eid, (times, counters) in written.items():
