@@ -16,6 +16,7 @@
  * The changepoints (segment starts, ascending) are written to out (room for n); their count is returned.
  * want: 0 = the fastest variant of the cost loop this CPU runs, 2 = the portable one (for testing).
  */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -183,14 +184,92 @@ int64_t bb_lanes(int64_t want)
     return lanes;
 }
 
+/* The cost of the segment [t, s) alone (bb_value without the optimal cost before it). */
+static double bb_cost(const double *s1, const double *s2, int64_t t, int64_t s, const double *tab,
+                      double vfloor, double kconst)
+{
+    return bb_value(s, t, s1[s], s2[s], s1[t], s2[t], 0.0, tab, vfloor, kconst);
+}
+
+/* The unfloored variance of [t, s), as bb_value computes it, and its mean squared. */
+static double bb_variance(const double *s1, const double *s2, int64_t t, int64_t s, double *mean2)
+{
+    double ml = (double)(s - t);
+    double inv = 1.0 / ml;
+    double d1 = s1[s] - s1[t];
+    double d2 = s2[s] - s2[t];
+    *mean2 = (d1 * inv) * (d1 * inv);
+    return (d2 - d1 * d1 * inv) * inv;
+}
+
+/*
+ * Skipping candidates that provably cannot win: the same optimum, far fewer cost evaluations.
+ *
+ * PELT cannot prune a series without changepoints (a split never raises the cost, so no start is ever
+ * ruled out) and its work grows with the square of the length. But on such a series almost every start
+ * t loses to the current best start a by a wide margin, and that margin can only shrink slowly. Write
+ * G(x, y, z) = C(x, z) - C(x, y) - C(y, z), the cost saved by splitting [x, z) at y. For a < t < s0 < s
+ * the sums telescope exactly, for any cost function:
+ *     G(a, t, s) = G(a, t, s0) + G(a, s0, s) - G(t, s0, s),
+ * and the value of start t minus that of start a is F[t] - F[a] - C(a, t) - G(a, t, s). Splitting never
+ * raises the Gaussian cost (G >= 0, under the conditions on the variance floor below), so from an exact
+ * evaluation of every start at s0,
+ *     value_t(s) - value_a(s) >= value_t(s0) - value_a(s0) - G(a, s0, s),
+ * and G(a, s0, s) is one number per step, the same for every t. An "epoch" starts with a full evaluation
+ * at s0 and its best start a; a start t >= a + min_size whose margin over a exceeds the threshold K is
+ * set aside, and each later step evaluates only the others (the starts before a, recent ones, new ones).
+ * The epoch ends (and the step is done in full) when max G(a, s0, s) nears K, when the best start is no
+ * longer a, or after L steps. While a stays best, a set-aside start is not pruned either: F[t] <= F[a] +
+ * C(a, t) + pen and C(a, t) + C(t, s) <= C(a, s) give value_t(s) <= F[s] + pen. So the candidates kept,
+ * every F[s] and every changepoint are those of the plain search, which the tests check bit for bit.
+ *
+ * The variance floor f (a segment's variance is taken as at least f) can break G >= 0 for segments whose
+ * variance is near f, so a start is set aside only when [t, s0) and [a, t) have variances well above f
+ * and above the prefix sums' rounding: then G(t, s0, s) >= 0 for any block [s0, s) up to L long (worked
+ * through: it needs log(v/f) >= 1 + (s - s0)/(s0 - t)), and G(a, t, s) >= 0. The margin added to K
+ * covers the rounding of the costs (they are sums of terms of that magnitude, each to a few ulps).
+ */
+/* Epochs start once there are this many starts; an epoch is at most L steps, L^2 ~ BB_EPOCH_FACTOR x the
+ * starts (the first pass costs as many evaluations as the starts, each later step about as many as the
+ * starts added since); K = BB_K_SHARE x the penalty. On flat 6250-point series factors 1 to 8 and shares
+ * 0.3 to 0.7 were within 15 % of each other (benchmarks: see docs/design.md). */
+#define BB_MIN_EPOCH_CANDIDATES 64
+#define BB_EPOCH_FACTOR 3
+#define BB_K_SHARE 0.5
+
+/* One start set aside for an epoch, if the variance conditions above let it be. */
+static int bb_can_set_aside(const double *s1, const double *s2, int64_t a, int64_t t, int64_t s0, int64_t L,
+                            int64_t min_size, double vfloor)
+{
+    double mean2, v_ts, v_at;
+    int64_t m1 = s0 - t;
+    if (t < a + min_size) {
+        return 0;
+    }
+    v_ts = bb_variance(s1, s2, t, s0, &mean2);
+    if (!(v_ts >= 1e-8 * (1.0 + mean2))) {
+        return 0;
+    }
+    /* log(v/f) >= 1 + L/m1 with room to spare: e^2.05 < 8 for m1 >= L, e^9.05 < 8600 for m1 >= L/8. */
+    if (!((m1 >= L && v_ts >= 8.0 * vfloor) || (8 * m1 >= L && v_ts >= 8600.0 * vfloor))) {
+        return 0;
+    }
+    v_at = bb_variance(s1, s2, a, t, &mean2);
+    return v_at >= 2.0 * vfloor && v_at >= 1e-8 * (1.0 + mean2);
+}
+
 int64_t bb_pelt(const double *s1, const double *s2, int64_t n, int64_t min_size, double pen, double vfloor,
                 double kconst, const double *tab, double *F, int64_t *last, int64_t *cand, double *c1,
-                double *c2, double *cf, double *vals, int64_t *out, int64_t want)
+                double *c2, double *cf, double *vals, int64_t *out, int64_t want, int64_t skip, int64_t *alive,
+                int64_t *aidx, int64_t *acand, double *a1, double *a2, double *af, double *avals,
+                int64_t *evaluations)
 {
-    int64_t s, i, k, nc, best_i, t, count, lanes, zero = 0;
-    double best, limit;
+    int64_t s, i, k, nc, na = 0, best_i, t, count, lanes, zero = 0;
+    int64_t in_epoch = 0, s0 = 0, a = 0, L = 0, evals = 0, next_try = 0;
+    double best, limit, K = BB_K_SHARE * pen, margin = 0.0, c_a_s0 = 0.0, max_h = 0.0;
     bb_values_fn bb_values = bb_pick(want, &lanes);
 
+    *evaluations = 0;
     if (min_size < 1 || n < 2 * min_size) {
         return 0;
     }
@@ -207,10 +286,71 @@ int64_t bb_pelt(const double *s1, const double *s2, int64_t n, int64_t min_size,
         c1[nc] = s1[t];
         c2[nc] = s2[t];
         cf[nc] = F[t];
+        alive[nc] = 1;
         nc++;
     }
-    for (s = 2 * min_size; s <= n; s++) {
+    s = 2 * min_size;
+    while (s <= n) {
+        if (in_epoch) {
+            double c_a_s = bb_cost(s1, s2, a, s, tab, vfloor, kconst);
+            double c_s0_s = bb_cost(s1, s2, s0, s, tab, vfloor, kconst);
+            double h = c_a_s - c_a_s0 - c_s0_s;
+            /* h and each start's margin at s0 are each a few roundings of sums of terms this large */
+            h += 1e-9 * (fabs(c_a_s) + fabs(c_a_s0) + fabs(c_s0_s));
+            max_h = h > max_h ? h : max_h;
+            if (max_h < K - margin && s - s0 <= L) {
+                bb_values(na, s, s1[s], s2[s], acand, a1, a2, af, tab, pen, vfloor, kconst, avals);
+                evals += na;
+                best_i = bb_argmin(avals, na);
+                if (acand[best_i] == a) {
+                    best = avals[best_i];
+                    F[s] = best;
+                    last[s] = a;
+                    limit = best + pen;
+                    k = 0;
+                    for (i = 0; i < na; i++) {
+                        if (avals[i] <= limit) {
+                            acand[k] = acand[i];
+                            aidx[k] = aidx[i];
+                            a1[k] = a1[i];
+                            a2[k] = a2[i];
+                            af[k] = af[i];
+                            k++;
+                        } else {
+                            alive[aidx[i]] = 0;
+                        }
+                    }
+                    na = k;
+                    t = s - min_size + 1;
+                    cand[nc] = acand[na] = t;
+                    c1[nc] = a1[na] = s1[t];
+                    c2[nc] = a2[na] = s2[t];
+                    cf[nc] = af[na] = F[t];
+                    alive[nc] = 1;
+                    aidx[na] = nc;
+                    nc++;
+                    na++;
+                    s++;
+                    continue;
+                }
+            }
+            /* The epoch ends: drop the starts pruned in it, and do this step in full. */
+            k = 0;
+            for (i = 0; i < nc; i++) {
+                if (alive[i]) {
+                    cand[k] = cand[i];
+                    c1[k] = c1[i];
+                    c2[k] = c2[i];
+                    cf[k] = cf[i];
+                    alive[k] = 1;
+                    k++;
+                }
+            }
+            nc = k;
+            in_epoch = 0;
+        }
         bb_values(nc, s, s1[s], s2[s], cand, c1, c2, cf, tab, pen, vfloor, kconst, vals);
+        evals += nc;
         best_i = bb_argmin(vals, nc);
         best = vals[best_i];
         F[s] = best;
@@ -227,16 +367,57 @@ int64_t bb_pelt(const double *s1, const double *s2, int64_t n, int64_t min_size,
                 c1[k] = c1[i];
                 c2[k] = c2[i];
                 cf[k] = cf[i];
+                vals[k] = vals[i];
                 k++;
             }
         }
+        nc = k;
+        if (skip && nc >= BB_MIN_EPOCH_CANDIDATES && s >= next_try && s + 1 <= n) {
+            /* A new epoch from this step's exact values: set aside what may be, keep the rest in order. */
+            a = last[s];
+            s0 = s;
+            L = 2;
+            while (L * L < BB_EPOCH_FACTOR * nc) {
+                L++;
+            }
+            c_a_s0 = bb_cost(s1, s2, a, s0, tab, vfloor, kconst);
+            margin = 1e-9 * (1.0 + 2.0 * fabs(best) + pen);
+            max_h = 0.0;
+            na = 0;
+            for (i = 0; i < nc; i++) {
+                alive[i] = 1;
+                if (vals[i] - best > K + margin &&
+                    bb_can_set_aside(s1, s2, a, cand[i], s0, L, min_size, vfloor)) {
+                    continue;
+                }
+                acand[na] = cand[i];
+                a1[na] = c1[i];
+                a2[na] = c2[i];
+                af[na] = cf[i];
+                aidx[na] = i;
+                na++;
+            }
+            in_epoch = na * 2 < nc;
+            next_try = in_epoch ? 0 : s + L; /* set-aside did not pay: do not spend a pass on it each step */
+        }
         t = s - min_size + 1;
-        cand[k] = t;
-        c1[k] = s1[t];
-        c2[k] = s2[t];
-        cf[k] = F[t];
-        nc = k + 1;
+        cand[nc] = t;
+        c1[nc] = s1[t];
+        c2[nc] = s2[t];
+        cf[nc] = F[t];
+        alive[nc] = 1;
+        if (in_epoch) {
+            acand[na] = t;
+            a1[na] = s1[t];
+            a2[na] = s2[t];
+            af[na] = F[t];
+            aidx[na] = nc;
+            na++;
+        }
+        nc++;
+        s++;
     }
+    *evaluations = evals;
     /* Walk back from n; the segment starts come out in descending order. */
     count = 0;
     t = last[n];

@@ -3,7 +3,10 @@
 Two backends give identical answers: a small C file compiled on first use and loaded through ctypes,
 and a numpy reference used when no C compiler is available. Both evaluate the same floating-point
 operations in the same order, including the logarithm (our own, from the exponent bits, a table and a
-polynomial; libm's and numpy's differ in the last bit now and then), so they agree bit for bit.
+polynomial; libm's and numpy's differ in the last bit now and then), so they agree bit for bit. The C
+search also sets aside, for a few steps at a time, the segment starts that provably cannot win (see
+_pelt.c): on a series without changepoints, where PELT prunes nothing, that leaves about 1/36 of the
+cost evaluations at 6250 points, and every prefix's optimal cost stays the same to the last bit.
 """
 
 from __future__ import annotations
@@ -202,7 +205,8 @@ def _open(path: Path) -> ctypes.CDLL:
     fn.restype = ctypes.c_int64
     fn.argtypes = [_dptr, _dptr, ctypes.c_int64, ctypes.c_int64, ctypes.c_double, ctypes.c_double,
                    ctypes.c_double, _dptr, _dptr, _iptr, _iptr, _dptr, _dptr, _dptr, _dptr, _iptr,
-                   ctypes.c_int64]
+                   ctypes.c_int64, ctypes.c_int64, _iptr, _iptr, _iptr, _dptr, _dptr, _dptr, _dptr,
+                   _iptr]
     lib.bb_lanes.restype = ctypes.c_int64
     lib.bb_lanes.argtypes = [ctypes.c_int64]
     return lib
@@ -233,14 +237,21 @@ def _load_c() -> ctypes.CDLL | None:
 
 
 def _pelt_c(lib: ctypes.CDLL, s1: np.ndarray, s2: np.ndarray, n: int, min_size: int, pen: float,
-            vfloor: float, lanes: int = 0, f: np.ndarray | None = None) -> list[int]:
+            vfloor: float, lanes: int = 0, f: np.ndarray | None = None, set_aside: bool = True,
+            evaluations: list[int] | None = None) -> list[int]:
     """``lanes``: 0 = the fastest cost loop this CPU can run (4-lane AVX2 on x86-64), 2 = the portable one.
-    ``f``, if given (n + 1 values), receives the optimal cost of each prefix (for tests)."""
+    ``set_aside``: skip the starts that provably cannot win (see _pelt.c); False = the plain search.
+    ``f``, if given (n + 1 values), receives the optimal cost of each prefix, and ``evaluations``, if
+    given, the number of segment costs computed (both for tests)."""
     f = np.empty(n + 1) if f is None else f
     last = np.zeros(n + 1, dtype=np.int64)
-    cand = np.zeros(n + 1, dtype=np.int64)
-    work = np.empty((4, n + 1))  # c1, c2, cf, vals
+    ints = np.zeros((4, n + 1), dtype=np.int64)  # cand, alive, aidx, acand
+    work = np.empty((8, n + 1))  # c1, c2, cf, vals, a1, a2, af, avals
     out = np.zeros(max(n, 1), dtype=np.int64)
-    count = lib.bb_pelt(s1, s2, n, min_size, pen, vfloor, _KCONST, _TABLE, f, last, cand, work[0], work[1],
-                        work[2], work[3], out, lanes)
+    evals = np.zeros(1, dtype=np.int64)
+    count = lib.bb_pelt(s1, s2, n, min_size, pen, vfloor, _KCONST, _TABLE, f, last, ints[0], work[0], work[1],
+                        work[2], work[3], out, lanes, int(set_aside), ints[1], ints[2], ints[3], work[4],
+                        work[5], work[6], work[7], evals)
+    if evaluations is not None:
+        evaluations.append(int(evals[0]))
     return [int(c) for c in out[:count]]
