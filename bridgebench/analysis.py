@@ -20,10 +20,11 @@ import math
 import os
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from multiprocessing import get_context
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -427,10 +428,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
         if ratios and len(ratios) == len(common):
             geomeans[m] = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
 
-    facts = CampaignFacts(campaign.id, campaign.study, campaign.state, campaign.created, campaign.finished,
-                          campaign.git_sha, campaign.machine, campaign.environment,
-                          campaign.config["options"],  # shown as the campaign stored them
-                          len(planned), len(executions))
+    facts = CampaignFacts.of(campaign, len(planned), len(executions))
     ran = {e.machine or campaign.machine for e in executions}
     described = store.machines()
     machines = {m: described.get(m) or (campaign.environment if m == campaign.machine else {}) for m in sorted(ran)}
@@ -473,19 +471,37 @@ def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, co
     return out
 
 
+class StoredResult(Protocol):
+    def to_json(self) -> dict[str, Any]: ...
+
+
+R = TypeVar("R", bound=StoredResult)
+
+
+def cached(store: Store, campaign_id: int, decode: Callable[[dict[str, Any]], R],
+           compute: Callable[[R | None], R], fresh: Callable[[R], bool]) -> R:
+    """A campaign's stored result, whatever its kind: decoded from the store, or computed (and stored) when
+    there is none, it was written by another version (decode raises ValueError), or it is not fresh.
+    compute gets the stale result, if any, to carry over what must not change (a bootstrap's seed)."""
+    stored = store.analysis(campaign_id)
+    result = None
+    if stored is not None:
+        try:
+            result = decode(stored)
+        except (ValueError, KeyError, TypeError):
+            result = None
+    if result is None or not fresh(result):
+        result = compute(result)
+        store.save_analysis(campaign_id, result.to_json())
+    return result
+
+
 def current_analysis(store: Store, campaign_id: int, exclude_disturbed: bool = False) -> Analysis:
     """The stored analysis of a campaign; recomputed (and stored) only if executions were added since, it
     was computed with the other choice about disturbed executions, or by another version of the result."""
-    cached = store.analysis(campaign_id)
-    result = None
-    if cached is not None:
-        try:
-            result = Analysis.from_json(cached)
-        except (ValueError, KeyError, TypeError):
-            result = None
-    if (result is None or result.campaign.executions_stored != len(store.executions(campaign_id))
-            or result.audit.excluded != exclude_disturbed):
-        result = analyse(store, campaign_id, exclude_disturbed=exclude_disturbed,
-                         seed=result.seed if result else None)
-        store.save_analysis(campaign_id, result.to_json())
-    return result
+    return cached(
+        store, campaign_id, Analysis.from_json,
+        lambda stale: analyse(store, campaign_id, exclude_disturbed=exclude_disturbed,
+                              seed=stale.seed if stale else None),
+        lambda result: (result.campaign.executions_stored == len(store.executions(campaign_id))
+                        and result.audit.excluded == exclude_disturbed))

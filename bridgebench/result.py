@@ -174,6 +174,13 @@ class CampaignFacts:
     executions_planned: int
     executions_stored: int
 
+    @classmethod
+    def of(cls, campaign: Any, planned: int, stored: int) -> CampaignFacts:
+        """The facts of a stored campaign (store.Campaign), its options as the campaign stored them."""
+        return cls(campaign.id, campaign.study, campaign.state, campaign.created, campaign.finished,
+                   campaign.git_sha, campaign.machine, campaign.environment, campaign.config["options"],
+                   planned, stored)
+
 
 @dataclass(frozen=True)
 class AuditSummary:
@@ -244,7 +251,7 @@ class Analysis:
         return [f for c in self.cells for f in c.failures]
 
     def to_json(self) -> dict[str, Any]:
-        return _encode(self)
+        return encode(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Analysis:
@@ -252,36 +259,36 @@ class Analysis:
         if not isinstance(data, dict) or data.get("version") != RESULT_VERSION:
             raise ValueError(f"analysis result of version {data.get('version') if isinstance(data, dict) else '?'}, "
                              f"expected {RESULT_VERSION}")
-        return _decode(cls, data)
+        return decode(cls, data)
 
 
-# --- JSON: dataclasses <-> plain data, driven by the type hints --------------------------------------------
-def _encode(value: Any) -> Any:
+# --- JSON: dataclasses <-> plain data, driven by the type hints (every kind's result) -----------------------
+def encode(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, tuple | list):
-        return [_encode(v) for v in value]
+        return [encode(v) for v in value]
     if isinstance(value, dict):
-        return {k: _encode(v) for k, v in value.items()}
+        return {k: encode(v) for k, v in value.items()}
     return value
 
 
-def _decode(kind: Any, data: Any) -> Any:
+def decode(kind: Any, data: Any) -> Any:
     origin = typing.get_origin(kind)
     if origin in (typing.Union, types.UnionType):
         options = [a for a in typing.get_args(kind) if a is not type(None)]
-        return None if data is None else _decode(options[0], data)
+        return None if data is None else decode(options[0], data)
     if origin is tuple:
         args = typing.get_args(kind)
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_decode(args[0], v) for v in data)
-        return tuple(_decode(a, v) for a, v in zip(args, data, strict=True))
+            return tuple(decode(args[0], v) for v in data)
+        return tuple(decode(a, v) for a, v in zip(args, data, strict=True))
     if origin is dict:
         _, value_kind = typing.get_args(kind)
-        return {k: _decode(value_kind, v) for k, v in data.items()}
+        return {k: decode(value_kind, v) for k, v in data.items()}
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         hints = typing.get_type_hints(kind)
-        return kind(**{f.name: _decode(hints[f.name], data[f.name]) for f in dataclasses.fields(kind)
+        return kind(**{f.name: decode(hints[f.name], data[f.name]) for f in dataclasses.fields(kind)
                        if f.name in data})
     if kind is float and isinstance(data, int):
         return float(data)

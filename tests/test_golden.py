@@ -1,5 +1,6 @@
 """Golden files: every renderer of a campaign report (terminal, markdown, JSON, HTML, CSV, Go benchmark
-format) and of a diff, from one fixture campaign, compared with the files in tests/golden byte for byte.
+format) and of a diff, from one fixture campaign, and of a load campaign's report from a recorded analysis,
+compared with the files in tests/golden byte for byte.
 
 A change to a renderer shows up here as a diff of its output. When the change is meant, write the files
 again and review them like code:
@@ -10,6 +11,7 @@ again and review them like code:
 from __future__ import annotations
 
 import io
+import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -20,6 +22,8 @@ from rich.console import Console
 from bridgebench import report
 from bridgebench.analysis import Series, analyse
 from bridgebench.compare import compare
+from bridgebench.load import report as load_report
+from bridgebench.load.result import LoadAnalysis
 from bridgebench.report import diff as diff_report
 from bridgebench.report import terminal
 from bridgebench.result import Analysis
@@ -77,3 +81,28 @@ def test_terminal_diff_matches_its_golden_file(fixture: tuple[Series, Analysis])
     series, result = fixture
     comparisons, header = compare(series.store, result.campaign.id, "cpython", result.campaign.id, "lua/jit")
     check("diff.terminal.txt", terminal_text(lambda console: diff_report.show(comparisons, header, console)))
+
+
+# --- a load campaign's report, from a recorded analysis ---------------------------------------------------
+# tests/fixtures/load-analysis.json is the analysis of a real quick load campaign of tests/fixtures/study-load
+# (its Go driver's merged histograms included), so these files need neither Go nor a server to render.
+LOAD_FIXTURE = Path(__file__).parent / "fixtures" / "load-analysis.json"
+
+
+@pytest.fixture(scope="module")
+def load_result() -> LoadAnalysis:
+    return LoadAnalysis.from_json(json.loads(LOAD_FIXTURE.read_text()))
+
+
+def test_the_recorded_load_analysis_round_trips(load_result: LoadAnalysis) -> None:
+    assert LoadAnalysis.from_json(json.loads(json.dumps(load_result.to_json()))) == load_result
+    assert all(isinstance(c.per_execution, tuple) and c.ok == len(c.per_execution) for c in load_result.cells)
+
+
+@pytest.mark.parametrize("format_", list(load_report.FORMATS))
+def test_load_report_formats_match_their_golden_files(load_result: LoadAnalysis, format_: str) -> None:
+    check(f"load.{load_report.SUFFIXES[format_]}", load_report.FORMATS[format_](load_result))
+
+
+def test_load_terminal_report_matches_its_golden_file(load_result: LoadAnalysis) -> None:
+    check("load.terminal.txt", terminal_text(lambda console: load_report.show(load_result, console)))

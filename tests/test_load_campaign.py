@@ -16,8 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bridgebench.load import analysis as load_analysis
+from bridgebench.load import driver
 from bridgebench.load.analysis import predict
 from bridgebench.load.phases import phases
+from bridgebench.store import Store
 from bridgebench.study import StudyError, load_study
 from tests.conftest import FIXTURES, bridgebench, competitor, start_bridgebench, survivors, wait_for_executions
 
@@ -136,8 +139,8 @@ def test_the_overload_prediction_matches_a_simulated_fifo_server(rate: float, se
 
 
 # --- campaigns ---------------------------------------------------------------------------------------
-def test_a_quick_load_campaign_checks_measures_every_phase_and_reports(study: Path, tmp_path: Path,
-                                                                       marker: str) -> None:
+def test_a_quick_load_campaign_checks_measures_every_phase_and_reports(study: Path, tmp_path: Path, marker: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     edit(study, '[mechanisms.plain]\n', f'[mechanisms.plain]\nenv = {{ PROBE_MARKER = "{marker}" }}\n')
     code, stdout, stderr = run_load(study, tmp_path)
     assert code == 0, stderr
@@ -182,6 +185,16 @@ def test_a_quick_load_campaign_checks_measures_every_phase_and_reports(study: Pa
     assert again.returncode == 0 and again.stdout == markdown
     refused = bridgebench("diff", "1", "1", "--store", str(tmp_path / "store.sqlite"), cwd=tmp_path)
     assert refused.returncode == 2 and "campaign 1 is a load campaign" in refused.stderr
+    # The analysis is kept in the store as a timing campaign's is: reading it again merges no histogram.
+    store = Store(tmp_path / "store.sqlite")
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(driver, "merge", lambda _results: pytest.fail("analysed again"))
+            kept = load_analysis.current(store, 1)
+    finally:
+        store.close()
+    assert kept.to_json() == report and {c.ok for c in kept.cells} == {2}
+    assert all(len(c.per_execution) == 2 and c.per_execution[0].latency["p50"] > 0 for c in kept.cells)
 
 
 def test_a_server_that_answers_differently_fails_the_check_before_any_run(study: Path, tmp_path: Path) -> None:

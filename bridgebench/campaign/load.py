@@ -27,8 +27,8 @@ from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.campaign.config import LOAD, LoadOptions
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
 from bridgebench.load import analysis, driver, report
-from bridgebench.load.analysis import LoadAnalysis
 from bridgebench.load.phases import Phase, phases, saturation_rates
+from bridgebench.load.result import LoadAnalysis
 from bridgebench.load.server import Server, ServerError
 from bridgebench.placeholders import expand_all
 from bridgebench.protocol import ProbeOutput
@@ -285,11 +285,13 @@ class LoadKind:
     @staticmethod
     def analyse(store: Store, campaign_id: int, *, seed: int | None = None, exclude_disturbed: bool = False
                 ) -> LoadAnalysis:
-        return analysis.analyse(store, campaign_id)
+        result = analysis.analyse(store, campaign_id)
+        store.save_analysis(campaign_id, result.to_json())
+        return result
 
     @staticmethod
     def current(store: Store, campaign_id: int, exclude_disturbed: bool = False) -> LoadAnalysis:
-        return analysis.analyse(store, campaign_id)  # not cached: a load campaign's runs are few
+        return analysis.current(store, campaign_id)
 
     @staticmethod
     def failed(result: LoadAnalysis) -> str | None:

@@ -9,14 +9,16 @@ import math
 import time
 from collections.abc import Callable
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
-from bridgebench.load.analysis import PERCENTILES, LoadAnalysis, LoadCell
+from bridgebench import question
+from bridgebench.load.analysis import PERCENTILES
 from bridgebench.load.phases import SATURATION
+from bridgebench.load.result import LoadAnalysis, LoadCell
 from bridgebench.report import html as page_html
+from bridgebench.report import terminal
 from bridgebench.report.fmt import NO_INTERVAL, duration
+from bridgebench.report.markdown import table as md_table
 from bridgebench.stats import Estimate
 
 DASH = "\u2013"
@@ -48,13 +50,25 @@ def _statuses(cell: LoadCell) -> str:
     return ", ".join(f"{k}: {v}" for k, v in sorted(cell.statuses.items())) or "—"
 
 
+def headline_lines(a: LoadAnalysis) -> list[str]:
+    """The study's question answered in words, as a timing report's first lines are (question.py): each
+    server against the baseline at saturation, in time per request (faster: it answers more a second)."""
+    lines = []
+    for r in a.ratios:
+        if r.a == a.baseline:  # the baseline's rate over the server's: the server's time per request over its
+            verdict = question.answer(r.ratio, a.equivalence)
+            lines.append(f"{a.label(r.b)} vs {a.label(r.a)} at saturation: {verdict.state} ({verdict.why}, in "
+                         f"time per request, {a.confidence:.0%})")
+    return lines
+
+
 def _budget(a: LoadAnalysis) -> str:
-    o, load = a.options, a.load
-    reqs = ", ".join(f"{r['name']} ×{r['weight']} ({r['method']} {r['path']})" for r in load["requests"])
-    pinned = f"; the driver pinned to CPUs {load['driver_cpus']}" if load["driver_cpus"] else ""
+    o, load = a.campaign.options, a.setup
+    reqs = ", ".join(f"{r.name} ×{r.weight} ({r.method} {r.path})" for r in load.requests)
+    pinned = f"; the driver pinned to CPUs {load.driver_cpus}" if load.driver_cpus else ""
     return (f"{o['process_executions']} process executions of each phase and server (the server started afresh "
             f"for each), {o['warmup_s']:g} s of warm-up (sent, not recorded) then {o['duration_s']:g} s recorded, "
-            f"{load['connections']} keep-alive connections{pinned}. Requests in the mix: {reqs}. Latency is "
+            f"{load.connections} keep-alive connections{pinned}. Requests in the mix: {reqs}. Latency is "
             "timed from each request's intended send time; a request unanswered when the run ends is recorded "
             "at its latency so far (censored), never dropped.")
 
@@ -68,15 +82,15 @@ def _warnings(a: LoadAnalysis) -> list[str]:
                    "Disturbed.")
     if a.failed:
         out.append(f"{a.failed} load runs failed (see Failures); their cells have fewer executions.")
-    if a.campaign["state"] != "done":
-        out.append(f"The campaign is {a.campaign['state']}: {a.campaign['executions_stored']} of "
-                   f"{a.campaign['executions_planned']} load runs are stored.")
+    if a.campaign.state != "done":
+        out.append(f"The campaign is {a.campaign.state}: {a.campaign.executions_stored} of "
+                   f"{a.campaign.executions_planned} load runs are stored.")
     return out
 
 
 def _check_rows(a: LoadAnalysis) -> list[list[str]]:
-    return [[r["benchmark"].removeprefix("request:"), a.label(r["mechanism"]), r["status"], r["answer"] or "—",
-             r["detail"] or ""] for r in a.check]
+    return [[r.benchmark.removeprefix("request:"), a.label(r.mechanism), r.status, r.answer or "—", r.detail or ""]
+            for r in a.check]
 
 
 def _saturation_rows(a: LoadAnalysis) -> list[list[str]]:
@@ -92,14 +106,15 @@ def _saturation_rows(a: LoadAnalysis) -> list[list[str]]:
 
 def _ratio_rows(a: LoadAnalysis) -> list[list[str]]:
     rows = []
-    servers = [m["mechanism"] for m in a.mechanisms]
+    servers = [m.mechanism for m in a.mechanisms]
     for r in a.ratios:
         if servers.index(r.a) > servers.index(r.b):
             continue  # each pair once, in the study's order
-        ci = "" if r.low is None or r.high is None else f" ({r.low:.3f}{DASH}{r.high:.3f})"
-        verdict = (NO_INTERVAL if r.low is None or r.high is None else
-                   "different" if r.low > 1 or r.high < 1 else "not told apart")
-        rows.append([f"{a.label(r.a)} / {a.label(r.b)}", f"×{r.value:.3f}{ci}", verdict])
+        e = r.ratio
+        ci = "" if e.low is None or e.high is None else f" ({e.low:.3f}{DASH}{e.high:.3f})"
+        verdict = (NO_INTERVAL if e.low is None or e.high is None else
+                   "different" if e.low > 1 or e.high < 1 else "not told apart")
+        rows.append([f"{a.label(r.a)} / {a.label(r.b)}", f"×{e.value:.3f}{ci}", verdict])
     return rows
 
 
@@ -128,7 +143,8 @@ def _overload_rows(a: LoadAnalysis) -> list[list[str]]:
 
 
 def _problem_rows(a: LoadAnalysis) -> list[list[str]]:
-    return [[c.phase, a.label(c.mechanism), line] for c in a.cells for line in c.failures]
+    return [[c.phase, a.label(c.mechanism), f"execution {f.pexec + 1}: {f.status}: {f.detail}"] for c in a.cells
+            for f in c.failures]
 
 
 def _disturbed_rows(a: LoadAnalysis) -> list[list[str]]:
@@ -161,30 +177,26 @@ OVERLOAD_NOTE = (
     "agree, the latencies carry no information beyond the throughput.")
 
 
-def _md_table(columns: list[str], rows: list[list[str]]) -> str:
-    def cell(v: str) -> str:
-        return v.replace("|", "\\|").replace("\n", " ")
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def markdown(a: LoadAnalysis) -> str:
     c = a.campaign
-    out = [f"# {c['study']}: load campaign {c['id']}", "", _budget(a), ""]
+    out = [f"# {c.study}: load campaign {c.id}", ""]
+    headline = headline_lines(a)
+    if headline:
+        out += [*(f"**{line}**" if k == 0 else f"- {line}" for k, line in enumerate(headline)), ""]
+    out += [_budget(a), ""]
     out += [f"> **Warning:** {w}" for w in _warnings(a)]
-    out += [f"Machine: {c['machine']}; git {c['git_sha'][:12]}; started "
-            f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(c['created']))} UTC.", ""]
+    out += [f"Machine: {c.machine}; git {c.git_sha[:12]}; started "
+            f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(c.created))} UTC.", ""]
     for key, title, columns, rows_of in SECTIONS:
         rows = rows_of(a)
         if not rows:
             continue
-        out += [f"## {title}", "", _md_table(columns, rows), ""]
+        out += [f"## {title}", "", *md_table(tuple(columns), [tuple(r) for r in rows])]
         if key == "overload":
             out += [OVERLOAD_NOTE, ""]
-    unavailable = [m for m in a.mechanisms if not m["available"]]
+    unavailable = [m for m in a.mechanisms if not m.available]
     if unavailable:
-        out += ["## Unavailable servers", ""] + [f"- {m['label']}: {m['reason']}" for m in unavailable] + [""]
+        out += ["## Unavailable servers", ""] + [f"- {m.label}: {m.reason}" for m in unavailable] + [""]
     return "\n".join(out)
 
 
@@ -291,7 +303,9 @@ def rate_plot(a: LoadAnalysis) -> str:
 def html(a: LoadAnalysis) -> str:
     c = a.campaign
     e = page_html.escape_text
-    body = [f"<h1>{e(c['study'])}: load campaign {c['id']}</h1>", f'<p class="budget">{e(_budget(a))}</p>']
+    body = [f"<h1>{e(c.study)}: load campaign {c.id}</h1>"]
+    body += [f'<p class="headline">{e(line)}</p>' for line in headline_lines(a)]
+    body.append(f'<p class="budget">{e(_budget(a))}</p>')
     body += [f'<div class="warning">{e(w)}</div>' for w in _warnings(a)]
     for key, title, columns, rows_of in SECTIONS:
         rows = rows_of(a)
@@ -310,8 +324,8 @@ def html(a: LoadAnalysis) -> str:
                     "merged)</h2><div class=\"grid\">")
         body += [f"<figure><figcaption>{e(p)}</figcaption>{svg}</figure>" for p, svg in plots]
         body.append("</div>")
-    body.append(f'<p class="muted">Machine: {e(c["machine"])}; git {e(c["git_sha"][:12])}.</p>')
-    return page_html.page(f"{c['study']}: load campaign {c['id']}", "".join(body))
+    body.append(f'<p class="muted">Machine: {e(c.machine)}; git {e(c.git_sha[:12])}.</p>')
+    return page_html.page(f"{c.study}: load campaign {c.id}", "".join(body))
 
 
 FORMATS: dict[str, Callable[[LoadAnalysis], str]] = {"markdown": markdown, "html": html, "json": to_json}
@@ -322,20 +336,17 @@ def show(a: LoadAnalysis, console: Console) -> None:
     """The terminal's summary: the figures without their intervals (those, the statuses and the errors are in
     the report files), so that it stays readable in 80 columns."""
     c = a.campaign
-    console.print(f"[bold]{c['study']}[/]: load campaign {c['id']}", highlight=False)
+    console.print(f"[bold]{c.study}[/]: load campaign {c.id}", highlight=False)
+    for line in headline_lines(a):
+        console.print(line, highlight=False)
     for w in _warnings(a):
         console.print(f"[yellow]warning:[/] {w}", highlight=False)
-    table = Table(title="Saturation and constant rates (means over process executions)", title_justify="left",
-                  box=box.SIMPLE_HEAD)
-    for name in ("phase", "server", "target/s", "achieved/s", "p50", "p99", "max", "runs"):
-        table.add_column(name, justify="left" if name in ("phase", "server") else "right", overflow="fold")
-    for cell in a.cells:
-        lat = cell.latency
-        table.add_row(cell.phase, a.label(cell.mechanism), _rate(cell.intended_rate) if cell.fraction else "closed",
-                      _rate(cell.achieved.value) if cell.achieved else "—",
-                      *(_ms(lat[p].value) if p in lat else "—" for p in ("p50", "p99", "max")),
-                      f"{cell.ok}/{cell.planned}")
-    console.print(table)
+    rows = [(cell.phase, a.label(cell.mechanism), _rate(cell.intended_rate) if cell.fraction else "closed",
+             _rate(cell.achieved.value) if cell.achieved else "—",
+             *(_ms(cell.latency[p].value) if p in cell.latency else "—" for p in ("p50", "p99", "max")),
+             f"{cell.ok}/{cell.planned}") for cell in a.cells]
+    terminal.print_table(console, "Saturation and constant rates (means over process executions)",
+                         ("phase", "server", "target/s", "achieved/s", "p50", "p99", "max", "runs"), rows)
     for r in _ratio_rows(a):
         console.print(f"saturation {r[0]}: {r[1]} ({r[2]})", highlight=False)
     for cell in a.cells:

@@ -8,7 +8,7 @@ from bridgebench.result import Analysis
 
 def table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     def line(cells: tuple[str, ...]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+        return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
     return [line(columns), "|" + "---|" * len(columns), *(line(r) for r in rows), ""]
 

@@ -20,7 +20,7 @@ def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) ->
     return table
 
 
-def _print_table(console: Console, title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def print_table(console: Console, title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
     """A table as rich draws it; or, written to a pipe or a file where it would not fit, as markdown: one
     line a row, never a cell folded over lines (a log reader greps rows)."""
     table = _table(title, columns, rows)
@@ -47,23 +47,23 @@ def show(result: Analysis, console: Console) -> None:
     _say(console, tables.few_executions_line(result), "yellow")
     base = result.baseline
     title = "Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else "")
-    _print_table(console, title, tables.columns(result), tables.cell_rows(result))
+    print_table(console, title, tables.columns(result), tables.cell_rows(result))
     workloads = tables.workload_rows(result)
     if workloads:
-        _print_table(console, "What each benchmark ran", tables.WORKLOAD_COLUMNS, workloads)
+        print_table(console, "What each benchmark ran", tables.WORKLOAD_COLUMNS, workloads)
     if result.geomean_ratio:
-        _print_table(console, tables.geomean_title(result, base), ("Mechanism", "Geomean"),
+        print_table(console, tables.geomean_title(result, base), ("Mechanism", "Geomean"),
                      tables.geomean_rows(result))
     unsettled = tables.unsettled_rows(result)
     if unsettled:
-        _print_table(console, "Not settled by the adaptive budget", ("Benchmark", "Mechanism", "State", "Why"),
+        print_table(console, "Not settled by the adaptive budget", ("Benchmark", "Mechanism", "State", "Why"),
                      unsettled)
     unavailable = tables.unavailable_rows(result)
     if unavailable:
-        _print_table(console, "Unavailable mechanisms", ("Mechanism", "Reason"), unavailable)
+        print_table(console, "Unavailable mechanisms", ("Mechanism", "Reason"), unavailable)
     problems = tables.check_problems(result)
     if problems:
-        _print_table(console, "Answer check problems", ("Benchmark", "Mechanism", "Status", "Detail"), problems)
+        print_table(console, "Answer check problems", ("Benchmark", "Mechanism", "Status", "Detail"), problems)
     if result.machines:
-        _print_table(console, "Machines", tables.MACHINE_COLUMNS, tables.machine_rows(result))
-        _print_table(console, "Per machine", tables.MACHINE_CELL_COLUMNS, tables.machine_cell_rows(result))
+        print_table(console, "Machines", tables.MACHINE_COLUMNS, tables.machine_rows(result))
+        print_table(console, "Per machine", tables.MACHINE_CELL_COLUMNS, tables.machine_cell_rows(result))
