@@ -349,7 +349,8 @@ def _campaign(kind: Kind, study_name: str, new_options: Callable[[Study], Option
             if resume:
                 options = held.resume(store, kind, study, campaign_id)
                 builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
-                engine.verify_builds(store, held.campaign_id, builds)  # type: ignore[arg-type]
+                assert held.campaign_id is not None  # resume() chose one or raised
+                engine.verify_builds(store, held.campaign_id, builds)
             else:
                 options = new_options(study)
                 builds, rows = _build_and_check(kind, study, options, build_dir, as_json)
