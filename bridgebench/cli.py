@@ -342,17 +342,21 @@ def _campaign(kind: Kind, study_name: str, new_options: Callable[[Study], Option
     pending; analyse; write the reports and print the result."""
     study = _load(study_name)
     _writable_folder(report_dir, "--report-dir")
+    try:  # options a study cannot take are refused before a store is opened (or created)
+        chosen = None if resume else new_options(study)
+    except CampaignError as e:
+        fail(str(e))
     store = _store(store_path)
     _signals_stop_the_run()
     with engine.session() as held:
         try:
-            if resume:
+            if chosen is None:
                 options = held.resume(store, kind, study, campaign_id)
                 builds = _build(study, build_dir, list(options.mechanisms), quiet=as_json)
                 assert held.campaign_id is not None  # resume() chose one or raised
                 engine.verify_builds(store, held.campaign_id, builds)
             else:
-                options = new_options(study)
+                options = chosen
                 builds, rows = _build_and_check(kind, study, options, build_dir, as_json)
                 held.start(store, kind, study, options, builds, rows)
             cid = held.campaign_id

@@ -108,6 +108,11 @@ def test_run_and_diff_point_a_load_study_to_the_load_command(study: Path, tmp_pa
     done = bridgebench("run", str(study), "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "has no benchmarks to time in iterations; its servers are measured with `bridgebench load" in done.stderr
+    assert not (tmp_path / "s.sqlite").exists()  # refused before any store was created
+    timed = bridgebench("load", str(FIXTURES / "study-basic"), "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path)
+    assert timed.returncode == 2
+    assert "declares no [load]; its mechanisms are timed with `bridgebench run`" in timed.stderr
+    assert not (tmp_path / "s.sqlite").exists()
 
 
 # --- the model behind the overload row ---------------------------------------------------------------
