@@ -371,7 +371,8 @@ def _with_decisions(store: Store, campaign_id: int, budget: AdaptiveBudget | Non
         states[d["state"] if d else "not judged"] += 1
         out.append(replace(cell, adaptive=decision))
     return out, AdaptiveSummary(budget.until_ci, budget.cap, budget.max_time_s, budget.first,
-                                max((d["round"] for d in last.values()), default=-1) + 1, dict(states))
+                                max((d["round"] for d in last.values()), default=-1) + 1, dict(states),
+                                budget.until_decided)
 
 
 def workers_for(iterations: int) -> int:

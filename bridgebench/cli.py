@@ -136,16 +136,26 @@ def _writable_folder(folder: Path, option: str) -> None:
         fail(f"{option} {folder}: cannot write reports there: {e.strerror}")
 
 
-def _until(value: str | None) -> float | None:
-    """`--until ci=2%` (or ci=0.02, or 2%): the CI half-width, as a share of the estimate, that settles a cell."""
+def _until(value: str | None) -> tuple[float | None, bool | None]:
+    """`--until ci=2%` (or ci=0.02, or 2%): the CI half-width, as a share of the estimate, that settles a cell;
+    `--until decided`: a cell settles when its ratio to the baseline is decided (until_decided)."""
     if value is None:
-        return None
+        return None, None
+    if value.strip().lower() == "decided":
+        return None, True
     text = value.strip().lower().removeprefix("ci=").strip()
     try:
         share = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
-        fail(f"--until {value!r}: expected ci=SHARE, e.g. ci=2% or ci=0.02")
-    return share
+        fail(f"--until {value!r}: expected ci=SHARE (e.g. ci=2% or ci=0.02) or decided")
+    return share, False
+
+
+def _adaptive(until: str | None, max_executions: int | None, max_time: str | None
+              ) -> tuple[float | None, int | None, float | None, bool | None]:
+    """The adaptive options as timing.options_for takes them: until_ci, the cap, max_time_s, until_decided."""
+    until_ci, until_decided = _until(until)
+    return until_ci, max_executions, _seconds(max_time, "--max-time"), until_decided
 
 
 def _seconds(value: str | None, option: str) -> float | None:
@@ -399,8 +409,9 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
         exclude_disturbed: ExcludeOpt = False,
         until: Annotated[str | None, typer.Option("--until", help="Adaptive: more rounds for each benchmark × "
                                                   "mechanism until its 99% CI half-width is at most this share of "
-                                                  "its estimate and its class holds, e.g. ci=2%.",
-                                                  metavar="ci=SHARE")] = None,
+                                                  "its estimate and its class holds, e.g. ci=2%; or, with "
+                                                  "'decided', until its ratio to the baseline is decided.",
+                                                  metavar="ci=SHARE|decided")] = None,
         max_time: Annotated[str | None, typer.Option("--max-time", help="Adaptive: stop when the process "
                                                      "executions have taken this long (600, 10m, 1h).")] = None,
         max_executions: Annotated[int | None, typer.Option("--max-executions", min=1, help="Adaptive: at most "
@@ -415,7 +426,7 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
     def options(study: Study) -> Options:
         return timing.options_for(study, "quick" if quick else budget, _split(benchmarks), _split(mechanisms),
                                   process_executions, iterations, timeout, random_order, seed, wait_quiet,
-                                  _until(until), max_executions, _seconds(max_time, "--max-time"))
+                                  *_adaptive(until, max_executions, max_time))
 
     _campaign(TIMING, study_name, options, resume, campaign_id, report_dir, build_dir, store_path, as_json, seed,
               exclude_disturbed)

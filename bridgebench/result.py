@@ -205,6 +205,7 @@ class AdaptiveSummary:
     first_process_executions: int
     rounds: int
     states: dict[str, int]
+    until_decided: bool = False  # aimed at the question: a cell with a ratio settles when it is decided
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ class Budget:
     until_ci: float | None = None
     max_process_executions: int | None = None
     max_time_s: float | None = None
+    # With a baseline: a cell settles when its ratio to the baseline is decided (question.py), not by its CI.
+    until_decided: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,13 +166,15 @@ _SCALAR = (
     lambda v: isinstance(v, str | int | float) and not isinstance(v, bool),
 )
 
+_BOOL = ("true or false", lambda v: isinstance(v, bool))
 _FRACTION = ("a fraction above 0 and below 1 (0.02 is 2%)",
              lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1)
 _STUDY_KEYS = {"name": _STR, "title": _STR, "seed": _STR, "baseline": _STR, "benchmark_file": _STR,
                "headline": _STR, "equivalence": _FRACTION}
 DEFAULT_EQUIVALENCE = 0.02  # a ratio whose interval lies within ±2% of 1: "equivalent within 2%"
 _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout_s": _TIMEOUT,
-                "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT}
+                "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT,
+                "until_decided": _BOOL}
 _PATH = ("an HTTP path starting with '/'", lambda v: isinstance(v, str) and v.startswith("/"))
 _CPUS = ("a CPU list for taskset -c, such as \"0\" or \"0-1\"",
          lambda v: isinstance(v, str) and re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", v) is not None)
@@ -273,7 +277,11 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         until_ci=data.get("until_ci"),
         max_process_executions=data.get("max_process_executions"),
         max_time_s=float(data["max_time_s"]) if "max_time_s" in data else None,
+        until_decided=bool(data.get("until_decided", False)),
     )
+    if budget.until_decided and budget.until_ci is None:
+        raise loc.error(table, "until_decided", "until_decided needs an adaptive budget (until_ci, "
+                        "max_process_executions, max_time_s)")
     if budget.max_process_executions is not None and budget.max_process_executions < budget.process_executions:
         raise loc.error(table, "max_process_executions", f"expected at least process_executions "
                         f"({budget.process_executions})")

@@ -10,7 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from bridgebench.campaign.adaptive import CAPPED, FAILING, OPEN, OUT_OF_TIME, SETTLED, decide
+from bridgebench import question
+from bridgebench.campaign.adaptive import (
+    CAPPED,
+    FAILING,
+    OPEN,
+    OUT_OF_TIME,
+    SETTLED,
+    decide,
+    decide_baseline,
+    decide_ratio,
+    looks,
+)
 from bridgebench.stats import Estimate
 from bridgebench.study import StudyError, load_study
 from tests.conftest import add_benchmark, bridgebench, gated_campaign, rows
@@ -132,3 +143,75 @@ def test_bad_adaptive_options_are_one_line_errors(basic_study: Path, tmp_path: P
     result = bridgebench("run", str(basic_study), *args, cwd=tmp_path)
     assert result.returncode == 2
     assert fragment in result.stderr.strip().splitlines()[-1]
+
+
+# --- aimed at the study's question: a cell settles when its ratio to the baseline is decided ---------------
+SLOWER = question.Answer(question.SLOWER, "the interval 1.9–2.1 lies above 1")
+UNDECIDED = question.Answer(question.UNDECIDED, "the interval 0.8–1.3 holds 1 and reaches beyond ±2%")
+
+
+@pytest.mark.parametrize(("executions", "cls", "answer", "state"), [
+    (3, "flat", SLOWER, SETTLED),
+    (3, "flat", question.Answer(question.EQUIVALENT, "within ±2%"), SETTLED),
+    (3, "flat", UNDECIDED, OPEN),
+    (8, "flat", UNDECIDED, CAPPED),
+    (8, "flat", SLOWER, SETTLED),  # deciding beats the cap
+    (2, "flat", SLOWER, OPEN),  # not yet its first executions
+    (3, None, UNDECIDED, FAILING),
+    (1, None, UNDECIDED, OPEN),
+])
+def test_the_rule_aimed_at_the_question(executions: int, cls: str | None, answer: question.Answer,
+                                        state: str) -> None:
+    d = decide_ratio(executions, cls, answer, first=3, cap=8)
+    assert d.state == state, d
+    assert d.reason
+
+
+@pytest.mark.parametrize(("others", "state"), [
+    ([SETTLED, SETTLED], SETTLED),
+    ([SETTLED, CAPPED, OUT_OF_TIME], SETTLED),
+    ([SETTLED, OPEN], OPEN),
+])
+def test_the_baseline_stays_open_while_a_ratio_of_its_benchmark_is(others: list[str], state: str) -> None:
+    assert decide_baseline(4, "flat", others, first=3, cap=8).state == state
+    assert decide_baseline(8, "flat", [OPEN], first=3, cap=8).state == CAPPED
+    assert decide_baseline(2, "flat", [SETTLED], first=3, cap=8).state == OPEN
+
+
+def test_the_looks_correction_bounds_the_false_decisions() -> None:
+    # A cell is judged after its first executions and after each round up to its cap: each look at
+    # 1 - 0.01/looks keeps the chance of any false "different" over all of them at most 1 % (Bonferroni).
+    assert looks(first=3, cap=10) == 8 and looks(first=5, cap=5) == 1
+
+
+def test_a_budget_aimed_at_the_question_spends_its_rounds_on_undecided_ratios(basic_study: Path,
+                                                                              tmp_path: Path) -> None:
+    add_benchmark(basic_study, "twice")  # b takes twice a's time: decided after the first executions
+    add_benchmark(basic_study, "seesaw")  # equal means, executions far apart: never decided in a few
+    add_benchmark(basic_study, "stepped")  # each cell's CI wide, the ratio 2 in every round: decided when paired
+    result = bridgebench("run", str(basic_study), "--benchmarks", "twice,seesaw,stepped", "-p", "3", "--until",
+                         "decided",
+                         "--max-executions", "6", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    db = tmp_path / "results" / "bridgebench.sqlite"
+    per_cell = dict(((b, m), n) for b, m, n in rows(db, "SELECT benchmark, mechanism, count(*) FROM execution "
+                                                        "GROUP BY benchmark, mechanism"))
+    # stepped: by its own CI a cell would run to the cap; its ratio is decided once 5 rounds pair (methodology)
+    assert per_cell == {("twice", "a"): 3, ("twice", "b"): 3, ("seesaw", "a"): 6, ("seesaw", "b"): 6,
+                        ("stepped", "a"): 5, ("stepped", "b"): 5}
+    final = {(b, m): (s, r) for _, b, m, _, s, r in rows(
+        db, "SELECT round, benchmark, mechanism, executions, state, reason FROM cell_decision ORDER BY round")}
+    assert final["twice", "b"][0] == SETTLED and "decided, slower" in final["twice", "b"][1]
+    assert final["twice", "a"][0] == SETTLED and "every ratio of its benchmark has stopped" in final["twice", "a"][1]
+    assert final["seesaw", "b"][0] == CAPPED and "undecided" in final["seesaw", "b"][1]
+    assert final["seesaw", "a"][0] == SETTLED  # its only ratio stopped (capped) with it
+    report = json.loads(result.stdout)
+    assert final["stepped", "b"][0] == SETTLED and "decided, slower" in final["stepped", "b"][1]
+    assert report["adaptive"]["states"] == {SETTLED: 5, CAPPED: 1}
+
+
+def test_until_decided_needs_a_baseline(basic_study: Path, tmp_path: Path) -> None:
+    text = basic_study.read_text().replace('baseline = "a"\n', "")
+    basic_study.write_text(text)
+    done = bridgebench("run", str(basic_study), "--until", "decided", cwd=tmp_path)
+    assert done.returncode == 2 and "names no baseline, so there is no ratio to decide" in done.stderr

@@ -14,6 +14,16 @@ cheapest cells first (shuffled when the campaign is). After each round every ope
   execution is skipped and dropped from the plan, while cheaper cells that still fit go on: the last of
   the time goes to the cells it can still help. A campaign always ends with exactly what it planned.
 
+Aimed at the study's question (`until_decided`), a cell with a ratio to the baseline settles instead when
+that ratio is *decided* (question.py: its interval excludes 1, or lies within the study's equivalence margin
+of 1), judged by the same analysis the report makes; the baseline's cell of a benchmark stays open while any
+other cell of the benchmark is open, so the rounds become blocks of the benchmarks still undecided. Each
+round looks at the ratios again, and stopping at the first look that decides would make "decided" more
+likely than the intervals' 99 % allow; so the budget decides with intervals at 1 - 0.01/L (L: the most
+looks a cell can get, from its first executions to its cap), and by Bonferroni's inequality a cell whose
+true ratio is 1 is stopped as different with probability at most 1 % over all its looks. Cells without a
+ratio (the baseline's, cells of a study with no baseline) keep the CI rule.
+
 Each round's verdicts are stored (`cell_decision`), so a resumed campaign goes on from the round it was in
 and the report can say what settled, what did not, and why.
 """
@@ -26,7 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bridgebench.analysis import estimates
+from bridgebench import question
+from bridgebench.analysis import analyse, estimates
 from bridgebench.campaign.config import AdaptiveBudget
 from bridgebench.runner import Task
 from bridgebench.stats import Estimate
@@ -71,6 +82,73 @@ def decide(executions: int, classification: str | None, perf: Estimate | None, p
     return Decision(OPEN, why, hw)
 
 
+def looks(first: int, cap: int) -> int:
+    """How many times a cell's ratio can be judged: after its first executions, then after each round."""
+    return max(cap - first + 1, 1)
+
+
+def decide_ratio(executions: int, classification: str | None, answer: question.Answer, first: int,
+                 cap: int) -> Decision:
+    """The rule aimed at the question for a cell with a ratio to the baseline (a pure function)."""
+    if classification is None:
+        if executions >= first:
+            return Decision(FAILING, f"none of its {executions} process executions succeeded", None)
+        return Decision(OPEN, "no successful process execution yet", None)
+    if executions < first:
+        return Decision(OPEN, f"{executions} of its first {first} process executions", None)
+    if answer.state in question.DECIDED:
+        return Decision(SETTLED, f"its ratio to the baseline is decided, {answer.state}: {answer.why}", None)
+    if executions >= cap:
+        return Decision(CAPPED, f"cap of {cap} process executions reached: undecided, {answer.why}", None)
+    return Decision(OPEN, f"undecided: {answer.why}", None)
+
+
+def decide_baseline(executions: int, classification: str | None, others: list[str], first: int,
+                    cap: int) -> Decision:
+    """The baseline's cell of a benchmark under the rule aimed at the question: open while another cell of
+    its benchmark is (its ratios need both sides), given the others' states after this round."""
+    if classification is None:
+        if executions >= first:
+            return Decision(FAILING, f"none of its {executions} process executions succeeded", None)
+        return Decision(OPEN, "no successful process execution yet", None)
+    if executions < first:
+        return Decision(OPEN, f"{executions} of its first {first} process executions", None)
+    waiting = sum(state == OPEN for state in others)
+    if not waiting:
+        return Decision(SETTLED, "every ratio of its benchmark has stopped (decided, capped or out of time)",
+                        None)
+    if executions >= cap:
+        return Decision(CAPPED, f"cap of {cap} process executions reached with {waiting} ratio(s) undecided", None)
+    return Decision(OPEN, f"{waiting} ratio(s) of its benchmark undecided", None)
+
+
+def _judge_question(store: Store, campaign_id: int, open_cells: list[Cell], state: dict[Cell, str],
+                    budget: AdaptiveBudget, baseline: str, seed: int) -> dict[Cell, Decision]:
+    """This round's decisions under the rule aimed at the question, from the analysis the report makes (at
+    the looks-corrected confidence)."""
+    confidence = 1 - (1 - 0.99) / looks(budget.first, budget.cap)
+    result = analyse(store, campaign_id, confidence=confidence, seed=seed)
+    stored: dict[Cell, int] = {}
+    for e in store.executions(campaign_id):
+        stored[(e.benchmark, e.mechanism)] = stored.get((e.benchmark, e.mechanism), 0) + 1
+    out: dict[Cell, Decision] = {}
+    for cell in open_cells:
+        if cell[1] == baseline:
+            continue
+        c = result.cell(*cell)
+        out[cell] = decide_ratio(stored.get(cell, 0), c.classification if c else None,
+                                 question.answer(c.ratio if c else None, result.equivalence), budget.first,
+                                 budget.cap)
+    for cell in open_cells:
+        if cell[1] != baseline:
+            continue
+        c = result.cell(*cell)
+        others = [out[o].state if o in out else state.get(o, OPEN) for o in state if o[0] == cell[0] and o != cell]
+        out[cell] = decide_baseline(stored.get(cell, 0), c.classification if c else None, others, budget.first,
+                                    budget.cap)
+    return out
+
+
 class _Clock:
     """The campaign's machine time against its cap (executions' wall time plus any wait for a quiet machine),
     and what each cell's next execution should cost: the median of its own so far. It reads each stored
@@ -101,10 +179,12 @@ class _Clock:
         return not self.fits((task.benchmark, task.mechanism))
 
 
-def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudget, run_tasks: RunTasks) -> None:
+def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudget, run_tasks: RunTasks,
+        baseline: str | None = None) -> None:
     """Run the campaign's rounds until every cell is settled, capped, failing or out of time."""
     first, until_ci, cap, max_time_s = budget.first, budget.until_ci, budget.cap, budget.max_time_s
     randomise, seed = budget.randomise, budget.seed
+    aimed = budget.until_decided and baseline is not None and any(m == baseline for _, m in cells)
     history = store.decisions(campaign_id)
     state: dict[Cell, str] = {}
     for d in history:  # a resumed campaign: where each cell stood after the last judged round
@@ -118,10 +198,14 @@ def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudge
         clock.refresh()
         open_cells = [c for c in cells if state.get(c, OPEN) == OPEN]
         judged = estimates(store, campaign_id, open_cells, seed=seed + round_)
+        aimed_at = (_judge_question(store, campaign_id, open_cells, {c: state.get(c, OPEN) for c in cells}, budget,
+                                    baseline, seed) if aimed and baseline else {})
         decisions = []
         for cell in open_cells:
             n, cls, perf, before = judged[cell]
-            d = decide(n, cls, perf, before, first, until_ci, cap)
+            d = aimed_at.get(cell) or decide(n, cls, perf, before, first, until_ci, cap)
+            if aimed_at:
+                d = Decision(d.state, d.reason, half_width(perf))
             if d.state == OPEN and not clock.fits(cell):
                 d = Decision(OUT_OF_TIME, f"its next execution would pass the campaign's {max_time_s:g} s: "
                              f"{d.reason}", d.half_width)

@@ -23,6 +23,9 @@ class AdaptiveBudget:
     max_time_s: float  # machine time of all the executions together
     randomise: bool
     seed: int
+    # Aimed at the study's question (question.py): a cell with a ratio to the baseline settles when that ratio
+    # is decided, the baseline when every ratio of its benchmark has stopped; until_ci is for cells with none.
+    until_decided: bool = False
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class TimingOptions:
     until_ci: float | None = None  # adaptive: see study.Budget and adaptive.py (None: a fixed budget)
     max_process_executions: int | None = None
     max_time_s: float | None = None
+    until_decided: bool = False  # adaptive, aimed at the study's question (AdaptiveBudget.until_decided)
 
     @property
     def adaptive(self) -> AdaptiveBudget | None:
@@ -46,7 +50,7 @@ class TimingOptions:
             return None
         return AdaptiveBudget(self.process_executions, self.until_ci,
                               self.max_process_executions or self.process_executions, self.max_time_s or 0.0,
-                              self.randomise, self.seed)
+                              self.randomise, self.seed, self.until_decided)
 
     @classmethod
     def from_stored(cls, stored: dict[str, Any]) -> TimingOptions:

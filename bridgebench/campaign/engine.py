@@ -176,4 +176,5 @@ def run_pending(store: Store, kind: Kind, study: Study, campaign_id: int, option
             return
         cells = list(dict.fromkeys((t.benchmark, t.mechanism) for t in store.planned(campaign_id)))
         adaptive.run(store, campaign_id, cells, budget,
-                     lambda tasks, skip: run_tasks(store, campaign_id, tasks, execute, on_execution, skip))
+                     lambda tasks, skip: run_tasks(store, campaign_id, tasks, execute, on_execution, skip),
+                     baseline=study.baseline)

@@ -35,7 +35,7 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
                 process_executions: int | None = None, iterations: int | None = None,
                 timeout_s: float | None = None, randomise: bool = False, seed: int = 0,
                 wait_quiet_s: float = 0.0, until_ci: float | None = None, max_process_executions: int | None = None,
-                max_time_s: float | None = None) -> TimingOptions:
+                max_time_s: float | None = None, until_decided: bool | None = None) -> TimingOptions:
     """The options of a campaign: the named budget, with what the command line gives taking precedence.
     An adaptive setting given alone takes the others from the budget, or the DEFAULT_* values."""
     if budget_name not in study.budgets:
@@ -72,7 +72,7 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         seed=seed,
         wait_quiet_s=wait_quiet_s,
     )
-    given = (until_ci, max_process_executions, max_time_s)
+    given = (until_ci, max_process_executions, max_time_s, until_decided or None)
     if budget.until_ci is not None or any(v is not None for v in given):
         pexecs = options.process_executions
         options = replace(
@@ -80,7 +80,10 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
             until_ci=until_ci or budget.until_ci or DEFAULT_UNTIL_CI,
             max_process_executions=max_process_executions or budget.max_process_executions
             or max(pexecs, DEFAULT_MAX_EXECUTIONS),
-            max_time_s=max_time_s or budget.max_time_s or DEFAULT_MAX_TIME_S)
+            max_time_s=max_time_s or budget.max_time_s or DEFAULT_MAX_TIME_S,
+            until_decided=budget.until_decided if until_decided is None else until_decided)
+        if options.until_decided and not study.baseline:
+            raise CampaignError(f"--until decided: {study.name} names no baseline, so there is no ratio to decide")
         if not 0 < options.until_ci < 1:  # type: ignore[operator]
             raise CampaignError(f"--until ci={options.until_ci}: expected a share above 0 and below 1 (2% or 0.02)")
         if options.max_process_executions < pexecs:  # type: ignore[operator]

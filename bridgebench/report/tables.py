@@ -189,7 +189,11 @@ def adaptive_line(result: Analysis) -> str | None:
     if not a:
         return None
     states = ", ".join(f"{n} {s}" for s, n in sorted(a.states.items()))
-    return (f"adaptive budget: each cell until its 99% CI is within ±{a.until_ci:.1%} and its class holds, "
+    until = (f"each ratio to {result.label(result.baseline)} until it is decided (faster, slower or equivalent "
+             f"within ±{result.equivalence:.0%}; judged at 99% over all of a cell's looks), a cell with none until its "
+             f"99% CI is within ±{a.until_ci:.1%}" if a.until_decided
+             else f"each cell until its 99% CI is within ±{a.until_ci:.1%} and its class holds")
+    return (f"adaptive budget: {until}, "
             f"from {a.first_process_executions} to at most {a.max_process_executions} process executions, "
             f"at most {a.max_time_s:g} s of executions; {a.rounds} round(s) judged: {states}")
 
