@@ -158,6 +158,7 @@ class CheckAnswer:
     answer: str | None
     detail: str
     batch: int | None
+    iterations: int | None = None  # sized to the budget's time per execution (None: the budget's iterations)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,10 @@ class Budget:
     max_time_s: float | None = None
     # With a baseline: a cell settles when its ratio to the baseline is decided (question.py), not by its CI.
     until_decided: bool = False
+    # Iterations sized per cell: as many as take about execution_s (from a short run at the real size after
+    # the answer check), at least min_iterations, at most iterations.
+    execution_s: float | None = None
+    min_iterations: int | None = None
 
 
 @dataclass(frozen=True)
@@ -174,7 +178,7 @@ _STUDY_KEYS = {"name": _STR, "title": _STR, "seed": _STR, "baseline": _STR, "ben
 DEFAULT_EQUIVALENCE = 0.02  # a ratio whose interval lies within ±2% of 1: "equivalent within 2%"
 _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout_s": _TIMEOUT,
                 "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT,
-                "until_decided": _BOOL}
+                "until_decided": _BOOL, "execution_s": _TIMEOUT, "min_iterations": _INT_POS}
 _PATH = ("an HTTP path starting with '/'", lambda v: isinstance(v, str) and v.startswith("/"))
 _CPUS = ("a CPU list for taskset -c, such as \"0\" or \"0-1\"",
          lambda v: isinstance(v, str) and re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", v) is not None)
@@ -278,7 +282,11 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         max_process_executions=data.get("max_process_executions"),
         max_time_s=float(data["max_time_s"]) if "max_time_s" in data else None,
         until_decided=bool(data.get("until_decided", False)),
+        execution_s=float(data["execution_s"]) if "execution_s" in data else None,
+        min_iterations=data.get("min_iterations"),
     )
+    if budget.min_iterations is not None and budget.min_iterations > budget.iterations:
+        raise loc.error(table, "min_iterations", f"expected at most iterations ({budget.iterations})")
     if budget.until_decided and budget.until_ci is None:
         raise loc.error(table, "until_decided", "until_decided needs an adaptive budget (until_ci, "
                         "max_process_executions, max_time_s)")

@@ -174,3 +174,29 @@ def test_piped_output_answers_the_question_first_and_folds_no_table_cell(basic_s
     progress = [line for line in done.stderr.splitlines() if line.startswith("[")]
     assert len(progress) == 12 and progress[0].startswith("[1/12] basic: ")
     assert progress[-1].startswith("[12/12] ") and " iterations in " in progress[-1]
+
+
+def test_a_budget_sizes_iterations_per_cell_to_a_time(basic_study: Path, tmp_path: Path) -> None:
+    """`constant` takes 1 ms an iteration on any machine: sized to 0.01 s an execution, it makes 10 iterations
+    in every timed run; `ok` does real work and gets what this machine needs, within the bounds."""
+    add_benchmark(basic_study, "constant")
+    with basic_study.open("a") as f:
+        f.write("\n[budget.sized]\nprocess_executions = 2\niterations = 40\nexecution_s = 0.01\nmin_iterations = 3\n")
+    done = bridgebench("run", str(basic_study), "--budget", "sized", "--benchmarks", "constant,ok", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    db = tmp_path / "results" / "bridgebench.sqlite"
+    sized = {(b, m): n for b, m, n in rows(db, "SELECT benchmark, mechanism, iterations FROM check_answer")}
+    assert sized[("constant", "a")] == sized[("constant", "b")] == 10
+    assert all(3 <= sized[("ok", m)] <= 40 for m in ("a", "b"))
+    made = rows(db, "SELECT e.benchmark, e.mechanism, length(s.data) / 8 FROM execution e JOIN series s ON "
+                    "s.execution_id = e.id WHERE s.name = 'seconds'")
+    assert len(made) == 8 and all(n == sized[(b, m)] for b, m, n in made)
+    md = bridgebench("report", "--format", "markdown", cwd=tmp_path).stdout
+    assert "iterations (sized per cell to about 0.01 s an execution, at least 3, at most 40)" in md
+    # Iterations given on the command line are what every execution makes.
+    fixed = bridgebench("run", str(basic_study), "--budget", "sized", "--benchmarks", "constant", "-i", "7",
+                        cwd=tmp_path)
+    assert fixed.returncode == 0, fixed.stderr
+    assert rows(db, "SELECT DISTINCT iterations FROM check_answer WHERE campaign_id = 2") == [(None,)]
+    assert rows(db, "SELECT DISTINCT length(s.data) / 8 FROM execution e JOIN series s ON s.execution_id = e.id "
+                    "WHERE e.campaign_id = 2 AND s.name = 'seconds'") == [(7,)]

@@ -43,6 +43,8 @@ class TimingOptions:
     max_process_executions: int | None = None
     max_time_s: float | None = None
     until_decided: bool = False  # adaptive, aimed at the study's question (AdaptiveBudget.until_decided)
+    execution_s: float | None = None  # iterations sized per cell to about this long (None: `iterations` each)
+    min_iterations: int = 1  # …but at least this many (`iterations` is the most)
 
     @property
     def adaptive(self) -> AdaptiveBudget | None:

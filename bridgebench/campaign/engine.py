@@ -41,7 +41,7 @@ def create(store: Store, kind: Kind, study: Study, options: Options, builds: dic
     campaign_id = store.create_campaign(study.name, str(study.path), study.config_hash(), config,
                                         environment.git_sha(), env, environment.machine_id(env), tasks)
     store.record_builds(campaign_id, builds, {m: study.mechanisms[m].label for m in builds})
-    store.record_check(campaign_id, [(r.benchmark, r.mechanism, r.status, r.answer, r.detail, r.batch)
+    store.record_check(campaign_id, [(r.benchmark, r.mechanism, r.status, r.answer, r.detail, r.batch, r.iterations)
                                      for r in checked])
     return campaign_id
 

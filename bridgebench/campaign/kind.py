@@ -33,6 +33,7 @@ class CheckRow:
     answer: str | None
     detail: str
     batch: int | None = None  # calls per iteration the probe chose; timed runs reuse it
+    iterations: int | None = None  # iterations a timed run makes, when the budget sizes them to a time
 
 
 Execute = Callable[[Task], Execution]  # one planned execution, run: what the store keeps of it

@@ -25,6 +25,8 @@ from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
 CHECK_ITERATIONS = 2  # two, so the probe also sees that repeated calls give the same answer
 # An adaptive setting given alone on the command line (`--until ci=2%`) takes the others from these.
 DEFAULT_UNTIL_CI, DEFAULT_MAX_EXECUTIONS, DEFAULT_MAX_TIME_S = 0.02, 30, 3600.0
+DEFAULT_MIN_ITERATIONS = 5  # sized iterations: below this an execution's mean rests on too little
+SIZING_ITERATIONS = 2  # the run that sizes a cell's iterations: the faster of two (the first may warm up)
 # A campaign's plan is stored up front, one row per process execution: bound it so a typo (-p 100000000)
 # is a clear refusal, not minutes of planning and gigabytes of memory.
 MAX_PLANNED_EXECUTIONS = 1_000_000
@@ -71,6 +73,9 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         randomise=randomise,
         seed=seed,
         wait_quiet_s=wait_quiet_s,
+        # iterations given on the command line are what every execution makes: no sizing then
+        execution_s=None if iterations else budget.execution_s,
+        min_iterations=min(budget.min_iterations or DEFAULT_MIN_ITERATIONS, iterations or budget.iterations),
     )
     given = (until_ci, max_process_executions, max_time_s, until_decided or None)
     if budget.until_ci is not None or any(v is not None for v in given):
@@ -125,10 +130,30 @@ def command_for(study: Study, build: BuildResult, benchmark: str, param: str, it
 
 
 # --- the answer check --------------------------------------------------------------------------------
+def sized_iterations(seconds_per_iteration: float, execution_s: float, least: int, most: int) -> int:
+    """As many iterations as take about execution_s, within [least, most]."""
+    wanted = int(execution_s / seconds_per_iteration) if seconds_per_iteration > 0 else most
+    return max(least, min(most, wanted))
+
+
+def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, options: TimingOptions) -> CheckRow:
+    """The row with the iterations a timed run of its cell makes, from SIZING_ITERATIONS at the real size
+    (unchanged when the budget does not size them or the run fails: the timed runs will say why)."""
+    if options.execution_s is None or row.status != "agrees":
+        return row
+    argv, env = command_for(study, build, benchmark, study.benchmarks[benchmark].param, SIZING_ITERATIONS, row.batch)
+    run = execute(argv, env, study.dir, SIZING_ITERATIONS, options.timeout_s)
+    if run.status != OK or run.output is None or not run.output.times:
+        return row
+    return replace(row, iterations=sized_iterations(min(run.output.times), options.execution_s,
+                                                    options.min_iterations, options.iterations))
+
+
 def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, ...], timeout_s: float,
-          on_row: Callable[[CheckRow], None] | None = None) -> list[CheckRow]:
+          on_row: Callable[[CheckRow], None] | None = None, options: TimingOptions | None = None) -> list[CheckRow]:
     """Run every available mechanism once on each benchmark's check input and compare the answers
-    with the study's expected answer, or else with the answer most mechanisms gave."""
+    with the study's expected answer, or else with the answer most mechanisms gave. With a budget that
+    sizes iterations to a time (options.execution_s), each agreeing cell then runs briefly at its real size."""
     rows: list[CheckRow] = []
     available = [b for b in builds.values() if b.available]
     for benchmark in benchmarks:
@@ -153,6 +178,8 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
                                run.output.batch)
             else:
                 row = CheckRow(benchmark, mechanism, "agrees", run.output.answer, "", run.output.batch)
+            if options is not None:
+                row = _size(study, builds[mechanism], benchmark, row, options)
             rows.append(row)
             if on_row:
                 on_row(row)
@@ -164,15 +191,17 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
 def executor(store: Store, study: Study, campaign_id: int, options: TimingOptions,
              builds: dict[str, BuildResult]) -> Iterator[Execute]:
     """One process execution of a planned task: its probe, with the batch size the answer check calibrated
-    (read once), after waiting for a quiet machine if the options ask."""
-    batches = {(r["benchmark"], r["mechanism"]): r["batch"] for r in store.check_answers(campaign_id)}
+    and the iterations it sized (read once), after waiting for a quiet machine if the options ask."""
+    checked = {(r["benchmark"], r["mechanism"]): r for r in store.check_answers(campaign_id)}
 
     def run(task: Task) -> Execution:
         bench = study.benchmarks[task.benchmark]
-        argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param,
-                                options.iterations, batches.get((task.benchmark, task.mechanism)))
+        row = checked.get((task.benchmark, task.mechanism), {})
+        iterations = row.get("iterations") or options.iterations
+        argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param, iterations,
+                                row.get("batch"))
         waited = audit.wait_quiet(options.wait_quiet_s) if options.wait_quiet_s > 0 else 0.0
-        done = execute(argv, env, study.dir, options.iterations, options.timeout_s)
+        done = execute(argv, env, study.dir, iterations, options.timeout_s)
         if waited and done.machine:
             done = replace(done, machine=replace(done.machine, waited_s=waited))
         return done
@@ -202,7 +231,7 @@ class TimingKind:
     @staticmethod
     def check(study: Study, builds: dict[str, BuildResult], options: TimingOptions,
               on_row: Callable[[CheckRow], None] | None = None) -> list[CheckRow]:
-        return check(study, builds, options.benchmarks, options.timeout_s, on_row)
+        return check(study, builds, options.benchmarks, options.timeout_s, on_row, options)
 
     @staticmethod
     def check_lines(study: Study, options: TimingOptions) -> tuple[str, str]:

@@ -145,8 +145,12 @@ def budget_line(result: Analysis) -> str:
     ratios = ratio_methods(result)
     executions = (f"{o['process_executions']}–{o['max_process_executions']} (adaptive)"
                   if o.get("until_ci") is not None else f"{o['process_executions']}")
+    sized = [r.iterations for r in result.check if r.iterations]
+    iterations = (f"{min(sized)}–{max(sized)} iterations (sized per cell to about {o['execution_s']:g} s an "
+                  f"execution, at least {o['min_iterations']}, at most {o['iterations']})"
+                  if o.get("execution_s") and sized else f"{o['iterations']} iterations")
     return (f"campaign {c.id} of {c.study} ({c.state}): budget '{o['budget']}', "
-            f"{executions} process executions × {o['iterations']} iterations, "
+            f"{executions} process executions × {iterations}, "
             f"{c.executions_stored}/{c.executions_planned} executions stored; "
             f"git {c.git_sha[:12]}; machine {c.machine}; method: {', '.join(methods(result)) or '—'}"
             + (f"; ratios: {ratios}" if ratios else ""))

@@ -151,3 +151,5 @@ class Backend:
         """PostgreSQL stores began at schema 4."""
         if version < 5:
             db.execute("ALTER TABLE execution ADD COLUMN IF NOT EXISTS machine TEXT")
+        if version < 7:
+            db.execute("ALTER TABLE check_answer ADD COLUMN IF NOT EXISTS iterations BIGINT")

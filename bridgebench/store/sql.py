@@ -26,7 +26,7 @@ from bridgebench.store import postgres as store_postgres
 from bridgebench.store import sqlite as store_sqlite
 from bridgebench.store.encoding import FLOAT64, SECONDS, from_blob, to_blob
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _SCHEMA = """  -- {id}, {int}… are the backend's column types (store_*.SCALARS)
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -60,7 +60,8 @@ CREATE TABLE IF NOT EXISTS check_answer (
     status TEXT NOT NULL,
     answer TEXT,
     detail TEXT NOT NULL,
-    batch {int}{order},           -- calls per iteration the probe calibrated; timed runs reuse it
+    batch {int},                  -- calls per iteration the probe calibrated; timed runs reuse it
+    iterations {int}{order},      -- (schema 7) iterations a timed run of this cell makes, when sized to a time
     PRIMARY KEY (campaign_id, benchmark, mechanism)
 );
 CREATE TABLE IF NOT EXISTS planned (
@@ -364,17 +365,20 @@ class Store:
         keys = ("mechanism", "label", "available", "reason", "version", "build_hash")
         return [dict(zip(keys, r, strict=True)) | {"available": bool(r[2])} for r in rows]
 
-    def record_check(self, campaign_id: int, rows: list[tuple[str, str, str, str | None, str, int | None]]) -> None:
+    def record_check(self, campaign_id: int,
+                     rows: list[tuple[str, str, str, str | None, str, int | None, int | None]]) -> None:
+        """(benchmark, mechanism, status, answer, detail, batch, iterations) per row."""
         with self.transaction() as db:
-            db.executemany("INSERT INTO check_answer (campaign_id, benchmark, mechanism, status, answer, detail, batch)"
-                           " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id, benchmark, mechanism) DO UPDATE"
-                           " SET status=excluded.status, answer=excluded.answer, detail=excluded.detail,"
-                           " batch=excluded.batch", [(campaign_id, *r) for r in rows])
+            db.executemany("INSERT INTO check_answer (campaign_id, benchmark, mechanism, status, answer, detail, batch,"
+                           " iterations) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id, benchmark,"
+                           " mechanism) DO UPDATE SET status=excluded.status, answer=excluded.answer,"
+                           " detail=excluded.detail, batch=excluded.batch, iterations=excluded.iterations",
+                           [(campaign_id, *r) for r in rows])
 
     def check_answers(self, campaign_id: int) -> list[dict[str, Any]]:
-        rows = self.db.execute("SELECT benchmark, mechanism, status, answer, detail, batch FROM check_answer"
-                               f" WHERE campaign_id=? ORDER BY {self.backend.ORDER}", (campaign_id,))
-        keys = ("benchmark", "mechanism", "status", "answer", "detail", "batch")
+        rows = self.db.execute("SELECT benchmark, mechanism, status, answer, detail, batch, iterations FROM"
+                               f" check_answer WHERE campaign_id=? ORDER BY {self.backend.ORDER}", (campaign_id,))
+        keys = ("benchmark", "mechanism", "status", "answer", "detail", "batch", "iterations")
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
     # --- executions ----------------------------------------------------------------------------------

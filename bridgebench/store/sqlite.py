@@ -74,6 +74,8 @@ class Backend:
             _migrate_iterations(db)
         if version < 5:  # the machine that ran each execution (a fleet's workers)
             _add_columns(db, "execution", ("machine TEXT",))
+        if version < 7:  # iterations sized per cell to a time per execution
+            _add_columns(db, "check_answer", ("iterations INTEGER",))
 
 
 def _add_columns(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> None:
