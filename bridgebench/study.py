@@ -53,6 +53,9 @@ class Mechanism:
     debian: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     version: tuple[str, ...] = ()
+    # Where a budget sizes iterations to a time: never fewer than this for this mechanism (a JIT, whose
+    # warm-up the classification must see: 50, methodology §4).
+    min_iterations: int | None = None
     # A server, measured under load (bridgebench/load): its command ({port} is chosen free), the path whose
     # HTTP answer says it is ready, how long to wait for that, and the CPUs it is pinned to (taskset -c).
     serve: tuple[str, ...] = ()
@@ -195,6 +198,7 @@ _MECHANISM_KEYS = {
     "debian": _STR_LIST,
     "env": _STR_TABLE,
     "version": _STR_LIST,
+    "min_iterations": _INT_POS,
 }
 _BENCHMARK_KEYS = {"param": _SCALAR, "check_param": _SCALAR, "file": _STR, "expect": _STR,
                    "mechanisms": _NONEMPTY_STR_LIST}
@@ -369,6 +373,7 @@ def load_study(path: Path) -> Study:
             debian=tuple(data.get("debian", ())),
             env=dict(data.get("env", {})),
             version=tuple(data.get("version", ())),
+            min_iterations=data.get("min_iterations"),
         )
 
     file_template = meta.get("benchmark_file", "{benchmark}")

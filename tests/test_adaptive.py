@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from bridgebench.campaign.adaptive import (
     OPEN,
     OUT_OF_TIME,
     SETTLED,
+    blocks,
     decide,
     decide_baseline,
     decide_ratio,
@@ -215,3 +217,19 @@ def test_until_decided_needs_a_baseline(basic_study: Path, tmp_path: Path) -> No
     basic_study.write_text(text)
     done = bridgebench("run", str(basic_study), "--until", "decided", cwd=tmp_path)
     assert done.returncode == 2 and "names no baseline, so there is no ratio to decide" in done.stderr
+
+
+def test_a_round_runs_in_blocks_one_a_benchmark_each_in_a_drawn_order() -> None:
+    cells = [(b, m) for m in ("m1", "m2", "m3") for b in ("x", "y", "z")]  # the benchmarks interleaved
+    cost = {"x": 3.0, "y": 1.0, "z": 2.0}
+    orders = set()
+    for seed in range(40):
+        got = blocks(list(cells), lambda c: cost[c[0]], random.Random(seed), shuffle_blocks=False)
+        assert [b for b, _ in got] == ["y"] * 3 + ["z"] * 3 + ["x"] * 3  # contiguous, cheapest block first
+        assert all(sorted(m for b, m in got if b == bench) == ["m1", "m2", "m3"] for bench in cost)
+        orders.add(tuple(got))
+        assert blocks(list(cells), lambda c: cost[c[0]], random.Random(seed), shuffle_blocks=False) == got
+    assert len(orders) > 20  # each block's order is drawn: 6^3 ways
+    shuffled = {tuple(b for b, _ in blocks(list(cells), lambda c: cost[c[0]], random.Random(s), True)[::3])
+                for s in range(40)}
+    assert len(shuffled) > 1  # with randomise the blocks' order is drawn too

@@ -2,7 +2,8 @@
 
 Every benchmark × mechanism (a *cell*) first gets the budget's `process_executions`, interleaved as in a
 fixed campaign. Then, round after round, each cell that is still *open* gets one more process execution,
-cheapest cells first (shuffled when the campaign is). After each round every open cell is judged:
+in blocks (blocks(): a benchmark's open cells back to back in random order, the cheapest blocks first, or
+shuffled when the campaign is). After each round every open cell is judged:
 
 - *settled* when its steady-state 99% CI half-width is at most `until_ci` of its estimate and its class is
   the one it had without its latest process execution: more executions would not change what the report
@@ -149,6 +150,26 @@ def _judge_question(store: Store, campaign_id: int, open_cells: list[Cell], stat
     return out
 
 
+def blocks(cells: list[Cell], expected: Callable[[Cell], float], rng: random.Random,
+           shuffle_blocks: bool) -> list[Cell]:
+    """A round's executions in blocks, one a benchmark: each of its open mechanisms once, back to back, in
+    an order drawn afresh for every block (randomised multiple interleaved trials, Abedi & Brecht 2017), so
+    that a drift of the machine falls on every side of the benchmark's ratios alike and the rounds pair
+    closely. Blocks go cheapest first (when the time cap bites, it stops the costly ones), or in random
+    order with `randomise`. The order is stored with the plan."""
+    by_benchmark: dict[str, list[Cell]] = {}
+    for cell in cells:
+        by_benchmark.setdefault(cell[0], []).append(cell)
+    groups = list(by_benchmark.values())
+    for group in groups:
+        rng.shuffle(group)
+    if shuffle_blocks:
+        rng.shuffle(groups)
+    else:
+        groups.sort(key=lambda group: sum(expected(c) for c in group))
+    return [cell for group in groups for cell in group]
+
+
 class _Clock:
     """The campaign's machine time against its cap (executions' wall time plus any wait for a quiet machine),
     and what each cell's next execution should cost: the median of its own so far. It reads each stored
@@ -220,10 +241,7 @@ def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudge
         counts: dict[Cell, int] = {}
         for t in planned:
             counts[(t.benchmark, t.mechanism)] = counts.get((t.benchmark, t.mechanism), 0) + 1
-        if randomise:
-            random.Random(seed * 1_000_003 + round_).shuffle(still_open)
-        else:  # cheapest first: when the time cap bites, the cells it stops are the costly ones
-            still_open.sort(key=clock.expected)
+        still_open = blocks(still_open, clock.expected, random.Random(seed * 1_000_003 + round_), randomise)
         store.add_planned(campaign_id, [Task(next_seq + i, b, m, counts[(b, m)])
                                         for i, (b, m) in enumerate(still_open)])
         round_ += 1

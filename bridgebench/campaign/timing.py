@@ -145,8 +145,9 @@ def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, optio
     run = execute(argv, env, study.dir, SIZING_ITERATIONS, options.timeout_s)
     if run.status != OK or run.output is None or not run.output.times:
         return row
-    return replace(row, iterations=sized_iterations(min(run.output.times), options.execution_s,
-                                                    options.min_iterations, options.iterations))
+    least = min(max(options.min_iterations, study.mechanisms[build.mechanism].min_iterations or 0), options.iterations)
+    return replace(row, iterations=sized_iterations(min(run.output.times), options.execution_s, least,
+                                                    options.iterations))
 
 
 def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, ...], timeout_s: float,
