@@ -70,9 +70,7 @@ def decide(executions: int, classification: str | None, perf: Estimate | None, p
     hw = half_width(perf)
     shown = f"±{hw:.1%}" if hw is not None else "none"
     if classification is None:
-        if executions >= first:
-            return Decision(FAILING, f"none of its {executions} process executions succeeded", None)
-        return Decision(OPEN, "no successful process execution yet", None)
+        return _without_success(executions, first)
     if hw is not None and hw <= until_ci and classification == previous:
         return Decision(SETTLED, f"CI {shown} ≤ ±{until_ci:.1%} and the class ({classification}) held", hw)
     why = (too_few(perf.executions) if perf is not None and not perf.has_interval
@@ -83,6 +81,21 @@ def decide(executions: int, classification: str | None, perf: Estimate | None, p
     return Decision(OPEN, why, hw)
 
 
+def _without_success(executions: int, first: int) -> Decision:
+    if executions >= first:
+        return Decision(FAILING, f"none of its {executions} process executions succeeded", None)
+    return Decision(OPEN, "no successful process execution yet", None)
+
+
+def _not_yet_judged(executions: int, classification: str | None, first: int) -> Decision | None:
+    """A cell with no success yet, or short of its first executions, under the rule aimed at the question."""
+    if classification is None:
+        return _without_success(executions, first)
+    if executions < first:
+        return Decision(OPEN, f"{executions} of its first {first} process executions", None)
+    return None
+
+
 def looks(first: int, cap: int) -> int:
     """How many times a cell's ratio can be judged: after its first executions, then after each round."""
     return max(cap - first + 1, 1)
@@ -91,12 +104,9 @@ def looks(first: int, cap: int) -> int:
 def decide_ratio(executions: int, classification: str | None, answer: question.Answer, first: int,
                  cap: int) -> Decision:
     """The rule aimed at the question for a cell with a ratio to the baseline (a pure function)."""
-    if classification is None:
-        if executions >= first:
-            return Decision(FAILING, f"none of its {executions} process executions succeeded", None)
-        return Decision(OPEN, "no successful process execution yet", None)
-    if executions < first:
-        return Decision(OPEN, f"{executions} of its first {first} process executions", None)
+    early = _not_yet_judged(executions, classification, first)
+    if early:
+        return early
     if answer.state in question.DECIDED:
         return Decision(SETTLED, f"its ratio to the baseline is decided, {answer.state}: {answer.why}", None)
     if executions >= cap:
@@ -108,12 +118,9 @@ def decide_baseline(executions: int, classification: str | None, others: list[st
                     cap: int) -> Decision:
     """The baseline's cell of a benchmark under the rule aimed at the question: open while another cell of
     its benchmark is (its ratios need both sides), given the others' states after this round."""
-    if classification is None:
-        if executions >= first:
-            return Decision(FAILING, f"none of its {executions} process executions succeeded", None)
-        return Decision(OPEN, "no successful process execution yet", None)
-    if executions < first:
-        return Decision(OPEN, f"{executions} of its first {first} process executions", None)
+    early = _not_yet_judged(executions, classification, first)
+    if early:
+        return early
     waiting = sum(state == OPEN for state in others)
     if not waiting:
         return Decision(SETTLED, "every ratio of its benchmark has stopped (decided, capped or out of time)",
