@@ -266,3 +266,11 @@ def test_a_store_written_before_classifications_were_kept_still_analyses(tmp_pat
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
         assert db.execute("SELECT count(*) FROM execution_class").fetchone()[0] == 12
+
+
+def test_an_estimate_is_never_printed_in_exponent_notation() -> None:
+    from bridgebench.report import fmt
+    from bridgebench.stats import Estimate
+    wide = Estimate(0.2109, 0.05, 0.4809, 0.99, "test", 3)  # half-width above the value (3 executions)
+    assert fmt.estimate(wide) == "210.9 ±270 ms"
+    assert fmt.estimate(Estimate(0.2109, 0.2, 0.22, 0.99, "test", 3)) == "210.9 ±11 ms"

@@ -47,8 +47,9 @@ def estimate(est: Estimate | None) -> str:
     scale, unit = unit_for(est.value)
     if est.low is None or est.high is None:
         return f"{est.value / scale:.4g} {unit} ({NO_INTERVAL})"
-    half = max(est.high - est.value, est.value - est.low)
-    return f"{est.value / scale:.4g} ±{half / scale:.2g} {unit}"
+    half = max(est.high - est.value, est.value - est.low) / scale
+    shown = f"{half:.0f}" if half >= 100 else f"{half:.2g}"  # 2 digits, never "2.7e+02"
+    return f"{est.value / scale:.4g} ±{shown} {unit}"
 
 
 def count(value: float | None) -> str:
