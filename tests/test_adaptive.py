@@ -233,3 +233,19 @@ def test_a_round_runs_in_blocks_one_a_benchmark_each_in_a_drawn_order() -> None:
     shuffled = {tuple(b for b, _ in blocks(list(cells), lambda c: cost[c[0]], random.Random(s), True)[::3])
                 for s in range(40)}
     assert len(shuffled) > 1  # with randomise the blocks' order is drawn too
+
+
+def test_the_budget_stops_an_aa_ratio_as_different_at_most_one_percent_of_the_time() -> None:
+    # benchmarks/sequential.py, small: A/A pairs run through the budget's looks from 3 to 12 executions, their
+    # executions spread by 1 % (where judging every look at 99 % would stop 3.7 % of them as different), and
+    # by 3 % with a 1.3x slow mode 10 % of the time (LuaJIT's, as measured). Bonferroni bounds the rate of a
+    # wrong "faster" or "slower" stop by 1 %; allow 3.3 binomial sd above it.
+    from benchmarks import sequential
+    pairs = 1500
+    for sd, modes in ((0.01, 0.0), (0.03, 0.1)):
+        states, _ = sequential.simulate(pairs, 1.0, 3, 12, sd, modes, 1.3, seed=7)
+        wrong = states[question.FASTER] + states[question.SLOWER]
+        assert wrong <= pairs * 0.01 + 3.3 * (pairs * 0.01 * 0.99) ** 0.5, (sd, states)
+    # and a planted 10 % difference is stopped as slower (never faster) in a good share of the pairs
+    states, _ = sequential.simulate(300, 1.10, 3, 12, 0.03, 0.1, 1.3, seed=8)
+    assert states[question.SLOWER] > 50 and states[question.FASTER] <= 3, states

@@ -1,0 +1,101 @@
+"""How often the adaptive budget aimed at the question (campaign/adaptive.py, `until_decided`) calls a ratio
+decided wrongly, against planted truth: a benchmark of the method, not a test (tests/test_adaptive.py runs a
+small version of it within binomial tolerance).
+
+    .venv/bin/python benchmarks/sequential.py [--pairs 4000] [--first 3] [--cap 12] [--seed 0]
+
+Each simulated pair of cells gets `first` process executions a side, then one more a side per round (a
+block) until the budget's rule decides its ratio or the cap is reached, exactly as the budget does: the
+ratio by analysis.ratio_between (paired by round from 5 rounds, else Welch), judged by question.answer at
+the looks-corrected confidence. An execution's one number is drawn around the cell's true level with a
+between-execution spread of `--sd` (log scale) and, with probability `--mode-rate`, a whole-execution
+slowdown of `--mode-factor` (LuaJIT's speed modes, as measured in lua-vms). Printed per planted ratio:
+how often the budget stopped it as faster or slower (wrong for A/A), as equivalent, or left it undecided at
+the cap; and how often the report's final 99 % interval (over all the executions the pair got) excludes 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bridgebench import question
+from bridgebench.analysis import ratio_between
+from bridgebench.campaign.adaptive import looks
+
+EQUIVALENCE = 0.02
+
+
+def execution(rng: np.random.Generator, level: float, sd: float, mode_rate: float, mode_factor: float
+              ) -> np.ndarray:
+    """One process execution's steady iterations (5 of them, tightly around its own mean)."""
+    mean = level * float(np.exp(rng.normal(0.0, sd)))
+    if rng.random() < mode_rate:
+        mean *= mode_factor
+    return mean * (1 + 0.001 * rng.standard_normal(5))
+
+
+def one_pair(rng: np.random.Generator, truth: float, first: int, cap: int, sd: float, mode_rate: float,
+             mode_factor: float) -> tuple[str, bool]:
+    """What the budget decided for one planted pair, and whether the final 99 % interval excludes 1."""
+    stop_confidence = 1 - 0.01 / looks(first, cap)
+    a: dict[int, tuple[str, np.ndarray]] = {}
+    b: dict[int, tuple[str, np.ndarray]] = {}
+    state = question.UNDECIDED
+    for r in range(cap):
+        a[r] = ("m", execution(rng, 1.0, sd, mode_rate, mode_factor))
+        b[r] = ("m", execution(rng, truth, sd, mode_rate, mode_factor))
+        if r + 1 < first:
+            continue
+        ratio = ratio_between(a, b, confidence=stop_confidence, same_campaign=True)
+        state = question.answer(ratio, EQUIVALENCE).state
+        if state in question.DECIDED:
+            break
+    final = ratio_between(a, b, confidence=0.99, same_campaign=True)
+    excludes = final.low is not None and final.high is not None and (final.low > 1 or final.high < 1)
+    return state, excludes
+
+
+def simulate(pairs: int, truth: float, first: int, cap: int, sd: float, mode_rate: float, mode_factor: float,
+             seed: int) -> tuple[Counter[str], int]:
+    rng = np.random.default_rng(seed)
+    states: Counter[str] = Counter()
+    excluded = 0
+    for _ in range(pairs):
+        state, excludes = one_pair(rng, truth, first, cap, sd, mode_rate, mode_factor)
+        states[state] += 1
+        excluded += excludes
+    return states, excluded
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=4000)
+    ap.add_argument("--first", type=int, default=3)
+    ap.add_argument("--cap", type=int, default=12)
+    ap.add_argument("--sd", type=float, default=0.03)
+    ap.add_argument("--mode-rate", type=float, default=0.1)
+    ap.add_argument("--mode-factor", type=float, default=1.3)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    level = 1 - 0.01 / looks(args.first, args.cap)
+    print(f"{args.pairs} pairs a line; first {args.first}, cap {args.cap}; spread {args.sd:.0%} (log sd), "
+          f"modes {args.mode_rate:.0%} at ×{args.mode_factor:g}; decided at {level:.4%}")
+    print("truth  faster  slower  equivalent  undecided  final 99% CI excludes 1")
+    for truth in (1.0, 1.01, 1.02, 1.05, 1.10):
+        states, excluded = simulate(args.pairs, truth, args.first, args.cap, args.sd, args.mode_rate,
+                                    args.mode_factor, args.seed)
+        share = {k: v / args.pairs for k, v in states.items()}
+        print(f"{truth:5.2f}  {share.get(question.FASTER, 0):6.2%}  {share.get(question.SLOWER, 0):6.2%}  "
+              f"{share.get(question.EQUIVALENT, 0):10.2%}  {share.get(question.UNDECIDED, 0):9.2%}  "
+              f"{excluded / args.pairs:.2%}")
+
+
+if __name__ == "__main__":
+    main()
