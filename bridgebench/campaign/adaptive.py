@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -130,10 +130,24 @@ def decide_baseline(executions: int, classification: str | None, others: list[st
     return Decision(OPEN, f"{waiting} ratio(s) of its benchmark undecided", None)
 
 
+Judged = dict[Cell, tuple[int, str | None, Decision]]  # per cell: executions stored, class, the decision
+
+
+def _judge_by_ci(store: Store, campaign_id: int, open_cells: list[Cell], budget: AdaptiveBudget,
+                 seed: int) -> Judged:
+    """This round's decisions by each cell's own CI (decide())."""
+    judged = estimates(store, campaign_id, open_cells, seed=seed)
+    out: Judged = {}
+    for cell in open_cells:
+        n, cls, perf, before = judged[cell]
+        out[cell] = (n, cls, decide(n, cls, perf, before, budget.first, budget.until_ci, budget.cap))
+    return out
+
+
 def _judge_question(store: Store, campaign_id: int, open_cells: list[Cell], state: dict[Cell, str],
-                    budget: AdaptiveBudget, baseline: str, seed: int) -> dict[Cell, Decision]:
+                    budget: AdaptiveBudget, baseline: str, seed: int) -> Judged:
     """This round's decisions under the rule aimed at the question, from the analysis the report makes (at
-    the looks-corrected confidence)."""
+    the looks-corrected confidence); each with its cell's CI half-width, for the record."""
     confidence = 1 - (1 - 0.99) / looks(budget.first, budget.cap)
     result = analyse(store, campaign_id, confidence=confidence, seed=seed)
     stored: dict[Cell, int] = {}
@@ -154,7 +168,9 @@ def _judge_question(store: Store, campaign_id: int, open_cells: list[Cell], stat
         others = [out[o].state if o in out else state.get(o, OPEN) for o in state if o[0] == cell[0] and o != cell]
         out[cell] = decide_baseline(stored.get(cell, 0), c.classification if c else None, others, budget.first,
                                     budget.cap)
-    return out
+    return {cell: (stored.get(cell, 0), c.classification if (c := result.cell(*cell)) else None,
+                   replace(d, half_width=half_width(c.steady_performance if c else None)))
+            for cell, d in out.items()}
 
 
 def blocks(cells: list[Cell], expected: Callable[[Cell], float], rng: random.Random,
@@ -210,7 +226,7 @@ class _Clock:
 def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudget, run_tasks: RunTasks,
         baseline: str | None = None) -> None:
     """Run the campaign's rounds until every cell is settled, capped, failing or out of time."""
-    first, until_ci, cap, max_time_s = budget.first, budget.until_ci, budget.cap, budget.max_time_s
+    max_time_s = budget.max_time_s
     randomise, seed = budget.randomise, budget.seed
     aimed = budget.until_decided and baseline is not None and any(m == baseline for _, m in cells)
     history = store.decisions(campaign_id)
@@ -225,15 +241,12 @@ def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudge
             store.drop_unrun(campaign_id)
         clock.refresh()
         open_cells = [c for c in cells if state.get(c, OPEN) == OPEN]
-        judged = estimates(store, campaign_id, open_cells, seed=seed + round_)
-        aimed_at = (_judge_question(store, campaign_id, open_cells, {c: state.get(c, OPEN) for c in cells}, budget,
-                                    baseline, seed) if aimed and baseline else {})
+        judged = (_judge_question(store, campaign_id, open_cells, {c: state.get(c, OPEN) for c in cells}, budget,
+                                  baseline, seed) if aimed and baseline
+                  else _judge_by_ci(store, campaign_id, open_cells, budget, seed + round_))
         decisions = []
         for cell in open_cells:
-            n, cls, perf, before = judged[cell]
-            d = aimed_at.get(cell) or decide(n, cls, perf, before, first, until_ci, cap)
-            if aimed_at:
-                d = Decision(d.state, d.reason, half_width(perf))
+            n, cls, d = judged[cell]
             if d.state == OPEN and not clock.fits(cell):
                 d = Decision(OUT_OF_TIME, f"its next execution would pass the campaign's {max_time_s:g} s: "
                              f"{d.reason}", d.half_width)
