@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bridgebench import question
 from bridgebench.analysis import ratio_between
-from bridgebench.campaign.adaptive import looks
+from bridgebench.campaign.adaptive import stopping_confidence
 
 EQUIVALENCE = 0.02
 
@@ -44,7 +44,7 @@ def execution(rng: np.random.Generator, level: float, sd: float, mode_rate: floa
 def one_pair(rng: np.random.Generator, truth: float, first: int, cap: int, sd: float, mode_rate: float,
              mode_factor: float) -> tuple[str, bool]:
     """What the budget decided for one planted pair, and whether the final 99 % interval excludes 1."""
-    stop_confidence = 1 - 0.01 / looks(first, cap)
+    stop_confidence = stopping_confidence(first, cap)
     a: dict[int, tuple[str, np.ndarray]] = {}
     b: dict[int, tuple[str, np.ndarray]] = {}
     state = question.UNDECIDED
@@ -84,7 +84,7 @@ def main() -> None:
     ap.add_argument("--mode-factor", type=float, default=1.3)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    level = 1 - 0.01 / looks(args.first, args.cap)
+    level = stopping_confidence(args.first, args.cap)
     print(f"{args.pairs} pairs a line; first {args.first}, cap {args.cap}; spread {args.sd:.0%} (log sd), "
           f"modes {args.mode_rate:.0%} at ×{args.mode_factor:g}; decided at {level:.4%}")
     print("truth  faster  slower  equivalent  undecided  final 99% CI excludes 1")

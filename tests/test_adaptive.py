@@ -23,6 +23,7 @@ from bridgebench.campaign.adaptive import (
     decide_baseline,
     decide_ratio,
     looks,
+    stopping_confidence,
 )
 from bridgebench.stats import Estimate
 from bridgebench.study import StudyError, load_study
@@ -184,6 +185,7 @@ def test_the_looks_correction_bounds_the_false_decisions() -> None:
     # A cell is judged after its first executions and after each round up to its cap: each look at
     # 1 - 0.01/looks keeps the chance of any false "different" over all of them at most 1 % (Bonferroni).
     assert looks(first=3, cap=10) == 8 and looks(first=5, cap=5) == 1
+    assert stopping_confidence(first=3, cap=12) == pytest.approx(0.999)
 
 
 def test_a_budget_aimed_at_the_question_spends_its_rounds_on_undecided_ratios(basic_study: Path,

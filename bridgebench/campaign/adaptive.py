@@ -101,6 +101,11 @@ def looks(first: int, cap: int) -> int:
     return max(cap - first + 1, 1)
 
 
+def stopping_confidence(first: int, cap: int) -> float:
+    """The confidence the rule aimed at the question decides at: 1 - 0.01 over the looks (Bonferroni)."""
+    return 1 - 0.01 / looks(first, cap)
+
+
 def decide_ratio(executions: int, classification: str | None, answer: question.Answer, first: int,
                  cap: int) -> Decision:
     """The rule aimed at the question for a cell with a ratio to the baseline (a pure function)."""
@@ -148,8 +153,7 @@ def _judge_question(store: Store, campaign_id: int, open_cells: list[Cell], stat
                     budget: AdaptiveBudget, baseline: str, seed: int) -> Judged:
     """This round's decisions under the rule aimed at the question, from the analysis the report makes (at
     the looks-corrected confidence); each with its cell's CI half-width, for the record."""
-    confidence = 1 - (1 - 0.99) / looks(budget.first, budget.cap)
-    result = analyse(store, campaign_id, confidence=confidence, seed=seed)
+    result = analyse(store, campaign_id, confidence=stopping_confidence(budget.first, budget.cap), seed=seed)
     stored: dict[Cell, int] = {}
     for e in store.executions(campaign_id):
         stored[(e.benchmark, e.mechanism)] = stored.get((e.benchmark, e.mechanism), 0) + 1

@@ -18,6 +18,7 @@ from bridgebench.load.result import LoadAnalysis, LoadCell
 from bridgebench.report import html as page_html
 from bridgebench.report import terminal
 from bridgebench.report.fmt import NO_INTERVAL, duration
+from bridgebench.report.markdown import headline as md_headline
 from bridgebench.report.markdown import table as md_table
 from bridgebench.stats import Estimate
 
@@ -180,9 +181,7 @@ OVERLOAD_NOTE = (
 def markdown(a: LoadAnalysis) -> str:
     c = a.campaign
     out = [f"# {c.study}: load campaign {c.id}", ""]
-    headline = headline_lines(a)
-    if headline:
-        out += [*(f"**{line}**" if k == 0 else f"- {line}" for k, line in enumerate(headline)), ""]
+    out += md_headline(headline_lines(a))
     out += [_budget(a), ""]
     out += [f"> **Warning:** {w}" for w in _warnings(a)]
     out += [f"Machine: {c.machine}; git {c.git_sha[:12]}; started "

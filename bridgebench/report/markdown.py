@@ -13,13 +13,17 @@ def table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     return [line(columns), "|" + "---|" * len(columns), *(line(r) for r in rows), ""]
 
 
+def headline(lines: list[str]) -> list[str]:
+    """A report's opening answer: the first line in bold, the others as a list (every kind's report)."""
+    if not lines:
+        return []
+    return [f"**{lines[0]}**", "", *([*(f"- {line}" for line in lines[1:]), ""] if lines[1:] else [])]
+
+
 def render(result: Analysis) -> str:
     c = result.campaign
     out = [f"# bridgebench: {c.study}, campaign {c.id}", ""]
-    headline = tables.headline_lines(result)
-    if headline:
-        out += [f"**{headline[0]}**", ""]
-        out += [*(f"- {line}" for line in headline[1:]), ""] if headline[1:] else []
+    out += headline(tables.headline_lines(result))
     out += [tables.budget_line(result), ""]
     warning = tables.disturbance_line(result)
     if warning:
