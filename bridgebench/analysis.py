@@ -86,10 +86,9 @@ def _stream(seed: int, *parts: object) -> np.random.Generator:
 Rounds = dict[int, tuple[str, np.ndarray]]  # per round (pexec): the machine, and the steady iterations
 
 PAIRED_MIN_ROUNDS = 5
-"""Fewest shared rounds for a paired ratio. With drift like this project's machine's (docs/methodology.md §6),
-the paired t interval is narrower than the unpaired bootstrap's from 5 rounds on; below, t's few degrees of
-freedom make it wider (twice as wide at 3 rounds), and the unpaired bootstrap is kept. The rule looks at the
-number of rounds only, never at which interval is narrower."""
+"""Fewest shared rounds for a paired ratio; below, Welch's t over the two sides' executions. Pairing removes
+a drift the rounds share but spends degrees of freedom (docs/methodology.md §6, benchmarks/pairing.py
+--simulate). The rule looks at the number of rounds only, never at which interval is narrower."""
 
 
 def ratio_between(samples_a: Rounds, samples_b: Rounds, *, confidence: float, same_campaign: bool) -> Estimate:

@@ -46,6 +46,8 @@ def main() -> None:
     for n in (2000, 6250):
         changepoint_speed(rng.normal(0.01, 1e-4, n), backend)
     print(f"classify_execution, n=2000 ({backend}): {best_of(5, lambda: classify_execution(flat)) * 1e3:.1f} ms")
+    long_flat = rng.normal(0.01, 1e-4, 6250)
+    print(f"classify_execution, n=6250 ({backend}): {best_of(5, lambda: classify_execution(long_flat)) * 1e3:.1f} ms")
     runs = [(x, classify_execution(x)) for x in (rng.normal(0.01, 1e-4, 2000) for _ in range(15))]
     print("steady_performance, 15 executions × 2000 iterations, 10,000 resamples: "
           f"{best_of(3, lambda: steady_performance(runs, rng=rng)) * 1e3:.0f} ms")

@@ -231,8 +231,9 @@ static double bb_variance(const double *s1, const double *s2, int64_t t, int64_t
  */
 /* Epochs start once there are this many starts; an epoch is at most L steps, L^2 ~ BB_EPOCH_FACTOR x the
  * starts (the first pass costs as many evaluations as the starts, each later step about as many as the
- * starts added since); K = BB_K_SHARE x the penalty. On flat 6250-point series factors 1 to 8 and shares
- * 0.3 to 0.7 were within 15 % of each other (benchmarks: see docs/design.md). */
+ * starts added since: L ~ sqrt(starts) balances the two); K = BB_K_SHARE x the penalty (on a series without
+ * changepoints a start's margin is the penalty less a few units, so half of it leaves the bound room to
+ * grow). These values change the work only, never the result. */
 #define BB_MIN_EPOCH_CANDIDATES 64
 #define BB_EPOCH_FACTOR 3
 #define BB_K_SHARE 0.5
