@@ -4,18 +4,24 @@ of the harness's statistics on this machine (issue #22), not a test.
 
     .venv/bin/bridgebench selftest -n 50 --store OUT/quiet.sqlite      # runs A, A again, A + 5 %, …
     .venv/bin/python benchmarks/coverage.py OUT/quiet.sqlite --pair a:a-again --pair a:a-plus5=1.05
+    .venv/bin/python benchmarks/aa.py OUT/aa.sqlite                     # lua-vms: LuaJIT, LuaJIT again
+    .venv/bin/python benchmarks/coverage.py OUT/aa.sqlite --pair luajit:luajit-again --across luajit
 
 For each campaign and benchmark, the ratio of the pair's cells is computed by the analysis's own rule
 (analysis.ratio_between on the cached analysis: paired by round from 5 shared rounds, else Welch's t over
-the executions, no interval below 3 a side). The table counts the comparisons, those with an interval,
-those whose interval misses the true ratio, and the disturbed ones (an execution of the pair flagged by the
-audit). With a 99% interval about 1 comparison in 100 should miss; the binomial interval on the count says
-whether the misses are more than chance. Nothing is run.
+the executions, no interval below 3 a side, at the confidence the report computes it at). `--across M`
+compares mechanism M with itself in another campaign (Welch's t, as `diff` does), the campaigns taken two by
+two in the order they ran. `--split` resamples stored campaigns: each cell with at least 6 executions,
+split once at random into two halves, one half against the other. The table counts the comparisons, those
+with an interval, those whose interval misses the true ratio, and the disturbed ones (an execution of the
+pair flagged by the audit). With a 99% interval about 1 comparison in 100 should miss; the binomial
+interval on the count says whether the misses are more than chance. Nothing is run.
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 from pathlib import Path
 
@@ -25,7 +31,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bridgebench.analysis import Series, current_analysis, ratio_between  # noqa: E402
-from bridgebench.store import Store  # noqa: E402
+from bridgebench.stats import Estimate  # noqa: E402
+from bridgebench.stats.executions import MIN_EXECUTIONS  # noqa: E402
+from bridgebench.store import Campaign, Store  # noqa: E402
 
 
 def pair_spec(text: str) -> tuple[str, str, float]:
@@ -36,47 +44,119 @@ def pair_spec(text: str) -> tuple[str, str, float]:
     return a, b, float(truth) if truth else 1.0
 
 
+class Count:
+    """A/A or planted comparisons and how their intervals fared."""
+
+    def __init__(self) -> None:
+        self.all = self.interval = self.missed = self.quiet = self.quiet_missed = self.disturbed = 0
+
+    def add(self, ratio: Estimate, truth: float, noisy: bool) -> None:
+        self.all += 1
+        if not ratio.has_interval:
+            return
+        missed = not ratio.holds(truth)
+        self.interval += 1
+        self.missed += missed
+        self.disturbed += noisy
+        self.quiet += not noisy
+        self.quiet_missed += missed and not noisy
+
+    def row(self, what: str, truth: float) -> str:
+        n, k = self.interval, self.missed
+        ci = binomtest(k, n).proportion_ci(0.99) if n else None
+        rate = f"{k / n:.1%} ({ci.low:.1%}–{ci.high:.1%})" if ci else "—"
+        return (f"| {what} | {truth:g} | {self.all} | {n} | {k} | {self.quiet_missed} of {self.quiet} | "
+                f"{self.disturbed} | {rate} |")
+
+
+def within(store: Store, series: Series, campaigns: list[Campaign], a: str, b: str, truth: float) -> Count:
+    """A against B inside each campaign, at the confidence its report computes intervals at."""
+    count = Count()
+    for campaign in campaigns:
+        result = current_analysis(store, campaign.id)
+        for bench in result.benchmarks:
+            cell_a, cell_b = result.cell(bench, a), result.cell(bench, b)
+            if cell_a is None or cell_b is None:
+                continue
+            sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
+            if sa and sb:
+                count.add(ratio_between(sa, sb, confidence=result.interval_confidence, same_campaign=True), truth,
+                          cell_a.disturbed + cell_b.disturbed > 0)
+    return count
+
+
+def across(store: Store, series: Series, campaigns: list[Campaign], mechanism: str) -> Count:
+    """The mechanism in one campaign against itself in the next, campaigns taken two by two (1 with 2, 3 with
+    4, ...) so that no campaign's data counts twice."""
+    count = Count()
+    for first, second in zip(campaigns[0::2], campaigns[1::2], strict=False):
+        ra, rb = current_analysis(store, first.id), current_analysis(store, second.id)
+        for bench in ra.benchmarks:
+            cell_a, cell_b = ra.cell(bench, mechanism), rb.cell(bench, mechanism)
+            if cell_a is None or cell_b is None:
+                continue
+            sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
+            if sa and sb:
+                count.add(ratio_between(sa, sb, confidence=ra.confidence, same_campaign=False), 1.0,
+                          cell_a.disturbed + cell_b.disturbed > 0)
+    return count
+
+
+def split(store: Store, series: Series, campaigns: list[Campaign], seed: int) -> Count:
+    """A/A by resampling stored campaigns: every cell with at least 2 × 3 steady executions, its executions
+    split once at random into two halves (the odd one out left over), one half against the other (Welch's t):
+    the same mechanism, so the truth is 1. One split a cell, so that no execution counts twice."""
+    count = Count()
+    rng = random.Random(seed)
+    for campaign in campaigns:
+        result = current_analysis(store, campaign.id)
+        for cell in result.cells:
+            rounds = series.steady(cell.per_execution)
+            keys = sorted(rounds)
+            if len(keys) < 2 * MIN_EXECUTIONS:
+                continue
+            rng.shuffle(keys)
+            half = len(keys) // 2
+            a, b = {k: rounds[k] for k in keys[:half]}, {k: rounds[k] for k in keys[half:2 * half]}
+            count.add(ratio_between(a, b, confidence=result.confidence, same_campaign=False), 1.0,
+                      cell.disturbed > 0)
+    return count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("store")
-    parser.add_argument("--pair", type=pair_spec, action="append", required=True,
+    parser.add_argument("--pair", type=pair_spec, action="append", default=[],
                         help="A:B (an A/A pair, true ratio 1) or A:B=RATIO (a planted ratio)")
+    parser.add_argument("--across", action="append", default=[], metavar="MECHANISM",
+                        help="A/A across campaigns: the mechanism in campaign 1 against it in 2, 3 in 4, ...")
+    parser.add_argument("--split", action="store_true",
+                        help="A/A by resampling: each cell with 6 or more executions split in two halves")
+    parser.add_argument("--seed", type=int, default=0, help="for --split")
     parser.add_argument("--study", help="only this study's campaigns")
     args = parser.parse_args()
+    if not args.pair and not args.across and not args.split:
+        parser.error("give at least one --pair, --across or --split")
     store = Store(args.store, create=False)
     series = Series(store)
     campaigns = [c for c in store.campaigns(args.study) if c.state == "done"]
     print(f"{len(campaigns)} finished campaigns in {args.store}")
-    print("| pair | true ratio | comparisons | with an interval | missed | missed (quiet) | disturbed | "
+    print("| comparison | true ratio | comparisons | with an interval | missed | missed (quiet) | disturbed | "
           "miss rate, 99% binomial CI |")
     print("|---|---|---|---|---|---|---|---|")
-    for a, b, truth in args.pair:
-        counts = {"all": 0, "interval": 0, "missed": 0, "quiet": 0, "quiet_missed": 0, "disturbed": 0}
-        for campaign in campaigns:
-            result = current_analysis(store, campaign.id)
-            for bench in result.benchmarks:
-                cell_a, cell_b = result.cell(bench, a), result.cell(bench, b)
-                if cell_a is None or cell_b is None:
-                    continue
-                sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
-                if not sa or not sb:
-                    continue
-                ratio = ratio_between(sa, sb, confidence=result.confidence, same_campaign=True)
-                counts["all"] += 1
-                if not ratio.has_interval:
-                    continue
-                noisy = cell_a.disturbed + cell_b.disturbed > 0
-                missed = not ratio.holds(truth)
-                counts["interval"] += 1
-                counts["missed"] += missed
-                counts["disturbed"] += noisy
-                counts["quiet"] += not noisy
-                counts["quiet_missed"] += missed and not noisy
-        n, k = counts["interval"], counts["missed"]
-        ci = binomtest(k, n).proportion_ci(0.99) if n else None
-        rate = f"{k / n:.1%} ({ci.low:.1%}–{ci.high:.1%})" if ci else "—"
-        print(f"| {a} : {b} | {truth:g} | {counts['all']} | {n} | {k} | {counts['quiet_missed']} of "
-              f"{counts['quiet']} | {counts['disturbed']} | {rate} |")
+    total = Count()
+    rows = [(f"{a} : {b}, within a campaign", truth, within(store, series, campaigns, a, b, truth))
+            for a, b, truth in args.pair]
+    rows += [(f"{m}, across campaigns", 1.0, across(store, series, campaigns, m)) for m in args.across]
+    if args.split:
+        rows.append(("every cell split in two halves", 1.0, split(store, series, campaigns, args.seed)))
+    for what, truth, count in rows:
+        print(count.row(what, truth))
+        if truth == 1.0:
+            for key in vars(total):
+                setattr(total, key, getattr(total, key) + getattr(count, key))
+    if sum(truth == 1.0 for _, truth, _ in rows) > 1:
+        print(total.row("every A/A comparison", 1.0))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ the looks-corrected confidence. An execution's one number is drawn around the ce
 between-execution spread of `--sd` (log scale) and, with probability `--mode-rate`, a whole-execution
 slowdown of `--mode-factor` (LuaJIT's speed modes, as measured in lua-vms). Printed per planted ratio:
 how often the budget stopped it as faster or slower (wrong for A/A), as equivalent, or left it undecided at
-the cap; and how often the report's final 99 % interval (over all the executions the pair got) excludes 1.
+the cap; and how often the report's final interval (over all the executions the pair got, at the stopping
+confidence, so 99 % over the looks) excludes 1, beside a plain 99 % interval of the same executions.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bridgebench import question
 from bridgebench.analysis import ratio_between
 from bridgebench.campaign.adaptive import stopping_confidence
+from bridgebench.stats import Estimate
 
 EQUIVALENCE = 0.02
 
@@ -42,8 +44,9 @@ def execution(rng: np.random.Generator, level: float, sd: float, mode_rate: floa
 
 
 def one_pair(rng: np.random.Generator, truth: float, first: int, cap: int, sd: float, mode_rate: float,
-             mode_factor: float) -> tuple[str, bool]:
-    """What the budget decided for one planted pair, and whether the final 99 % interval excludes 1."""
+             mode_factor: float) -> tuple[str, bool, bool]:
+    """What the budget decided for one planted pair, and whether the report's final interval excludes 1 (and
+    whether a plain 99 % one would)."""
     stop_confidence = stopping_confidence(first, cap)
     a: dict[int, tuple[str, np.ndarray]] = {}
     b: dict[int, tuple[str, np.ndarray]] = {}
@@ -57,21 +60,29 @@ def one_pair(rng: np.random.Generator, truth: float, first: int, cap: int, sd: f
         state = question.answer(ratio, EQUIVALENCE).state
         if state in question.DECIDED:
             break
-    final = ratio_between(a, b, confidence=0.99, same_campaign=True)
-    excludes = final.low is not None and final.high is not None and (final.low > 1 or final.high < 1)
-    return state, excludes
+    # What the report prints: the interval at the stopping confidence (analysis.interval_looks), and, as the
+    # report did before 2026-11-24, the plain 99 % interval of the same executions.
+    return state, _excludes_1(ratio_between(a, b, confidence=stop_confidence, same_campaign=True)), \
+        _excludes_1(ratio_between(a, b, confidence=0.99, same_campaign=True))
+
+
+def _excludes_1(ratio: Estimate) -> bool:
+    return ratio.low is not None and ratio.high is not None and (ratio.low > 1 or ratio.high < 1)
 
 
 def simulate(pairs: int, truth: float, first: int, cap: int, sd: float, mode_rate: float, mode_factor: float,
-             seed: int) -> tuple[Counter[str], int]:
+             seed: int) -> tuple[Counter[str], int, int]:
+    """The budget's decisions over `pairs` planted pairs, how many of the report's final intervals exclude 1,
+    and how many plain 99 % intervals of the same executions would."""
     rng = np.random.default_rng(seed)
     states: Counter[str] = Counter()
-    excluded = 0
+    excluded = plain_excluded = 0
     for _ in range(pairs):
-        state, excludes = one_pair(rng, truth, first, cap, sd, mode_rate, mode_factor)
+        state, excludes, plain = one_pair(rng, truth, first, cap, sd, mode_rate, mode_factor)
         states[state] += 1
         excluded += excludes
-    return states, excluded
+        plain_excluded += plain
+    return states, excluded, plain_excluded
 
 
 def main() -> None:
@@ -87,14 +98,14 @@ def main() -> None:
     level = stopping_confidence(args.first, args.cap)
     print(f"{args.pairs} pairs a line; first {args.first}, cap {args.cap}; spread {args.sd:.0%} (log sd), "
           f"modes {args.mode_rate:.0%} at ×{args.mode_factor:g}; decided at {level:.4%}")
-    print("truth  faster  slower  equivalent  undecided  final 99% CI excludes 1")
+    print("truth  faster  slower  equivalent  undecided  report's CI excludes 1  plain 99% CI excludes 1")
     for truth in (1.0, 1.01, 1.02, 1.05, 1.10):
-        states, excluded = simulate(args.pairs, truth, args.first, args.cap, args.sd, args.mode_rate,
+        states, excluded, plain = simulate(args.pairs, truth, args.first, args.cap, args.sd, args.mode_rate,
                                     args.mode_factor, args.seed)
         share = {k: v / args.pairs for k, v in states.items()}
         print(f"{truth:5.2f}  {share.get(question.FASTER, 0):6.2%}  {share.get(question.SLOWER, 0):6.2%}  "
               f"{share.get(question.EQUIVALENT, 0):10.2%}  {share.get(question.UNDECIDED, 0):9.2%}  "
-              f"{excluded / args.pairs:.2%}")
+              f"{excluded / args.pairs:22.2%}  {plain / args.pairs:.2%}")
 
 
 if __name__ == "__main__":

@@ -57,8 +57,8 @@ from bridgebench.stats import (
     summarise,
     too_short_for_changepoints,
 )
-from bridgebench.stats.classify import RULES_VERSION, from_record, to_record
-from bridgebench.stats.executions import ratio_over_executions
+from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE, RULES_VERSION, from_record, to_record
+from bridgebench.stats.executions import each_look, ratio_over_executions
 from bridgebench.stats.paired import paired_ratio
 from bridgebench.stats.summary import NOT_CLASSIFIED
 from bridgebench.store import SECONDS, Store, StoredExecution, StoreError, StoreWriteError
@@ -70,6 +70,7 @@ REPORTED_COUNTERS = ("bytes_per_op", "allocs_per_op", "heap_kb")
 STOLEN_SHARE = 0.10  # an iteration whose wall time exceeds its CPU time by more than this lost time to others
 CPU_COUNTER = "cpu_s"  # the probe's own CPU time per iteration, where it can read a CPU clock
 PARALLEL_FROM_ITERATIONS = 200_000  # below this a process pool costs more than it saves
+CONFIDENCE = 0.99  # what every interval of a report claims
 
 
 def per_call(times: np.ndarray, batch: int | None) -> np.ndarray:
@@ -133,14 +134,20 @@ def steady_rounds(runs: Sequence[Run], times: Sequence[np.ndarray]) -> Rounds:
 
 
 # --- one benchmark × mechanism ---------------------------------------------------------------------------
-def _classify(store: Store, executions: Sequence[StoredExecution], arrays: list[np.ndarray]
-              ) -> list[ExecutionClass | None]:
-    """Each execution's classification: made once per execution and rules version, kept in the store, and
-    read back after that (a re-judged campaign classifies only its new executions). None for all when the
-    shortest series is too short for changepoints."""
+def rules(delta_relative: float) -> str:
+    """The key a classification is kept under: the rules' version, and the δ when it is not the default."""
+    return RULES_VERSION if delta_relative == DEFAULT_DELTA_RELATIVE else f"{RULES_VERSION} δ={delta_relative:g}"
+
+
+def _classify(store: Store, executions: Sequence[StoredExecution], arrays: list[np.ndarray],
+              delta_relative: float) -> list[ExecutionClass | None]:
+    """Each execution's classification: made once per execution, rules version and δ, kept in the store,
+    and read back after that (a re-judged campaign classifies only its new executions). None for all when
+    the shortest series is too short for changepoints."""
     if too_short_for_changepoints(min(len(t) for t in arrays)):
         return [None] * len(arrays)
-    kept = store.execution_classes([e.id for e in executions], RULES_VERSION)
+    key = rules(delta_relative)
+    kept = store.execution_classes([e.id for e in executions], key)
     out: list[ExecutionClass | None] = []
     made = {}
     for e, t in zip(executions, arrays, strict=True):
@@ -148,11 +155,11 @@ def _classify(store: Store, executions: Sequence[StoredExecution], arrays: list[
         if record is not None and record["n"] == len(t):
             out.append(from_record(record))
         else:
-            cls = classify_execution(t)
+            cls = classify_execution(t, delta_relative=delta_relative)
             out.append(cls)
             made[e.id] = to_record(cls)
     with contextlib.suppress(StoreWriteError):  # a cache: a store that cannot take it still analyses
-        store.save_execution_classes(RULES_VERSION, made)
+        store.save_execution_classes(key, made)
     return out
 
 
@@ -219,6 +226,7 @@ class _CellInput:
     disturbed: int
     excluded: int
     machine: str  # the campaign's own machine: the one that ran an execution that names none
+    delta_relative: float = DEFAULT_DELTA_RELATIVE  # the campaign's δ for the warm-up classification
 
 
 def _read(store: Store, executions: Sequence[StoredExecution]
@@ -237,7 +245,7 @@ def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int) -> 
     if not c.good:
         return cell, {}
     arrays, counters = _read(store, c.good)
-    classes = _classify(store, c.good, arrays)
+    classes = _classify(store, c.good, arrays, c.delta_relative)
     summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", c.benchmark,
                                                                                       c.mechanism))
     runs = tuple(_run(e, t, cls, k, c.machine) for e, t, cls, k in zip(c.good, arrays, classes, counters,
@@ -323,7 +331,8 @@ def _verdicts(executions: list[StoredExecution]) -> dict[int, tuple[str, str]]:
 
 
 def _cell_inputs(executions: list[StoredExecution], keys: Iterable[tuple[str, str]],
-                 exclude_disturbed: bool, machine: str = "") -> dict[tuple[str, str], _CellInput]:
+                 exclude_disturbed: bool, machine: str = "", delta_relative: float = DEFAULT_DELTA_RELATIVE
+                 ) -> dict[tuple[str, str], _CellInput]:
     verdicts = _verdicts(executions)
     by_key: dict[tuple[str, str], list[StoredExecution]] = defaultdict(list)
     for e in executions:
@@ -337,7 +346,7 @@ def _cell_inputs(executions: list[StoredExecution], keys: Iterable[tuple[str, st
         good = tuple(e for e in ok if not (exclude_disturbed and e.disturbed))
         rss = [e.peak_rss_kb for e in mine if e.peak_rss_kb]
         out[key] = _CellInput(key[0], key[1], good, failures, float(np.median(rss)) if rss else None,
-                              sum(1 for e in mine if e.disturbed), len(ok) - len(good), machine)
+                              sum(1 for e in mine if e.disturbed), len(ok) - len(good), machine, delta_relative)
     return out
 
 
@@ -385,10 +394,19 @@ def workers_for(iterations: int) -> int:
     return max(1, len(os.sched_getaffinity(0)))
 
 
-def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: int | None = None,
+def interval_looks(options: TimingOptions, baseline: str | None) -> int:
+    """How many times the campaign's budget may have looked at each interval and stopped when it decided:
+    a budget aimed at the question (adaptive.py) looks after every round, a fixed budget never."""
+    adaptive = options.adaptive
+    return adaptive.looks if adaptive and adaptive.until_decided and baseline else 1
+
+
+def analyse(store: Store, campaign_id: int, *, confidence: float = CONFIDENCE, seed: int | None = None,
             exclude_disturbed: bool = False, workers: int | None = None) -> Analysis:
-    """The campaign's analysis. `seed` (default: the campaign's own) fixes every bootstrap's random stream;
-    `workers` processes share the benchmarks (default: workers_for the campaign's size)."""
+    """The campaign's analysis. Its intervals hold with `confidence` at whichever look its budget stopped:
+    each is computed at each_look(confidence, looks). `seed` (default: the campaign's own) fixes every
+    bootstrap's random stream; `workers` processes share the benchmarks (default: workers_for the
+    campaign's size)."""
     campaign = store.campaign(campaign_id)
     config = read(campaign)
     options = config.options
@@ -402,11 +420,13 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
     baseline = config.baseline
     if baseline not in available:
         baseline = None
+    looks = interval_looks(options, baseline)
+    claimed, confidence = confidence, each_look(confidence, looks)
     planned = store.planned(campaign_id)
     # The cells are what the campaign planned: a benchmark may leave some mechanisms out (its `mechanisms`).
     measured = {(t.benchmark, t.mechanism) for t in planned}
     keys = [(b, m) for b in benchmarks for m in available if (b, m) in measured]
-    inputs = _cell_inputs(executions, keys, exclude_disturbed, campaign.machine)
+    inputs = _cell_inputs(executions, keys, exclude_disturbed, campaign.machine, options.delta_relative)
     per_bench = [[inputs[(b, m)] for m in available if (b, m) in inputs] for b in benchmarks]
     per_bench = [group for group in per_bench if group]
     if workers is None:
@@ -436,12 +456,12 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = 0.99, seed: i
     workloads = tuple(
         Workload(b, str(raw_benchmarks.get(b, {}).get("param", "")),
                  tuple(m for m in available if (b, m) in measured), b in common) for b in benchmarks)
-    return Analysis(facts, confidence, seed, baseline, tuple(builds), benchmarks,
+    return Analysis(facts, claimed, seed, baseline, tuple(builds), benchmarks,
                     tuple(CheckAnswer(**r) for r in store.check_answers(campaign_id)),
                     _audit_summary(executions, exclude_disturbed), adaptive, tuple(cells), geomeans,
                     machines if len(machines) > 1 else {}, workloads,
                     headline=config.study["study"].get("headline") if baseline else None,
-                    equivalence=config.study["study"].get("equivalence", DEFAULT_EQUIVALENCE))
+                    equivalence=config.study["study"].get("equivalence", DEFAULT_EQUIVALENCE), looks=looks)
 
 
 def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, confidence: float = 0.99,
@@ -452,7 +472,9 @@ def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, co
     fewer than two), so an adaptive budget can see whether the last round changed it."""
     executions = store.executions(campaign_id)
     stored: Counter[tuple[str, str]] = Counter((e.benchmark, e.mechanism) for e in executions)
-    inputs = _cell_inputs(executions, keys, exclude_disturbed=False)
+    options = read(store.campaign(campaign_id)).options
+    delta = options.delta_relative if isinstance(options, TimingOptions) else DEFAULT_DELTA_RELATIVE
+    inputs = _cell_inputs(executions, keys, exclude_disturbed=False, delta_relative=delta)
     out = {}
     for key in keys:
         good = inputs[key].good
@@ -460,7 +482,7 @@ def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, co
             out[key] = (stored[key], None, None, None)
             continue
         arrays, _ = _read(store, good)
-        classes = _classify(store, good, arrays)
+        classes = _classify(store, good, arrays, delta)
         summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", *key),
                             bootstrap=False)  # the budget judges by the interval over executions only
         before = None

@@ -26,6 +26,7 @@ from rich.progress import (
 )
 
 from bridgebench import __version__, environment, fleet
+from bridgebench import calibrate as calibration
 from bridgebench.build import BuildResult, build_study
 from bridgebench.campaign import engine, kinds, timing
 from bridgebench.campaign import load as load_campaign
@@ -34,7 +35,7 @@ from bridgebench.campaign.kind import CampaignError, CheckRow, Kind
 from bridgebench.campaign.kinds import LOAD, TIMING
 from bridgebench.compare import DiffError, compare
 from bridgebench.load.driver import DriverError
-from bridgebench.report import TERMINAL, commands
+from bridgebench.report import TERMINAL, commands, tables
 from bridgebench.report import diff as diff_report
 from bridgebench.runner import OK, Execution, Task
 from bridgebench.selftest import FAIL as SELFTEST_FAIL
@@ -665,6 +666,10 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
                  else f"Self-test over {repetitions} repetition(s), budget '{budget}'")
         table = commands.selftest_table(title, tallies)
         out.print(table)
+        # The classification's δ: the self-test's flat workload is not the calibration's, so this checks it.
+        for words in sorted({tables.delta_words(store.campaign(cid).config["options"])
+                             for cid in {f.campaign for f in report.findings}}):
+            out.print(f"planted classes judged with {words}", highlight=False, soft_wrap=True)
         if report.verdict == SELFTEST_INCONCLUSIVE:
             out.print("inconclusive: too few process executions ran on a quiet machine for the verdicts to mean "
                       "anything; see `bridgebench doctor`, or try `--wait-quiet`.", highlight=False, soft_wrap=True)
@@ -683,6 +688,44 @@ def doctor(as_json: JsonOpt = False) -> None:
         _print_json({"environment": env, "findings": [f.__dict__ for f in findings]})
         return
     out.print(commands.doctor_table(findings))
+
+
+@app.command()
+def calibrate(store_location: StoreOpt = DEFAULT_STORE, build_dir: BuildDirOpt = Path("build"),
+              executions: Annotated[int, typer.Option("-p", "--process-executions", min=2, max=1000,
+                                                      help="Fresh processes of the constant program.")]
+              = calibration.EXECUTIONS,
+              iterations: Annotated[int, typer.Option("-i", "--iterations", min=50, max=100_000,
+                                                      help="Iterations each (50 or more: they are classified).")]
+              = calibration.ITERATIONS,
+              as_json: JsonOpt = False) -> None:
+    """Measure how far this machine moves a constant program's speed by itself, and store the δ that follows
+    with the machine: campaigns created on it afterwards classify warm-up with it (methodology §3)."""
+    store = _store(store_location)
+    machine = calibration.this_machine()
+
+    def progress(i: int, run: Execution) -> None:
+        if not as_json:
+            err.print(f"[{i + 1}/{executions}] constant program: {run.status}, {run.wall_s:.2f} s", highlight=False)
+
+    _signals_stop_the_run()
+    try:
+        series = calibration.measure(build_dir, executions, iterations, on_execution=progress)
+        result = calibration.judge(series, machine)
+    except calibration.CalibrationError as e:  # the constant program failed to build or run
+        fail(str(e), EXIT_FAILED_EXECUTIONS)
+    except KeyboardInterrupt:
+        err.print("\ninterrupted: nothing was stored", highlight=False)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    try:
+        store.record_calibration(machine, result.created, result.to_json())
+    except StoreError as e:
+        fail(str(e), EXIT_STORE_WRITE)
+    if as_json:
+        _print_json(result.to_json())
+        return
+    for line in commands.calibration_lines(result):
+        out.print(line, highlight=False, soft_wrap=True)
 
 
 DEFAULT_WAIT_QUIET_S = 60.0

@@ -52,14 +52,16 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
         raise DiffError(f"campaigns {ca} and {cb} share no benchmark × mechanism to compare")
 
     series = Series(store)
-    confidence = ra.confidence
+    # Within one campaign the ratio is the one its budget judged (and may have stopped on): at its confidence.
+    confidence = ra.interval_confidence if ca == cb else ra.confidence
     comparisons = []
     for ka, kb in pairs:
         cell_a, cell_b = ra.cell(*ka), rb.cell(*kb)
         assert cell_a is not None and cell_b is not None
         sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
         ratio = ratio_between(sa, sb, confidence=confidence, same_campaign=ca == cb) if sa and sb else None
-        comparisons.append(compare_cells(ka[0], f"{ca}:{ka[1]}", f"{cb}:{kb[1]}", cell_a, cell_b, ratio, confidence))
+        comparisons.append(compare_cells(ka[0], f"{ca}:{ka[1]}", f"{cb}:{kb[1]}", cell_a, cell_b, ratio,
+                                         ra.confidence))
     header = (f"A = campaign {ca} ({ra.campaign.study}), B = campaign {cb} ({rb.campaign.study}); "
               f"{'same machine' if same_machine else 'DIFFERENT MACHINES (--cross-machine)'}: "
               f"{_machine_line(campaign_a)}" + ("" if same_machine else f" vs {_machine_line(campaign_b)}")

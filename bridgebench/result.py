@@ -18,7 +18,7 @@ import numpy as np
 
 from bridgebench.stats import Estimate, Spread
 
-RESULT_VERSION = 5  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 6  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 T = TypeVar("T")
@@ -236,7 +236,15 @@ class Analysis:
     workloads: tuple[Workload, ...] = ()
     headline: str | None = None  # the mechanism the study's question is about, against the baseline
     equivalence: float = 0.02  # a ratio within ±this of 1 answers "equivalent" (question.py)
+    # Each interval is computed at 1 - (1 - confidence)/looks, so that it holds with `confidence` at whichever
+    # of its budget's looks stopped it (analysis.interval_looks; 1: a budget that never stops on a verdict).
+    looks: int = 1
     version: int = RESULT_VERSION
+
+    @property
+    def interval_confidence(self) -> float:
+        """The confidence each interval is computed at."""
+        return 1 - (1 - self.confidence) / self.looks
 
     def cell(self, benchmark: str, mechanism: str) -> Cell | None:
         return next((c for c in self.cells if c.key == (benchmark, mechanism)), None)

@@ -40,6 +40,8 @@ class Budget:
     # the answer check), at least min_iterations, at most iterations.
     execution_s: float | None = None
     min_iterations: int | None = None
+    # The mechanisms a campaign of this budget runs when the command line names none (None: every probe).
+    mechanisms: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,9 @@ class Mechanism:
     ready: str = "/"
     ready_timeout_s: float = 30.0
     cpus: str | None = None
+    # The same program as this mechanism under another name (its table is the twin's, plus its own keys):
+    # an A/A pair, whose true ratio is 1, for measuring how often the intervals are wrong.
+    twin_of: str | None = None
 
     @property
     def is_server(self) -> bool:
@@ -181,7 +186,8 @@ _STUDY_KEYS = {"name": _STR, "title": _STR, "seed": _STR, "baseline": _STR, "ben
 DEFAULT_EQUIVALENCE = 0.02  # a ratio whose interval lies within ±2% of 1: "equivalent within 2%"
 _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout_s": _TIMEOUT,
                 "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT,
-                "until_decided": _BOOL, "execution_s": _TIMEOUT, "min_iterations": _INT_POS}
+                "until_decided": _BOOL, "execution_s": _TIMEOUT, "min_iterations": _INT_POS,
+                "mechanisms": _NONEMPTY_STR_LIST}
 _PATH = ("an HTTP path starting with '/'", lambda v: isinstance(v, str) and v.startswith("/"))
 _CPUS = ("a CPU list for taskset -c, such as \"0\" or \"0-1\"",
          lambda v: isinstance(v, str) and re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", v) is not None)
@@ -199,6 +205,7 @@ _MECHANISM_KEYS = {
     "env": _STR_TABLE,
     "version": _STR_LIST,
     "min_iterations": _INT_POS,
+    "twin_of": _STR,
 }
 _BENCHMARK_KEYS = {"param": _SCALAR, "check_param": _SCALAR, "file": _STR, "expect": _STR,
                    "mechanisms": _NONEMPTY_STR_LIST}
@@ -288,6 +295,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         until_decided=bool(data.get("until_decided", False)),
         execution_s=float(data["execution_s"]) if "execution_s" in data else None,
         min_iterations=data.get("min_iterations"),
+        mechanisms=tuple(data["mechanisms"]) if "mechanisms" in data else base.mechanisms if base else None,
     )
     if budget.min_iterations is not None and budget.min_iterations > budget.iterations:
         raise loc.error(table, "min_iterations", f"expected at most iterations ({budget.iterations})")
@@ -298,6 +306,19 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         raise loc.error(table, "max_process_executions", f"expected at least process_executions "
                         f"({budget.process_executions})")
     return budget
+
+
+def _with_twin(loc: _Locator, table: str, data: dict, raw: dict) -> dict:
+    """A twin's table: the table of the mechanism it twins, with its own keys over it."""
+    twin = data.get("twin_of")
+    if twin is None:
+        return data
+    original = raw.get(twin)
+    if not isinstance(original, dict) or twin == table.removeprefix("mechanisms."):
+        raise loc.error(table, "twin_of", f"expected another mechanism of this study, got {twin!r}")
+    if "twin_of" in original:
+        raise loc.error(table, "twin_of", f"{twin} is itself a twin (of {original['twin_of']}): name the original")
+    return {**_check_table(loc, f"mechanisms.{twin}", original, _MECHANISM_KEYS), **data}
 
 
 def load_study(path: Path) -> Study:
@@ -353,6 +374,7 @@ def load_study(path: Path) -> Study:
         if not _NAME.match(name):
             raise loc.error(table, None, "mechanism names use letters, digits, '.', '_' or '-'")
         data = _check_table(loc, table, data, _MECHANISM_KEYS)
+        data = _with_twin(loc, table, data, raw["mechanisms"])
         if ("run" in data) == ("serve" in data):
             raise loc.error(table, None, "expected either 'run' (a probe timed in iterations) or 'serve' (a server "
                             "measured under [load]), not both or neither")
@@ -374,7 +396,15 @@ def load_study(path: Path) -> Study:
             env=dict(data.get("env", {})),
             version=tuple(data.get("version", ())),
             min_iterations=data.get("min_iterations"),
+            twin_of=data.get("twin_of"),
         )
+    for name, budget in budgets.items():
+        table = "budget" if name == "default" else f"budget.{name}"
+        probes = [m for m, mech in mechanisms.items() if not mech.is_server]
+        unknown = [m for m in budget.mechanisms or () if m not in probes]
+        if unknown:
+            raise loc.error(table, "mechanisms", f"no mechanism timed in iterations named {', '.join(unknown)} "
+                            f"(has: {', '.join(probes)})")
 
     file_template = meta.get("benchmark_file", "{benchmark}")
     benchmarks: dict[str, Benchmark] = {}

@@ -212,6 +212,13 @@ def test_a_budget_aimed_at_the_question_spends_its_rounds_on_undecided_ratios(ba
     report = json.loads(result.stdout)
     assert final["stepped", "b"][0] == SETTLED and "decided, slower" in final["stepped", "b"][1]
     assert report["adaptive"]["states"] == {SETTLED: 5, CAPPED: 1}
+    # The report's intervals are the ones the budget judged: computed at 1 - 0.01/4 (first 3, cap 6: 4 looks),
+    # so they hold at 99 % at whichever look stopped them, and the report's answers are the budget's.
+    assert report["confidence"] == 0.99 and report["looks"] == 4
+    ratios = {c["benchmark"]: c["ratio"] for c in report["cells"] if c["mechanism"] == "b"}
+    assert [r["confidence"] for r in ratios.values()] == pytest.approx([0.9975] * 3)
+    said = {b: question.answer(Estimate(**r), 0.02).state for b, r in ratios.items()}
+    assert said == {"twice": question.SLOWER, "stepped": question.SLOWER, "seesaw": question.UNDECIDED}
 
 
 def test_until_decided_needs_a_baseline(basic_study: Path, tmp_path: Path) -> None:
@@ -245,9 +252,11 @@ def test_the_budget_stops_an_aa_ratio_as_different_at_most_one_percent_of_the_ti
     from benchmarks import sequential
     pairs = 1500
     for sd, modes in ((0.01, 0.0), (0.03, 0.1)):
-        states, _ = sequential.simulate(pairs, 1.0, 3, 12, sd, modes, 1.3, seed=7)
+        states, excluded, _ = sequential.simulate(pairs, 1.0, 3, 12, sd, modes, 1.3, seed=7)
         wrong = states[question.FASTER] + states[question.SLOWER]
-        assert wrong <= pairs * 0.01 + 3.3 * (pairs * 0.01 * 0.99) ** 0.5, (sd, states)
+        bound = pairs * 0.01 + 3.3 * (pairs * 0.01 * 0.99) ** 0.5
+        assert wrong <= bound, (sd, states)
+        assert excluded <= bound, (sd, excluded)  # the report's interval, over the same looks
     # and a planted 10 % difference is stopped as slower (never faster) in a good share of the pairs
-    states, _ = sequential.simulate(300, 1.10, 3, 12, 0.03, 0.1, 1.3, seed=8)
+    states, _, _ = sequential.simulate(300, 1.10, 3, 12, 0.03, 0.1, 1.3, seed=8)
     assert states[question.SLOWER] > 50 and states[question.FASTER] <= 3, states

@@ -217,9 +217,9 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = analysis.classify_execution
 
-    def counted(times: np.ndarray) -> object:
+    def counted(times: np.ndarray, **options: float) -> object:
         calls.append(len(times))
-        return real(times)
+        return real(times, **options)
 
     monkeypatch.setattr(analysis, "classify_execution", counted)
     return calls

@@ -87,3 +87,12 @@ def test_the_within_process_bootstrap_falls_far_short_where_executions_differ() 
         held["executions"] += bool(over and over.holds(TRUE))
     assert held["bootstrap"] < 0.9 * repetitions, held  # 247 of 300 (82%) with this seed
     assert held["executions"] >= 0.97 * repetitions, held
+
+
+def test_each_look_is_bonferroni_over_the_looks() -> None:
+    from bridgebench.stats.executions import each_look
+    assert each_look(0.99, 1) == 0.99
+    assert each_look(0.99, 10) == pytest.approx(0.999)
+    for bad in ((0.99, 0), (1.0, 3)):
+        with pytest.raises(ValueError):
+            each_look(*bad)

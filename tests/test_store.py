@@ -25,7 +25,20 @@ def test_a_version_1_store_gains_the_batch_and_audit_columns(tmp_path: Path) -> 
     store = Store(path)
     assert {"batch", "iterations"} <= {r[1] for r in store.db.execute("PRAGMA table_info(check_answer)")}
     assert {*AUDIT, "machine"} <= {r[1] for r in store.db.execute("PRAGMA table_info(execution)")}
-    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "7"
+    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "8"
+
+
+def test_a_version_7_store_gains_the_calibration_table(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    Store(path).close()
+    with sqlite3.connect(path) as db:  # a store written before `bridgebench calibrate`
+        db.execute("DROP TABLE calibration")
+        db.execute("UPDATE meta SET value='7' WHERE key='schema_version'")
+    store = Store(path)
+    assert store.calibration("m") is None
+    store.record_calibration("m", 1.0, {"delta_relative": 0.03})
+    store.record_calibration("m", 2.0, {"delta_relative": 0.05})
+    assert store.calibration("m") == {"delta_relative": 0.05} and store.calibration("other") is None
 
 
 def test_a_version_2_store_keeps_its_executions_and_reads_them_unaudited(tmp_path: Path) -> None:
@@ -91,7 +104,7 @@ def test_a_version_3_store_keeps_every_iteration_bit_for_bit_and_analyses_the_sa
     store.close()
     _as_schema_3(path)
     migrated = Store(path)
-    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "7"
+    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "8"
     tables = {r[0] for r in migrated.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "iteration" not in tables and "iteration_counter" not in tables
     for eid, (times, counters) in written.items():

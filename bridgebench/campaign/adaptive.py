@@ -38,11 +38,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from bridgebench import question
-from bridgebench.analysis import analyse, estimates
+from bridgebench.analysis import CONFIDENCE, analyse, estimates
 from bridgebench.campaign.config import AdaptiveBudget
 from bridgebench.runner import Task
 from bridgebench.stats import Estimate
-from bridgebench.stats.executions import too_few
+from bridgebench.stats.executions import each_look, too_few
 from bridgebench.store import Store
 
 OPEN, SETTLED, CAPPED, FAILING, OUT_OF_TIME = "open", "settled", "capped", "failing", "out of time"
@@ -98,12 +98,14 @@ def _not_yet_judged(executions: int, classification: str | None, first: int) -> 
 
 def looks(first: int, cap: int) -> int:
     """How many times a cell's ratio can be judged: after its first executions, then after each round."""
-    return max(cap - first + 1, 1)
+    return AdaptiveBudget(first, 0.0, cap, 0.0, False, 0).looks
 
 
 def stopping_confidence(first: int, cap: int) -> float:
-    """The confidence the rule aimed at the question decides at: 1 - 0.01 over the looks (Bonferroni)."""
-    return 1 - 0.01 / looks(first, cap)
+    """The confidence the rule aimed at the question decides at: 1 - 0.01 over the looks (Bonferroni). The
+    analysis of such a campaign computes every interval at it (analysis.interval_looks), so the report's
+    verdict is the budget's."""
+    return each_look(CONFIDENCE, looks(first, cap))
 
 
 def decide_ratio(executions: int, classification: str | None, answer: question.Answer, first: int,
@@ -151,9 +153,9 @@ def _judge_by_ci(store: Store, campaign_id: int, open_cells: list[Cell], budget:
 
 def _judge_question(store: Store, campaign_id: int, open_cells: list[Cell], state: dict[Cell, str],
                     budget: AdaptiveBudget, baseline: str, seed: int) -> Judged:
-    """This round's decisions under the rule aimed at the question, from the analysis the report makes (at
-    the looks-corrected confidence); each with its cell's CI half-width, for the record."""
-    result = analyse(store, campaign_id, confidence=stopping_confidence(budget.first, budget.cap), seed=seed)
+    """This round's decisions under the rule aimed at the question, from the analysis the report makes (whose
+    intervals are at the looks-corrected confidence); each with its cell's CI half-width, for the record."""
+    result = analyse(store, campaign_id, seed=seed)
     stored: dict[Cell, int] = {}
     for e in store.executions(campaign_id):
         stored[(e.benchmark, e.mechanism)] = stored.get((e.benchmark, e.mechanism), 0) + 1

@@ -4,9 +4,11 @@ every part that needs it (resume, the fleet's workers, the analysis, `list`)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import time
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 from bridgebench.store import Campaign
 
 TIMING = "timing"  # iterations of wall time per process execution (a campaign stored without a kind is one)
@@ -27,6 +29,11 @@ class AdaptiveBudget:
     # is decided, the baseline when every ratio of its benchmark has stopped; until_ci is for cells with none.
     until_decided: bool = False
 
+    @property
+    def looks(self) -> int:
+        """How many times a cell can be judged: after its first executions, then after each round."""
+        return max(self.cap - self.first + 1, 1)
+
 
 @dataclass(frozen=True)
 class TimingOptions:
@@ -45,6 +52,17 @@ class TimingOptions:
     until_decided: bool = False  # adaptive, aimed at the study's question (AdaptiveBudget.until_decided)
     execution_s: float | None = None  # iterations sized per cell to about this long (None: `iterations` each)
     min_iterations: int = 1  # …but at least this many (`iterations` is the most)
+    # The warm-up classification's δ (methodology §3), fixed when the campaign is created: the machine's
+    # calibrated one (calibrate.py), else the default. Stored, so the analysis never changes afterwards.
+    delta_relative: float = DEFAULT_DELTA_RELATIVE
+    delta_calibrated: str | None = None  # when the machine was calibrated (YYYY-MM-DD), None: the default
+
+    def calibrated(self, calibration: dict[str, Any] | None) -> TimingOptions:
+        """These options judged with the machine's calibration (the latest `bridgebench calibrate` stored)."""
+        if calibration is None:
+            return self
+        when = time.strftime("%Y-%m-%d", time.gmtime(calibration["created"]))
+        return replace(self, delta_relative=float(calibration["delta_relative"]), delta_calibrated=when)
 
     @property
     def adaptive(self) -> AdaptiveBudget | None:
@@ -71,6 +89,9 @@ class LoadOptions:
     @property
     def adaptive(self) -> AdaptiveBudget | None:
         return None  # a load campaign runs its plan as it was made
+
+    def calibrated(self, calibration: dict[str, Any] | None) -> LoadOptions:
+        return self  # a load run has no iterations to classify
 
     @classmethod
     def from_stored(cls, stored: dict[str, Any]) -> LoadOptions:

@@ -37,9 +37,11 @@ def create(store: Store, kind: Kind, study: Study, options: Options, builds: dic
     available = [m for m in options.mechanisms if builds[m].available]
     tasks = kind.plan(study, options, available)
     env = environment.capture()
+    machine = environment.machine_id(env)
+    options = options.calibrated(store.calibration(machine))
     config = CampaignConfig(kind.name, study.raw, options).to_stored()
     campaign_id = store.create_campaign(study.name, str(study.path), study.config_hash(), config,
-                                        environment.git_sha(), env, environment.machine_id(env), tasks)
+                                        environment.git_sha(), env, machine, tasks)
     store.record_builds(campaign_id, builds, {m: study.mechanisms[m].label for m in builds})
     store.record_check(campaign_id, [(r.benchmark, r.mechanism, r.status, r.answer, r.detail, r.batch, r.iterations)
                                      for r in checked])

@@ -55,7 +55,8 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
     if servers:
         raise CampaignError(f"{study.name}: {', '.join(servers)} is a server, measured under load with "
                             f"`bridgebench load {study.name}`, not in iterations")
-    mechanisms = mechanisms or [m for m in study.mechanisms if not study.mechanisms[m].is_server]
+    mechanisms = mechanisms or list(budget.mechanisms or
+                                    [m for m in study.mechanisms if not study.mechanisms[m].is_server])
     selected = list(mechanisms)
     idle = [b for b in benchmarks or [] if not study.cells([b], selected)]
     if idle:

@@ -361,7 +361,9 @@ def _header(result: Analysis) -> str:
     facts = [("State", c.state), ("Machine", c.machine), ("CPU", c.environment.get("cpu_model")),
              ("Started", _when(c.created)), ("Finished", _when(c.finished)), ("Git", c.git_sha),
              ("Baseline", result.label(result.baseline) if result.baseline else "none"),
-             ("Confidence", f"{result.confidence:.0%}"), ("Method", ", ".join(tables.methods(result)) or "—"),
+             ("Confidence", f"{result.confidence:.0%}" + (f" (each interval at {result.interval_confidence:.2%}, over "
+                                                          f"{result.looks} looks)" if result.looks > 1 else "")),
+             ("Method", ", ".join(tables.methods(result)) or "—"), ("Warm-up", tables.delta_words(o)),
              ("Ratios", tables.ratio_methods(result) or "—")]
     dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v if v not in (None, '') else '—')}</dd>" for k, v in facts)
     warning = tables.disturbance_line(result)

@@ -7,7 +7,9 @@ from collections import Counter
 from bridgebench import question
 from bridgebench.report import fmt
 from bridgebench.result import Analysis, Cell
+from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 from bridgebench.stats.executions import MIN_EXECUTIONS
+from bridgebench.stats.summary import NOT_CLASSIFIED
 
 COLUMNS = ("Benchmark", "Mechanism", "Class", "Steady iter (#)", "Steady iter (s)", "Steady perf (99% CI)",
            "vs baseline", "Peak RSS", "Failed")
@@ -153,7 +155,17 @@ def budget_line(result: Analysis) -> str:
             f"{executions} process executions × {iterations}, "
             f"{c.executions_stored}/{c.executions_planned} executions stored; "
             f"git {c.git_sha[:12]}; machine {c.machine}; method: {', '.join(methods(result)) or '—'}"
+            + (f", {delta_words(o)}" if any(c.classification not in (None, NOT_CLASSIFIED) for c in result.cells)
+               else "")
             + (f"; ratios: {ratios}" if ratios else ""))
+
+
+def delta_words(options: dict) -> str:
+    """The δ the campaign's warm-up classification used, and where it came from."""
+    delta = options.get("delta_relative", DEFAULT_DELTA_RELATIVE)
+    when = options.get("delta_calibrated")
+    return (f"segments within δ {delta:.1%} the same (this machine's, calibrated {when})" if when
+            else f"segments within δ {delta:.1%} the same (the default: this machine was not calibrated)")
 
 
 def headline_lines(result: Analysis) -> list[str]:
@@ -193,9 +205,12 @@ def adaptive_line(result: Analysis) -> str | None:
     if not a:
         return None
     states = ", ".join(f"{n} {s}" for s, n in sorted(a.states.items()))
+    pct = f"{result.confidence:.0%}"
+    looks = (f"; every interval is computed at {result.interval_confidence:.2%}, so that it holds with {pct} at "
+             f"whichever of a cell's {result.looks} looks stopped it" if result.looks > 1 else "")
     until = (f"each ratio to {result.label(result.baseline)} until it is decided (faster, slower or equivalent "
-             f"within ±{result.equivalence:.0%}; judged at 99% over all of a cell's looks), a cell with none until its "
-             f"99% CI is within ±{a.until_ci:.1%}" if a.until_decided
+             f"within ±{result.equivalence:.0%}{looks}), a cell with none until its "
+             f"{pct} CI is within ±{a.until_ci:.1%}" if a.until_decided
              else f"each cell until its 99% CI is within ±{a.until_ci:.1%} and its class holds")
     return (f"adaptive budget: {until}, "
             f"from {a.first_process_executions} to at most {a.max_process_executions} process executions, "

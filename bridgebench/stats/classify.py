@@ -41,6 +41,9 @@ GOOD_INCONSISTENT = "good inconsistent"
 BAD_INCONSISTENT = "bad inconsistent"
 
 RULES_VERSION = "2026-11-23"
+# Segment means closer than this share of the fastest one are the same performance (methodology §3); a
+# machine calibrated with `bridgebench calibrate` judges its campaigns with its own instead.
+DEFAULT_DELTA_RELATIVE = 0.01
 """Names the rules classify_execution applies (outliers, changepoints, equivalence, the window): a stored
 classification made under another version is made again (analysis.py caches them per execution). Change
 it with any change to those rules."""
@@ -99,7 +102,7 @@ def too_short_for_changepoints(n: int) -> bool:
 
 
 def classify_execution(times: np.ndarray, *, window: int | None = None, steady_fraction: float = 0.25,
-                       delta: float = 0.0, delta_relative: float = 0.01) -> ExecutionClass:
+                       delta: float = 0.0, delta_relative: float = DEFAULT_DELTA_RELATIVE) -> ExecutionClass:
     """Segment one process execution's iteration times and classify it.
 
     Outliers (``outlier_mask(times, window)``) are left out of the changepoint analysis and of the segments'

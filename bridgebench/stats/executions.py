@@ -25,7 +25,7 @@ from scipy.stats import t as student_t
 
 from bridgebench.stats.bootstrap import Estimate
 
-__all__ = ["MIN_EXECUTIONS", "TOO_FEW", "over_executions", "ratio_over_executions", "too_few"]
+__all__ = ["MIN_EXECUTIONS", "TOO_FEW", "each_look", "over_executions", "ratio_over_executions", "too_few"]
 
 MIN_EXECUTIONS = 3
 TOO_FEW = "too few process executions for an interval"
@@ -37,6 +37,16 @@ RATIO_METHOD = "Welch's t over process executions (log scale)"
 def too_few(k: int | None) -> str:
     """Why an estimate has no interval, with the count, for messages (the estimate's method is TOO_FEW)."""
     return f"{TOO_FEW} ({k if k is not None else '?'} of the {MIN_EXECUTIONS} needed)"
+
+
+def each_look(confidence: float, looks: int) -> float:
+    """The confidence each of `looks` intervals needs so that all of them hold together with `confidence`
+    (Bonferroni): an interval looked at after every round of a budget that stops when it decides is a
+    `confidence` interval at whichever look it stopped, while a plain one at `confidence` is not."""
+    _check(confidence)
+    if looks < 1:
+        raise ValueError(f"looks must be at least 1, got {looks}")
+    return 1 - (1 - confidence) / looks
 
 
 def _check(confidence: float) -> None:

@@ -26,7 +26,7 @@ from bridgebench.store import postgres as store_postgres
 from bridgebench.store import sqlite as store_sqlite
 from bridgebench.store.encoding import FLOAT64, SECONDS, from_blob, to_blob
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _SCHEMA = """  -- {id}, {int}… are the backend's column types (store_*.SCALARS)
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -126,6 +126,12 @@ CREATE TABLE IF NOT EXISTS execution_class (  -- (schema 6) each execution's cla
     rules TEXT NOT NULL,            -- the rules' version it was made under (stats.classify.RULES_VERSION)
     record_json TEXT NOT NULL,      -- stats.classify.to_record
     PRIMARY KEY (execution_id)
+);
+CREATE TABLE IF NOT EXISTS calibration (  -- (schema 8) `bridgebench calibrate`: a machine's own drift and δ
+    machine TEXT NOT NULL,
+    created {real} NOT NULL,
+    record_json TEXT NOT NULL,      -- calibrate.Calibration
+    PRIMARY KEY (machine, created)
 );
 CREATE TABLE IF NOT EXISTS analysis (
     campaign_id {int} NOT NULL REFERENCES campaign(id),
@@ -451,6 +457,17 @@ class Store:
 
     def machines(self) -> dict[str, dict[str, Any]]:
         return {r[0]: json.loads(r[1]) for r in self.db.execute("SELECT id, environment_json FROM machine")}
+
+    def record_calibration(self, machine: str, created: float, record: dict[str, Any]) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT INTO calibration VALUES (?, ?, ?)",
+                       (machine, created, json.dumps(record, sort_keys=True)))
+
+    def calibration(self, machine: str) -> dict[str, Any] | None:
+        """The machine's latest calibration, or None."""
+        row = self.db.execute("SELECT record_json FROM calibration WHERE machine=? ORDER BY created DESC LIMIT 1",
+                              (machine,)).fetchone()
+        return json.loads(row[0]) if row else None
 
     def record_execution(self, campaign_id: int, task: Task, run: Execution, machine: str | None = None) -> int:
         """Everything about one process execution in one transaction: all of it is stored, or none.

@@ -1,0 +1,62 @@
+"""Real A/A comparisons on this machine: campaigns of lua-vms's `aa` budget (LuaJIT against itself under
+another name, luajit-again), run one after another into one store, quiet or beside a CPU-bound neighbour,
+then counted by benchmarks/coverage.py. A benchmark of the harness's statistics (issue #22), not a test.
+
+    .venv/bin/python benchmarks/aa.py OUT/quiet.sqlite --campaigns 8
+    .venv/bin/python benchmarks/aa.py OUT/busy.sqlite --campaigns 8 --busy
+    .venv/bin/python benchmarks/coverage.py OUT/quiet.sqlite --pair luajit:luajit-again \\
+        --across luajit --across luajit-again
+
+Each campaign gives one A/A ratio a benchmark inside it (luajit-again over luajit, paired by round once
+they share 5), and two campaigns side by side give one more a benchmark and mechanism (the same mechanism
+in both, Welch's t). `--busy` runs one busy loop of its own for as long as the campaigns do (on a 2-vCPU
+machine: one core taken), so the audit flags the executions and the count says how the intervals fare on
+a busy machine. A campaign that fails stops the script with its exit code; rerun it to add campaigns to
+the same store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+NEIGHBOUR = "while True: pass"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("store")
+    ap.add_argument("--campaigns", type=int, default=8)
+    ap.add_argument("--busy", action="store_true", help="run a CPU-bound loop beside the campaigns")
+    ap.add_argument("--build-dir", default=None, help="default: build/ beside the store")
+    args = ap.parse_args()
+    store = Path(args.store).resolve()
+    folder = store.parent
+    build = Path(args.build_dir) if args.build_dir else folder / "build"
+    neighbour = subprocess.Popen([sys.executable, "-c", NEIGHBOUR]) if args.busy else None
+    started = time.monotonic()
+    try:
+        for i in range(args.campaigns):
+            command = [str(REPO / ".venv/bin/bridgebench"), "run", "lua-vms", "--budget", "aa", "--seed", str(i),
+                       "--store", str(store), "--build-dir", str(build), "--report-dir", str(folder / "reports"),
+                       "--json"]
+            done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                  cwd=REPO, check=False)
+            print(f"campaign {i + 1} of {args.campaigns}: exit {done.returncode}, "
+                  f"{time.monotonic() - started:.0f} s so far", flush=True)
+            if done.returncode != 0:
+                print(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "", file=sys.stderr)
+                return done.returncode
+    finally:
+        if neighbour:
+            neighbour.kill()
+            neighbour.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

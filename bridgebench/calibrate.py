@@ -1,0 +1,144 @@
+"""`bridgebench calibrate`: how far this machine moves a constant program's speed by itself, and the δ that
+follows from it.
+
+The warm-up classification (docs/methodology.md §3) counts two segments of an execution as the same
+performance when their means differ by less than δ (relative to the fastest segment). A δ too small makes
+the machine's own drift look like warm-ups and slowdowns; too large hides a program's real ones. A fixed
+1 % suits some machines and not others, so this command runs a constant program (probes/c/constant.c,
+unlike the self-test's planted workload) as fresh process executions, classifies each at a range of δ,
+and takes the smallest δ at which at least FLAT_TARGET of them are flat: the smallest shift this machine
+does not make by itself. It stores that with the machine; every campaign created on the machine after it
+is judged with it (the campaign's options keep the δ, so its analysis never changes afterwards), and the
+report says which δ, and whether calibrated. It records too what it saw: the start-up profile (each tenth
+of the iterations against the second half's median), the largest segment shift per execution, and the
+spread between executions.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bridgebench import environment
+from bridgebench.runner import OK, Execution, execute
+from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE, FLAT, classify_execution
+from bridgebench.study import PROBES_DIR
+
+DELTAS = (0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10)
+FLAT_TARGET = 0.95  # the self-test's goal for a planted flat workload on a quiet machine
+EXECUTIONS, ITERATIONS = 100, 100
+PASSES = 170  # passes over the array an iteration: about 2 ms on the project's machine (1.4 ms at 120)
+TIMEOUT_S = 120.0
+
+
+class CalibrationError(Exception):
+    """The constant program could not be built or run; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    machine: str
+    created: float
+    delta_relative: float  # the δ campaigns on this machine are judged with
+    reached: bool  # False: even the largest δ tried left more than 1 - FLAT_TARGET not flat
+    executions: int
+    iterations: int
+    iteration_ms: float  # median over executions of their median iteration
+    flat_by_delta: dict[str, float]  # δ -> share of the executions classified flat
+    largest_shift: dict[str, float]  # percentile -> the largest segment shift per execution, at δ = 0
+    between_executions_cv: float  # sd / mean of the executions' medians
+    startup_profile: tuple[float, ...]  # each tenth's mean over the second half's median, averaged
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Calibration:
+        return cls(**{**data, "startup_profile": tuple(data["startup_profile"])})
+
+    @property
+    def when(self) -> str:
+        return time.strftime("%Y-%m-%d", time.gmtime(self.created))
+
+
+def flat_share(series: list[np.ndarray], delta: float) -> float:
+    return sum(classify_execution(s, delta_relative=delta).kind == FLAT for s in series) / len(series)
+
+
+def choose_delta(shares: dict[float, float]) -> tuple[float, bool]:
+    """The smallest δ whose share of flat executions reaches FLAT_TARGET; else the largest, not reached."""
+    for delta in sorted(shares):
+        if shares[delta] >= FLAT_TARGET:
+            return delta, True
+    return max(shares), False
+
+
+def largest_shift(times: np.ndarray) -> float:
+    """The largest difference of a segment's mean from the last segment's, over the fastest segment's mean,
+    at δ = 0: what δ would have to tolerate for this execution to be flat."""
+    segments = classify_execution(times, delta_relative=0.0).segments
+    fastest = min(s.mean for s in segments)
+    return max(abs(s.mean - segments[-1].mean) for s in segments) / fastest
+
+
+def judge(series: list[np.ndarray], machine: str) -> Calibration:
+    """The calibration these constant executions imply (a pure function: the tests drive it)."""
+    if not series:
+        raise CalibrationError("no execution of the constant program succeeded")
+    shares = {d: flat_share(series, d) for d in DELTAS}
+    delta, reached = choose_delta(shares)
+    medians = np.array([float(np.median(s)) for s in series])
+    shifts = [largest_shift(s) for s in series]
+    profile = np.mean([[float(np.mean(part)) / float(np.median(s[len(s) // 2:])) for part in np.array_split(s, 10)]
+                       for s in series], axis=0)
+    return Calibration(
+        machine=machine, created=time.time(), delta_relative=delta, reached=reached, executions=len(series),
+        iterations=len(series[0]), iteration_ms=1e3 * float(np.median(medians)),
+        flat_by_delta={f"{d:g}": s for d, s in shares.items()},
+        largest_shift={str(p): float(np.percentile(shifts, p)) for p in (50, 90, 95, 99)},
+        between_executions_cv=float(np.std(medians, ddof=1) / np.mean(medians)) if len(series) > 1 else 0.0,
+        startup_profile=tuple(float(x) for x in profile))
+
+
+def build(build_dir: Path) -> Path:
+    """The constant program, compiled into the build folder."""
+    folder = build_dir / "calibrate"
+    folder.mkdir(parents=True, exist_ok=True)
+    binary = folder / "constant"
+    done = subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", str(binary), str(PROBES_DIR / "c" / "constant.c")],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise CalibrationError(f"cannot build {PROBES_DIR / 'c' / 'constant.c'}: "
+                               f"{(done.stderr.strip().splitlines() or ['cc failed'])[-1]}")
+    return binary
+
+
+def measure(build_dir: Path, executions: int = EXECUTIONS, iterations: int = ITERATIONS, passes: int = PASSES,
+            on_execution: Callable[[int, Execution], None] | None = None) -> list[np.ndarray]:
+    """Run the constant program as `executions` fresh process executions, one after another, through the
+    harness's own launcher; each one's iteration times. A failed execution stops the calibration."""
+    binary = build(build_dir)
+    series = []
+    for i in range(executions):
+        run = execute([str(binary), str(iterations), str(passes)], {"PATH": "/usr/bin:/bin"}, binary.parent,
+                      iterations, TIMEOUT_S)
+        if on_execution:
+            on_execution(i, run)
+        if run.status != OK or run.output is None:
+            raise CalibrationError(f"the constant program's execution {i + 1} failed: {run.status}: {run.detail}")
+        series.append(np.asarray(run.output.times, dtype=np.float64))
+    return series
+
+
+def this_machine() -> str:
+    return environment.machine_id(environment.capture())
+
+
+def default_note() -> str:
+    return f"δ {DEFAULT_DELTA_RELATIVE:.1%} (the default: this machine is not calibrated; `bridgebench calibrate`)"
