@@ -33,7 +33,7 @@ from bridgebench.study import PROBES_DIR
 DELTAS = (0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10)
 FLAT_TARGET = 0.95  # the self-test's goal for a planted flat workload on a quiet machine
 EXECUTIONS, ITERATIONS = 100, 100
-PASSES = 170  # passes over the array an iteration: about 2 ms on the project's machine (1.4 ms at 120)
+PASSES = 170  # passes over the array an iteration: 1.4–2.0 ms on the project's VMs (methodology §3)
 TIMEOUT_S = 120.0
 
 
