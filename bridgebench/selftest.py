@@ -2,8 +2,9 @@
 
 Truth, by construction (probes/c/planted.c, studies/selftest/study.toml):
 - A and "A again" are the same program: the differ must say *unchanged*.
-- "A with 5% more work" does 1.05× the work: the differ should say *worsened*, and the ratio's CI should
-  hold 1.05 (on the benchmarks that have a steady state by construction: `nosteady` has none to compare).
+- "A with 5% more work" and "A with 2% more work" do 1.05× and 1.02× the work: the differ should say
+  *worsened*, and the ratio's CI should hold 1.05 (1.02), on the benchmarks that have a steady state by
+  construction (`nosteady` has none to compare). +2 % is issue #22's goal for the differ's power.
 - benchmark `steady` has no phase (class *flat*); `warmup` is 1.5× slower for its first 20 iterations
   (*warmup*); `slowdown` 1.3× slower from iteration 60 (*slowdown*); `nosteady` 1.3× slower from
   iteration 105 of 120, inside the last quarter (*no steady state*). In every process execution the
@@ -39,7 +40,9 @@ from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.store import Store
 from bridgebench.study import STUDIES_DIR, load_study
 
-PLANTED_RATIO = 1.05
+# mechanism: the work it does, relative to A (the study's PLANTED_SCALE)
+PLANTED_WORK = {"a-plus5": 1.05, "a-plus2": 1.02}
+PLANTED_RATIO = PLANTED_WORK["a-plus5"]
 PLANTED_CLASS = {"steady": "flat", "warmup": "warmup", "slowdown": "slowdown", "nosteady": "no steady state"}
 # benchmark: (iteration where the planted change happens, later/earlier segment mean)
 PLANTED_PHASE = {"warmup": (20, 1 / 1.5), "slowdown": (60, 1.3), "nosteady": (105, 1.3)}
@@ -52,12 +55,16 @@ MIN_ITERATIONS = max(at for at, _ in PLANTED_PHASE.values()) + 15
 A_VS_A = "A vs A: unchanged"
 PLUS5 = "A vs +5% work: worsened"
 RATIO = "ratio CI holds 1.05"
+PLUS2 = "A vs +2% work: worsened"
+RATIO2 = "ratio CI holds 1.02"
+# mechanism: (its differ check, its ratio check)
+PLANTED_CHECKS = {"a-plus5": (PLUS5, RATIO), "a-plus2": (PLUS2, RATIO2)}
 PHASE = "planted phase found"
 CLASS = "class as planted"
 # Share of quiet units that must be right. A vs A: a false "changed" at most 1% of the time. The others
 # are the issue's goals for a quiet machine (the +5% and ratio checks are the differ's power and the
 # bootstrap's coverage at a small budget, not guarantees).
-TARGETS = {A_VS_A: 0.99, PLUS5: 0.90, RATIO: 0.90, PHASE: 0.90, CLASS: 0.90}
+TARGETS = {A_VS_A: 0.99, PLUS5: 0.90, RATIO: 0.90, PLUS2: 0.90, RATIO2: 0.90, PHASE: 0.90, CLASS: 0.90}
 MIN_QUIET_SHARE = 0.5  # below this share of quiet units, a check's result means nothing here
 SIGNIFICANCE = 0.01  # a check fails only when its quiet units fall short of the target beyond chance
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
@@ -135,16 +142,21 @@ def _judge(store: Store, repetition: int, cid: int) -> list[Finding]:
     for c in same:
         found.append(Finding(repetition, cid, A_VS_A, c.benchmark, UNCHANGED, c.verdict, c.verdict == UNCHANGED,
                              disturbed(c.benchmark, "a", "a-again"), c.verdict == UNDECIDED))
-    plus, _ = compare(store, cid, "a", cid, "a-plus5")
-    for c in (c for c in plus if c.benchmark in COMPARABLE):
-        noisy = disturbed(c.benchmark, "a", "a-plus5")
-        found.append(Finding(repetition, cid, PLUS5, c.benchmark, WORSENED, c.verdict, c.verdict == WORSENED, noisy,
-                             c.verdict == UNDECIDED))
-        r = c.ratio
-        shown = ("—" if r is None else f"{r.value:.4f} (no interval: {r.method})" if not r.has_interval
-                 else f"{r.value:.4f} ({r.low:.4f}–{r.high:.4f})")
-        found.append(Finding(repetition, cid, RATIO, c.benchmark, "1.05", shown,
-                             bool(r and r.holds(PLANTED_RATIO)), noisy, r is not None and not r.has_interval))
+    mechanisms = {t.mechanism for t in store.planned(cid)}
+    for mechanism, (worse, holds) in PLANTED_CHECKS.items():
+        if mechanism not in mechanisms:  # a campaign stored before the +2 % twin was planted
+            continue
+        truth = PLANTED_WORK[mechanism]
+        plus, _ = compare(store, cid, "a", cid, mechanism)
+        for c in (c for c in plus if c.benchmark in COMPARABLE):
+            noisy = disturbed(c.benchmark, "a", mechanism)
+            found.append(Finding(repetition, cid, worse, c.benchmark, WORSENED, c.verdict, c.verdict == WORSENED,
+                                 noisy, c.verdict == UNDECIDED))
+            r = c.ratio
+            shown = ("—" if r is None else f"{r.value:.4f} (no interval: {r.method})" if not r.has_interval
+                     else f"{r.value:.4f} ({r.low:.4f}–{r.high:.4f})")
+            found.append(Finding(repetition, cid, holds, c.benchmark, f"{truth:g}", shown,
+                                 bool(r and r.holds(truth)), noisy, r is not None and not r.has_interval))
     series = Series(store)
     for cell in current_analysis(store, cid).cells:
         bench = cell.benchmark

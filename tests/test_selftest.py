@@ -41,10 +41,12 @@ def test_selftest_command_reports_every_check_and_exits_by_its_verdict(tmp_path:
     tally = {t["check"]: t for t in report["tally"]}
     assert set(tally) == set(selftest.TARGETS)
     units = {check: t["quiet"] + t["disturbed"] + t["undecided"] for check, t in tally.items()}
-    # A vs A on 4 benchmarks, +5% and its ratio on the 3 with a steady state by construction; 3 planted
-    # phases and 4 planted classes × 3 mechanisms × 3 executions.
-    assert units == {selftest.A_VS_A: 4, selftest.PLUS5: 3, selftest.RATIO: 3, selftest.PHASE: 27,
-                     selftest.CLASS: 36}
+    # A vs A on 4 benchmarks, +5% and +2% and their ratios on the 3 with a steady state by construction;
+    # 3 planted phases and 4 planted classes × 4 mechanisms × 3 executions.
+    assert units == {selftest.A_VS_A: 4, selftest.PLUS5: 3, selftest.RATIO: 3, selftest.PLUS2: 3,
+                     selftest.RATIO2: 3, selftest.PHASE: 36, selftest.CLASS: 48}
+    ratios = {f["expected"] for f in report["findings"] if f["check"] in (selftest.RATIO, selftest.RATIO2)}
+    assert ratios == {"1.05", "1.02"}  # each twin judged against its own planted work
     for t in report["tally"]:
         mine = [f for f in report["findings"] if f["check"] == t["check"]]
         assert t["quiet_right"] == sum(f["ok"] and not f["disturbed"] and not f["undecided"] for f in mine)
