@@ -6,9 +6,15 @@ Rules (after warmup_stats' differ):
   class (failed executions are a class too). If, for some class, the two sides' intervals do not overlap,
   the benchmark behaves differently: *different*.
 - one side has a steady state and the other has none: *different*.
-- otherwise steady performance: 99% CIs that do not overlap give *improved* (B faster) or *worsened*;
-  overlapping CIs give *unchanged*. A side whose steady performance has no interval (fewer than 3 process
+- otherwise steady performance. A side whose steady performance has no interval (fewer than 3 process
   executions: stats.executions) gives *undecided*: two processes say nothing of the spread between them.
+  With the ratio B/A and its interval over process executions (paired by round within a campaign, else
+  Welch's t): *worsened* (B slower) when the interval lies above 1, *improved* when below, *unchanged*
+  when it holds 1. This is the direct test of a difference, at the ratio's own confidence, and the rule
+  the study's question is answered by, so `diff` and a report's headline agree. Without a ratio (a
+  fleet's machines side by side), warmup_stats's rule: 99% CIs that do not overlap give improved or
+  worsened, overlapping ones unchanged (two 99% intervals that must not overlap test at far more than
+  99%: the self-test found +2 % worsened in 3 of 75 comparisons by it, docs/methodology.md §6).
 - beside it, a warm-up verdict from the 5–95% ranges of the steady iteration: *sooner* or *later* when
   the ranges do not overlap, *same* when they do; and the ratio B/A of steady performance with its CI.
 """
@@ -103,6 +109,15 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ra
         few = [f"{n}: {too_few(p.executions)}" for n, p in ((a_name, perf_a), (b_name, perf_b))
                if not p.has_interval]
         verdict, reason = UNDECIDED, "; ".join(few)
+    elif ratio is not None and ratio.low is not None and ratio.high is not None:
+        shown = (f"the ratio {b_name}/{a_name}'s {100 * ratio.confidence:.4g}% interval "
+                 f"({ratio.low:.4g}–{ratio.high:.4g})")
+        if ratio.low > 1:
+            verdict, reason = WORSENED, f"{shown} lies above 1"
+        elif ratio.high < 1:
+            verdict, reason = IMPROVED, f"{shown} lies below 1"
+        else:
+            verdict, reason = UNCHANGED, f"{shown} holds 1"
     elif perf_b.high < perf_a.low:
         verdict, reason = IMPROVED, f"{b_name}'s steady-performance CI lies wholly below {a_name}'s"
     elif perf_b.low > perf_a.high:

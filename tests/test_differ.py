@@ -41,6 +41,23 @@ def test_overlapping_cis_give_unchanged() -> None:
     assert verdict(cell(1.0, half=0.2), cell(0.9, half=0.2)) == UNCHANGED  # a big effect, but too noisy to say
 
 
+def test_a_ratio_interval_decides_before_the_overlap_of_the_two_sides() -> None:
+    def ratio(low: float, high: float) -> Estimate:
+        return Estimate((low + high) / 2, low, high, 0.99, "paired by round")
+
+    a, b = cell(1.0, half=0.03), cell(1.02, half=0.03)  # the sides' intervals overlap
+    assert compare_cells("bench", "A", "B", a, b, None).verdict == UNCHANGED
+    worse = compare_cells("bench", "A", "B", a, b, ratio(1.005, 1.035))
+    assert worse.verdict == WORSENED and "lies above 1" in worse.reason
+    assert compare_cells("bench", "A", "B", b, a, ratio(0.965, 0.995)).verdict == IMPROVED
+    assert compare_cells("bench", "A", "B", a, b, ratio(0.99, 1.05)).verdict == UNCHANGED
+    # a ratio that holds 1 wins over sides far apart too: the ratio is the test, the sides are not
+    assert compare_cells("bench", "A", "B", cell(1.0), cell(1.1), ratio(0.95, 1.2)).verdict == UNCHANGED
+    # a ratio with no interval leaves the sides' rule
+    assert compare_cells("bench", "A", "B", cell(1.0), cell(1.1),
+                         Estimate(1.1, None, None, 0.99, "too few")).verdict == WORSENED
+
+
 def test_a_steady_state_on_one_side_only_is_different() -> None:
     assert verdict(cell(1.0), cell(None, counts={"flat": 5, "no steady state": 5})) == DIFFERENT
 
