@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bridgebench.analysis import Series, current_analysis, ratio_between  # noqa: E402
+from bridgebench.result import Cell  # noqa: E402
 from bridgebench.stats import Estimate  # noqa: E402
 from bridgebench.stats.executions import MIN_EXECUTIONS  # noqa: E402
 from bridgebench.store import Campaign, Store  # noqa: E402
@@ -69,19 +70,25 @@ class Count:
                 f"{self.disturbed} | {rate} |")
 
 
+def _add_pair(count: Count, series: Series, cell_a: Cell | None, cell_b: Cell | None, truth: float,
+              confidence: float, same_campaign: bool) -> None:
+    """One comparison of two cells' steady executions by the analysis's ratio rule, when both have some."""
+    if cell_a is None or cell_b is None:
+        return
+    sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
+    if sa and sb:
+        count.add(ratio_between(sa, sb, confidence=confidence, same_campaign=same_campaign), truth,
+                  cell_a.disturbed + cell_b.disturbed > 0)
+
+
 def within(store: Store, series: Series, campaigns: list[Campaign], a: str, b: str, truth: float) -> Count:
     """A against B inside each campaign, at the confidence its report computes intervals at."""
     count = Count()
     for campaign in campaigns:
         result = current_analysis(store, campaign.id)
         for bench in result.benchmarks:
-            cell_a, cell_b = result.cell(bench, a), result.cell(bench, b)
-            if cell_a is None or cell_b is None:
-                continue
-            sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
-            if sa and sb:
-                count.add(ratio_between(sa, sb, confidence=result.interval_confidence, same_campaign=True), truth,
-                          cell_a.disturbed + cell_b.disturbed > 0)
+            _add_pair(count, series, result.cell(bench, a), result.cell(bench, b), truth,
+                      result.interval_confidence, same_campaign=True)
     return count
 
 
@@ -92,13 +99,8 @@ def across(store: Store, series: Series, campaigns: list[Campaign], mechanism: s
     for first, second in zip(campaigns[0::2], campaigns[1::2], strict=False):
         ra, rb = current_analysis(store, first.id), current_analysis(store, second.id)
         for bench in ra.benchmarks:
-            cell_a, cell_b = ra.cell(bench, mechanism), rb.cell(bench, mechanism)
-            if cell_a is None or cell_b is None:
-                continue
-            sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
-            if sa and sb:
-                count.add(ratio_between(sa, sb, confidence=ra.confidence, same_campaign=False), 1.0,
-                          cell_a.disturbed + cell_b.disturbed > 0)
+            _add_pair(count, series, ra.cell(bench, mechanism), rb.cell(bench, mechanism), 1.0, ra.confidence,
+                      same_campaign=False)
     return count
 
 
