@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +16,7 @@ from bridgebench.campaign.kind import CampaignError
 from bridgebench.selftest import MIN_ITERATIONS, _phase_found
 from bridgebench.store import Store
 from bridgebench.study import STUDIES_DIR, Budget, load_study
-from tests.conftest import bridgebench, rows
+from tests.conftest import REPO, bridgebench, rows
 
 
 def series(at: int, factor: float, n: int = 120) -> np.ndarray:
@@ -61,6 +63,27 @@ def test_selftest_command_reports_every_check_and_exits_by_its_verdict(tmp_path:
     rejudged = json.loads(again.stdout)
     assert rejudged["tally"] == report["tally"]  # the same stored iterations, the same rules: the same verdicts
     assert rows(tmp_path / "s.sqlite", "SELECT count(*) FROM campaign")[0][0] == 1  # nothing was run again
+
+    # The scripts behind methodology §6's figures read such a store: every comparison and execution counted.
+    coverage = script("coverage.py", str(tmp_path / "s.sqlite"), "--pair", "a:a-again", "--pair", "a:a-plus2=1.02")
+    for pair, truth in (("a : a-again", "1"), ("a : a-plus2", "1.02")):
+        (line,) = [x for x in coverage.splitlines() if x.startswith(f"| {pair}, within a campaign | {truth} |")]
+        compared, with_interval, missed = (int(x) for x in line.split("|")[3:6])
+        # one comparison a benchmark with steady executions on both sides (nosteady has none by construction;
+        # a noisy machine may leave another without any)
+        assert 1 <= compared <= 4 and missed <= with_interval <= compared, line
+    sweep = script("delta_sweep.py", str(tmp_path / "s.sqlite"), "--delta", "0.01", "--delta", "0.5")
+    for bench, kind in selftest.PLANTED_CLASS.items():  # 4 mechanisms × 3 executions of each planted benchmark
+        (line,) = [x for x in sweep.splitlines() if x.startswith(f"| {bench} ({kind}) |")]
+        assert line.count("/12 (") == 2, line
+
+
+def script(name: str, *args: str) -> str:
+    """A script of benchmarks/, run as its docstring says; its standard output."""
+    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / name), *args], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def finding(check: str, ok: bool, disturbed: bool) -> selftest.Finding:
