@@ -27,7 +27,7 @@ import numpy as np
 
 from bridgebench import environment
 from bridgebench.runner import OK, Execution, execute
-from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE, FLAT, classify_execution
+from bridgebench.stats.classify import FLAT, classify_execution
 from bridgebench.study import PROBES_DIR
 
 DELTAS = (0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10)
@@ -138,7 +138,3 @@ def measure(build_dir: Path, executions: int = EXECUTIONS, iterations: int = ITE
 
 def this_machine() -> str:
     return environment.machine_id(environment.capture())
-
-
-def default_note() -> str:
-    return f"δ {DEFAULT_DELTA_RELATIVE:.1%} (the default: this machine is not calibrated; `bridgebench calibrate`)"

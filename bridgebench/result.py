@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from bridgebench.stats import Estimate, Spread
+from bridgebench.stats.executions import each_look
 
 RESULT_VERSION = 6  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
@@ -244,7 +245,7 @@ class Analysis:
     @property
     def interval_confidence(self) -> float:
         """The confidence each interval is computed at."""
-        return 1 - (1 - self.confidence) / self.looks
+        return each_look(self.confidence, self.looks)
 
     def cell(self, benchmark: str, mechanism: str) -> Cell | None:
         return next((c for c in self.cells if c.key == (benchmark, mechanism)), None)

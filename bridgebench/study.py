@@ -398,9 +398,9 @@ def load_study(path: Path) -> Study:
             min_iterations=data.get("min_iterations"),
             twin_of=data.get("twin_of"),
         )
+    probes = [m for m, mech in mechanisms.items() if not mech.is_server]
     for name, budget in budgets.items():
         table = "budget" if name == "default" else f"budget.{name}"
-        probes = [m for m, mech in mechanisms.items() if not mech.is_server]
         unknown = [m for m in budget.mechanisms or () if m not in probes]
         if unknown:
             raise loc.error(table, "mechanisms", f"no mechanism timed in iterations named {', '.join(unknown)} "

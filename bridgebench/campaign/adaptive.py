@@ -39,7 +39,7 @@ import numpy as np
 
 from bridgebench import question
 from bridgebench.analysis import CONFIDENCE, analyse, estimates
-from bridgebench.campaign.config import AdaptiveBudget
+from bridgebench.campaign.config import AdaptiveBudget, looks
 from bridgebench.runner import Task
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import each_look, too_few
@@ -94,11 +94,6 @@ def _not_yet_judged(executions: int, classification: str | None, first: int) -> 
     if executions < first:
         return Decision(OPEN, f"{executions} of its first {first} process executions", None)
     return None
-
-
-def looks(first: int, cap: int) -> int:
-    """How many times a cell's ratio can be judged: after its first executions, then after each round."""
-    return AdaptiveBudget(first, 0.0, cap, 0.0, False, 0).looks
 
 
 def stopping_confidence(first: int, cap: int) -> float:

@@ -31,8 +31,12 @@ class AdaptiveBudget:
 
     @property
     def looks(self) -> int:
-        """How many times a cell can be judged: after its first executions, then after each round."""
-        return max(self.cap - self.first + 1, 1)
+        return looks(self.first, self.cap)
+
+
+def looks(first: int, cap: int) -> int:
+    """How many times a cell's ratio can be judged: after its first executions, then after each round."""
+    return max(cap - first + 1, 1)
 
 
 @dataclass(frozen=True)

@@ -41,12 +41,13 @@ GOOD_INCONSISTENT = "good inconsistent"
 BAD_INCONSISTENT = "bad inconsistent"
 
 RULES_VERSION = "2026-11-23"
-# Segment means closer than this share of the fastest one are the same performance (methodology §3); a
-# machine calibrated with `bridgebench calibrate` judges its campaigns with its own instead.
-DEFAULT_DELTA_RELATIVE = 0.01
 """Names the rules classify_execution applies (outliers, changepoints, equivalence, the window): a stored
 classification made under another version is made again (analysis.py caches them per execution). Change
 it with any change to those rules."""
+
+# Segment means closer than this share of the fastest one are the same performance (methodology §3); a
+# machine calibrated with `bridgebench calibrate` judges its campaigns with its own instead.
+DEFAULT_DELTA_RELATIVE = 0.01
 
 MIN_ITERATIONS_FOR_CHANGEPOINTS = 50
 """Below this many in-process iterations we do not look for changepoints (see docs/methodology.md): with
