@@ -14,8 +14,9 @@ compares mechanism M with itself in another campaign (Welch's t, as `diff` does)
 two in the order they ran. `--split` resamples stored campaigns: each cell with at least 6 executions,
 split once at random into two halves, one half against the other. The table counts the comparisons, those
 with an interval, those whose interval misses the true ratio, and the disturbed ones (an execution of the
-pair flagged by the audit). With a 99% interval about 1 comparison in 100 should miss; the binomial
-interval on the count says whether the misses are more than chance. Nothing is run.
+pair flagged by the audit), and how wide the intervals were; below it, each interval that missed. With a
+99% interval about 1 comparison in 100 should miss; the binomial interval on the count says whether the
+misses are more than chance. Nothing is run.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import random
 import sys
 from pathlib import Path
 
+import numpy as np
 from scipy.stats import binomtest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,13 +52,18 @@ class Count:
 
     def __init__(self) -> None:
         self.all = self.interval = self.missed = self.quiet = self.quiet_missed = self.disturbed = 0
+        self.widths: list[float] = []  # each interval's half-width, relative to its ratio
+        self.misses: list[str] = []  # where an interval missed the truth, and what it said
 
-    def add(self, ratio: Estimate, truth: float, noisy: bool) -> None:
+    def add(self, ratio: Estimate, truth: float, noisy: bool, where: str) -> None:
         self.all += 1
-        if not ratio.has_interval:
+        if ratio.low is None or ratio.high is None:
             return
         missed = not ratio.holds(truth)
         self.interval += 1
+        self.widths.append((ratio.high - ratio.low) / 2 / ratio.value)
+        if missed:
+            self.misses.append(f"{where}: ×{ratio.value:.3f} ({ratio.low:.3f}–{ratio.high:.3f})")
         self.missed += missed
         self.disturbed += noisy
         self.quiet += not noisy
@@ -66,19 +73,21 @@ class Count:
         n, k = self.interval, self.missed
         ci = binomtest(k, n).proportion_ci(0.99) if n else None
         rate = f"{k / n:.1%} ({ci.low:.1%}–{ci.high:.1%})" if ci else "—"
+        widths = ("±{:.1%}, ±{:.1%}, ±{:.1%}".format(*np.percentile(self.widths, [50, 90, 100]))
+                  if self.widths else "—")
         return (f"| {what} | {truth:g} | {self.all} | {n} | {k} | {self.quiet_missed} of {self.quiet} | "
-                f"{self.disturbed} | {rate} |")
+                f"{self.disturbed} | {rate} | {widths} |")
 
 
 def _add_pair(count: Count, series: Series, cell_a: Cell | None, cell_b: Cell | None, truth: float,
-              confidence: float, same_campaign: bool) -> None:
+              confidence: float, same_campaign: bool, where: str) -> None:
     """One comparison of two cells' steady executions by the analysis's ratio rule, when both have some."""
     if cell_a is None or cell_b is None:
         return
     sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
     if sa and sb:
         count.add(ratio_between(sa, sb, confidence=confidence, same_campaign=same_campaign), truth,
-                  cell_a.disturbed + cell_b.disturbed > 0)
+                  cell_a.disturbed + cell_b.disturbed > 0, where)
 
 
 def within(store: Store, series: Series, campaigns: list[Campaign], a: str, b: str, truth: float) -> Count:
@@ -88,7 +97,8 @@ def within(store: Store, series: Series, campaigns: list[Campaign], a: str, b: s
         result = current_analysis(store, campaign.id)
         for bench in result.benchmarks:
             _add_pair(count, series, result.cell(bench, a), result.cell(bench, b), truth,
-                      result.interval_confidence, same_campaign=True)
+                      result.interval_confidence, same_campaign=True,
+                      where=f"{bench}, {b} over {a} in campaign {campaign.id}")
     return count
 
 
@@ -100,7 +110,8 @@ def across(store: Store, series: Series, campaigns: list[Campaign], mechanism: s
         ra, rb = current_analysis(store, first.id), current_analysis(store, second.id)
         for bench in ra.benchmarks:
             _add_pair(count, series, ra.cell(bench, mechanism), rb.cell(bench, mechanism), 1.0, ra.confidence,
-                      same_campaign=False)
+                      same_campaign=False,
+                      where=f"{bench}, {mechanism} in campaign {second.id} over campaign {first.id}")
     return count
 
 
@@ -121,7 +132,7 @@ def split(store: Store, series: Series, campaigns: list[Campaign], seed: int) ->
             half = len(keys) // 2
             a, b = {k: rounds[k] for k in keys[:half]}, {k: rounds[k] for k in keys[half:2 * half]}
             count.add(ratio_between(a, b, confidence=result.confidence, same_campaign=False), 1.0,
-                      cell.disturbed > 0)
+                      cell.disturbed > 0, f"{cell.benchmark}, {cell.mechanism} in campaign {campaign.id}, halves")
     return count
 
 
@@ -144,8 +155,8 @@ def main() -> None:
     campaigns = [c for c in store.campaigns(args.study) if c.state == "done"]
     print(f"{len(campaigns)} finished campaigns in {args.store}")
     print("| comparison | true ratio | comparisons | with an interval | missed | missed (quiet) | disturbed | "
-          "miss rate, 99% binomial CI |")
-    print("|---|---|---|---|---|---|---|---|")
+          "miss rate, 99% binomial CI | half-width: median, 90th percentile, largest |")
+    print("|---|---|---|---|---|---|---|---|---|")
     total = Count()
     rows = [(f"{a} : {b}, within a campaign", truth, within(store, series, campaigns, a, b, truth))
             for a, b, truth in args.pair]
@@ -159,6 +170,9 @@ def main() -> None:
                 setattr(total, key, getattr(total, key) + getattr(count, key))
     if sum(truth == 1.0 for _, truth, _ in rows) > 1:
         print(total.row("every A/A comparison", 1.0))
+    for what, _, count in rows:
+        for miss in count.misses:
+            print(f"missed ({what}): {miss}")
 
 
 if __name__ == "__main__":
