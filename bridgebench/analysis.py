@@ -31,6 +31,8 @@ import numpy as np
 from bridgebench import audit
 from bridgebench.answers import majority
 from bridgebench.campaign.config import AdaptiveBudget, TimingOptions, read
+from bridgebench.counting import ANALYSED_PER, INSTRUCTIONS
+from bridgebench.counting import SECONDS as SECONDS_METRIC
 from bridgebench.differ import UNCHANGED, compare_cells
 from bridgebench.result import (
     AdaptiveSummary,
@@ -78,6 +80,16 @@ def per_call(times: np.ndarray, batch: int | None) -> np.ndarray:
     return times / batch if batch and batch > 1 else times
 
 
+def metric_series(store: Store, execution_id: int, metric: str) -> np.ndarray:
+    """One execution's iterations of the metric in the unit the analysis takes: seconds, or instruction
+    counts in billions (counting.ANALYSED_PER), so the method's scale-bound parts (a segment's variance used
+    as a width, methodology §3) act on counts as on the seconds of a machine doing one instruction a
+    nanosecond."""
+    if metric == INSTRUCTIONS:
+        return store.counter(execution_id, INSTRUCTIONS) / ANALYSED_PER
+    return store.times(execution_id)
+
+
 def _stream(seed: int, *parts: object) -> np.random.Generator:
     """A random stream fixed by the seed and what it is for (a cell, a pair of cells): the same numbers
     however many processes analyse, and in whatever order."""
@@ -111,14 +123,14 @@ def ratio_between(samples_a: Rounds, samples_b: Rounds, *, confidence: float, sa
 
 
 class Series:
-    """A campaign's stored iterations, per call, for the renderers that draw or export them, and for the
-    diff: read back with the rules the analysis used."""
+    """A campaign's stored iterations of its metric, per call, for the renderers that draw or export them,
+    and for the diff: read back with the rules the analysis used."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, store: Store, metric: str = SECONDS_METRIC) -> None:
+        self.store, self.metric = store, metric
 
     def times(self, run: Run) -> np.ndarray:
-        return per_call(self.store.times(run.execution_id), run.batch)
+        return per_call(metric_series(self.store, run.execution_id, self.metric), run.batch)
 
     def counter(self, run: Run, name: str) -> np.ndarray:
         return self.store.counter(run.execution_id, name)
@@ -134,19 +146,21 @@ def steady_rounds(runs: Sequence[Run], times: Sequence[np.ndarray]) -> Rounds:
 
 
 # --- one benchmark × mechanism ---------------------------------------------------------------------------
-def rules(delta_relative: float) -> str:
-    """The key a classification is kept under: the rules' version, and the δ when it is not the default."""
-    return RULES_VERSION if delta_relative == DEFAULT_DELTA_RELATIVE else f"{RULES_VERSION} δ={delta_relative:g}"
+def rules(delta_relative: float, metric: str = SECONDS_METRIC) -> str:
+    """The key a classification is kept under: the rules' version, the δ when it is not the default, and
+    the metric when it is not time."""
+    key = RULES_VERSION if delta_relative == DEFAULT_DELTA_RELATIVE else f"{RULES_VERSION} δ={delta_relative:g}"
+    return key if metric == SECONDS_METRIC else f"{key} {metric}"
 
 
 def _classify(store: Store, executions: Sequence[StoredExecution], arrays: list[np.ndarray],
-              delta_relative: float) -> list[ExecutionClass | None]:
+              delta_relative: float, metric: str = SECONDS_METRIC) -> list[ExecutionClass | None]:
     """Each execution's classification: made once per execution, rules version and δ, kept in the store,
     and read back after that (a re-judged campaign classifies only its new executions). None for all when
     the shortest series is too short for changepoints."""
     if too_short_for_changepoints(min(len(t) for t in arrays)):
         return [None] * len(arrays)
-    key = rules(delta_relative)
+    key = rules(delta_relative, metric)
     kept = store.execution_classes([e.id for e in executions], key)
     out: list[ExecutionClass | None] = []
     made = {}
@@ -155,7 +169,8 @@ def _classify(store: Store, executions: Sequence[StoredExecution], arrays: list[
         if record is not None and record["n"] == len(t):
             out.append(from_record(record))
         else:
-            cls = classify_execution(t, delta_relative=delta_relative)
+            quantum = 1 / ANALYSED_PER / (e.batch or 1) if metric == INSTRUCTIONS else None  # one instruction
+            cls = classify_execution(t, delta_relative=delta_relative, quantum=quantum)
             out.append(cls)
             made[e.id] = to_record(cls)
     with contextlib.suppress(StoreWriteError):  # a cache: a store that cannot take it still analyses
@@ -164,7 +179,7 @@ def _classify(store: Store, executions: Sequence[StoredExecution], arrays: list[
 
 
 def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
-         counters: dict[str, np.ndarray], machine: str) -> Run:
+         counters: dict[str, np.ndarray], machine: str, timed: bool = True) -> Run:
     n = len(times)
     outliers = cls.outliers if cls is not None else outlier_mask(times)
     if cls is None:
@@ -180,7 +195,7 @@ def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
     mask &= ~outliers
     cpu = counters.get(CPU_COUNTER)
     stolen = None
-    if cpu is not None and len(cpu) == n:
+    if timed and cpu is not None and len(cpu) == n:  # time the machine took away: wall time only
         stolen = int(np.sum(times - per_call(cpu, e.batch) > STOLEN_SHARE * times))
     means = {name: float(np.mean(v[mask])) for name, v in counters.items()
              if name in REPORTED_COUNTERS and len(v) == n and mask.any()}
@@ -227,14 +242,23 @@ class _CellInput:
     excluded: int
     machine: str  # the campaign's own machine: the one that ran an execution that names none
     delta_relative: float = DEFAULT_DELTA_RELATIVE  # the campaign's δ for the warm-up classification
+    metric: str = SECONDS_METRIC  # what the iterations measure (counting.METRICS)
 
 
-def _read(store: Store, executions: Sequence[StoredExecution]
+def _read(store: Store, executions: Sequence[StoredExecution], metric: str = SECONDS_METRIC
           ) -> tuple[list[np.ndarray], list[dict[str, np.ndarray]]]:
-    data = store.series([e.id for e in executions], (SECONDS, CPU_COUNTER, *REPORTED_COUNTERS))
+    """Each execution's iterations of the metric, per call (metric_series' unit), and its other counters."""
+    counted = metric == INSTRUCTIONS
+    data = store.series([e.id for e in executions],
+                        (SECONDS, CPU_COUNTER, *REPORTED_COUNTERS, *((INSTRUCTIONS,) if counted else ())))
     by_execution: dict[int, dict[str, np.ndarray]] = defaultdict(dict)
     for (eid, name), values in data.items():
         by_execution[eid][name] = values
+    if counted:
+        measured = [per_call(by_execution[e.id].pop(INSTRUCTIONS) / ANALYSED_PER, e.batch) for e in executions]
+        for e in executions:
+            by_execution[e.id].pop(SECONDS)
+        return measured, [by_execution[e.id] for e in executions]
     times = [per_call(by_execution[e.id].pop(SECONDS), e.batch) for e in executions]
     return times, [by_execution[e.id] for e in executions]
 
@@ -244,11 +268,12 @@ def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int) -> 
     cell = Cell(c.benchmark, c.mechanism, len(c.good), c.failures, c.peak_rss_kb, c.disturbed, c.excluded)
     if not c.good:
         return cell, {}
-    arrays, counters = _read(store, c.good)
-    classes = _classify(store, c.good, arrays, c.delta_relative)
+    arrays, counters = _read(store, c.good, c.metric)
+    classes = _classify(store, c.good, arrays, c.delta_relative, c.metric)
     summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", c.benchmark,
                                                                                       c.mechanism))
-    runs = tuple(_run(e, t, cls, k, c.machine) for e, t, cls, k in zip(c.good, arrays, classes, counters,
+    runs = tuple(_run(e, t, cls, k, c.machine, c.metric == SECONDS_METRIC)
+                 for e, t, cls, k in zip(c.good, arrays, classes, counters,
                                                                        strict=True))
     machines, verdict, reason = _by_machine(c, runs, arrays, classes, confidence, seed)
     cell = Cell(
@@ -331,8 +356,8 @@ def _verdicts(executions: list[StoredExecution]) -> dict[int, tuple[str, str]]:
 
 
 def _cell_inputs(executions: list[StoredExecution], keys: Iterable[tuple[str, str]],
-                 exclude_disturbed: bool, machine: str = "", delta_relative: float = DEFAULT_DELTA_RELATIVE
-                 ) -> dict[tuple[str, str], _CellInput]:
+                 exclude_disturbed: bool, machine: str = "", delta_relative: float = DEFAULT_DELTA_RELATIVE,
+                 metric: str = SECONDS_METRIC) -> dict[tuple[str, str], _CellInput]:
     verdicts = _verdicts(executions)
     by_key: dict[tuple[str, str], list[StoredExecution]] = defaultdict(list)
     for e in executions:
@@ -346,7 +371,8 @@ def _cell_inputs(executions: list[StoredExecution], keys: Iterable[tuple[str, st
         good = tuple(e for e in ok if not (exclude_disturbed and e.disturbed))
         rss = [e.peak_rss_kb for e in mine if e.peak_rss_kb]
         out[key] = _CellInput(key[0], key[1], good, failures, float(np.median(rss)) if rss else None,
-                              sum(1 for e in mine if e.disturbed), len(ok) - len(good), machine, delta_relative)
+                              sum(1 for e in mine if e.disturbed), len(ok) - len(good), machine, delta_relative,
+                              metric)
     return out
 
 
@@ -394,6 +420,12 @@ def workers_for(iterations: int) -> int:
     return max(1, len(os.sched_getaffinity(0)))
 
 
+def _param(raw: dict[str, Any], count_sizes: bool) -> str:
+    """The parameter a benchmark ran with, as the study file gave it: count_param at the counted sizes, if it
+    has one."""
+    return str(raw.get("count_param" if count_sizes and "count_param" in raw else "param", ""))
+
+
 def interval_looks(options: TimingOptions, baseline: str | None) -> int:
     """How many times the campaign's budget may have looked at each interval and stopped when it decided:
     a budget aimed at the question (adaptive.py) looks after every round, a fixed budget never."""
@@ -426,7 +458,8 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = CONFIDENCE, s
     # The cells are what the campaign planned: a benchmark may leave some mechanisms out (its `mechanisms`).
     measured = {(t.benchmark, t.mechanism) for t in planned}
     keys = [(b, m) for b in benchmarks for m in available if (b, m) in measured]
-    inputs = _cell_inputs(executions, keys, exclude_disturbed, campaign.machine, options.delta_relative)
+    inputs = _cell_inputs(executions, keys, exclude_disturbed, campaign.machine, options.delta_relative,
+                          options.metric)
     per_bench = [[inputs[(b, m)] for m in available if (b, m) in inputs] for b in benchmarks]
     per_bench = [group for group in per_bench if group]
     if workers is None:
@@ -454,7 +487,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = CONFIDENCE, s
     machines = {m: described.get(m) or (campaign.environment if m == campaign.machine else {}) for m in sorted(ran)}
     raw_benchmarks = config.study.get("benchmarks", {})
     workloads = tuple(
-        Workload(b, str(raw_benchmarks.get(b, {}).get("param", "")),
+        Workload(b, _param(raw_benchmarks.get(b, {}), options.count_sizes),
                  tuple(m for m in available if (b, m) in measured), b in common) for b in benchmarks)
     return Analysis(facts, claimed, seed, baseline, tuple(builds), benchmarks,
                     tuple(CheckAnswer(**r) for r in store.check_answers(campaign_id)),
@@ -474,15 +507,16 @@ def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, co
     stored: Counter[tuple[str, str]] = Counter((e.benchmark, e.mechanism) for e in executions)
     options = read(store.campaign(campaign_id)).options
     delta = options.delta_relative if isinstance(options, TimingOptions) else DEFAULT_DELTA_RELATIVE
-    inputs = _cell_inputs(executions, keys, exclude_disturbed=False, delta_relative=delta)
+    metric = options.metric if isinstance(options, TimingOptions) else SECONDS_METRIC
+    inputs = _cell_inputs(executions, keys, exclude_disturbed=False, delta_relative=delta, metric=metric)
     out = {}
     for key in keys:
         good = inputs[key].good
         if not good:
             out[key] = (stored[key], None, None, None)
             continue
-        arrays, _ = _read(store, good)
-        classes = _classify(store, good, arrays, delta)
+        arrays, _ = _read(store, good, metric)
+        classes = _classify(store, good, arrays, delta, metric)
         summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", *key),
                             bootstrap=False)  # the budget judges by the interval over executions only
         before = None

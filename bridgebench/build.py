@@ -37,8 +37,10 @@ def build_values(study: Study, build_dir: Path) -> dict[str, str]:
     return {"study": str(study.dir), "build": str(build_dir), "probes": str(PROBES_DIR), "root": str(REPO_ROOT)}
 
 
-def mechanism_env(mech: Mechanism, values: dict[str, str]) -> dict[str, str]:
-    env = dict(os.environ)
+def mechanism_env(mech: Mechanism, values: dict[str, str], inherit: bool = True) -> dict[str, str]:
+    """The environment a mechanism runs in: the harness's own (or, without `inherit`, none but PATH: counted
+    runs pin their environment, counting.py) with the mechanism's variables."""
+    env = dict(os.environ) if inherit else {"PATH": os.environ.get("PATH", os.defpath)}
     # Tools scripts/install.sh puts beside the venv's python (a Go toolchain, benchstat) come first.
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.update({k: expand(v, values) for k, v in mech.env.items()})

@@ -417,6 +417,10 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
                                                      "executions have taken this long (600, 10m, 1h).")] = None,
         max_executions: Annotated[int | None, typer.Option("--max-executions", min=1, help="Adaptive: at most "
                                                            "this many process executions per cell.")] = None,
+        metric: Annotated[str | None, typer.Option("--metric", help="What each iteration measures: seconds (wall "
+                                                   "time), or instructions (counted under callgrind, with ASLR "
+                                                   "off and the environment pinned); default: the budget's.",
+                                                   metavar="seconds|instructions")] = None,
         resume: Annotated[bool, typer.Option("--resume", help="Continue the latest unfinished campaign.")] = False,
         campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --resume: which one.")] = None,
         report_dir: Annotated[Path, typer.Option(help="Where the reports are written.")] = Path("results"),
@@ -427,7 +431,7 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
     def options(study: Study) -> Options:
         return timing.options_for(study, "quick" if quick else budget, _split(benchmarks), _split(mechanisms),
                                   process_executions, iterations, timeout, random_order, seed, wait_quiet,
-                                  *_adaptive(until, max_executions, max_time))
+                                  *_adaptive(until, max_executions, max_time), metric=metric)
 
     _campaign(TIMING, study_name, options, resume, campaign_id, report_dir, build_dir, store_path, as_json, seed,
               exclude_disturbed)

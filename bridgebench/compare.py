@@ -4,7 +4,11 @@ analysis.ratio_between, so `diff 3:base 3:x` prints the CI the report of campaig
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bridgebench.analysis import Series, current_analysis, ratio_between
+from bridgebench.campaign.config import read
+from bridgebench.counting import INSTRUCTIONS, SECONDS
 from bridgebench.differ import Comparison, compare_cells
 from bridgebench.result import Analysis
 from bridgebench.store import Campaign, Store
@@ -28,6 +32,26 @@ def _disturbance_note(ra: Analysis, rb: Analysis, same_campaign: bool) -> str:
         + left_out
 
 
+def _same_metric(a: Campaign, b: Campaign, cross_machine: bool) -> None:
+    """Counts compare with counts taken under the same pinning (counting.py), times with times."""
+    oa, ob = read(a).options, read(b).options
+    metric_a, metric_b = getattr(oa, "metric", SECONDS), getattr(ob, "metric", SECONDS)
+    if metric_a != metric_b:
+        raise DiffError(f"campaign {a.id} measured {metric_a} and campaign {b.id} {metric_b}: counts and times "
+                        "do not compare")
+    if metric_a != INSTRUCTIONS or a.id == b.id:
+        return
+    pa, pb = getattr(oa, "counting", None) or {}, getattr(ob, "counting", None) or {}
+    differ = sorted(k for k in set(pa) | set(pb) if pa.get(k) != pb.get(k))
+    if not differ:
+        return
+    what = "; ".join(f"{k}: {pa.get(k)} vs {pb.get(k)}" for k in differ)
+    if differ != ["cpu"] or not cross_machine:
+        raise DiffError(f"campaigns {a.id} and {b.id} counted instructions under different pinnings ({what}): "
+                        "their counts do not compare" + ("; pass --cross-machine to compare across CPU models"
+                                                         if differ == ["cpu"] else ""))
+
+
 def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, cross_machine: bool = False,
             exclude_disturbed: bool = False) -> tuple[list[Comparison], str]:
     """The comparisons, and a header line saying what was compared."""
@@ -38,6 +62,7 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
         raise DiffError(f"campaign {ca} ran on {_machine_line(campaign_a)} and campaign {cb} on "
                         f"{_machine_line(campaign_b)}: "
                         "timings from different machines do not compare; pass --cross-machine to compare anyway")
+    _same_metric(campaign_a, campaign_b, cross_machine)
     ra = current_analysis(store, ca, exclude_disturbed)
     rb = ra if cb == ca else current_analysis(store, cb, exclude_disturbed)
     if ma is not None and mb is not None:
@@ -51,7 +76,7 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
     if not pairs:
         raise DiffError(f"campaigns {ca} and {cb} share no benchmark × mechanism to compare")
 
-    series = Series(store)
+    series = Series(store, ra.metric)
     # Within one campaign the ratio is the one its budget judged (and may have stopped on): at its confidence.
     confidence = ra.interval_confidence if ca == cb else ra.confidence
     comparisons = []
@@ -60,8 +85,8 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
         assert cell_a is not None and cell_b is not None
         sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
         ratio = ratio_between(sa, sb, confidence=confidence, same_campaign=ca == cb) if sa and sb else None
-        comparisons.append(compare_cells(ka[0], f"{ca}:{ka[1]}", f"{cb}:{kb[1]}", cell_a, cell_b, ratio,
-                                         ra.confidence))
+        compared = compare_cells(ka[0], f"{ca}:{ka[1]}", f"{cb}:{kb[1]}", cell_a, cell_b, ratio, ra.confidence)
+        comparisons.append(replace(compared, metric=ra.metric))
     header = (f"A = campaign {ca} ({ra.campaign.study}), B = campaign {cb} ({rb.campaign.study}); "
               f"{'same machine' if same_machine else 'DIFFERENT MACHINES (--cross-machine)'}: "
               f"{_machine_line(campaign_a)}" + ("" if same_machine else f" vs {_machine_line(campaign_b)}")

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import chi2
 
+from bridgebench.counting import SECONDS
 from bridgebench.result import FAILED, Cell
 from bridgebench.stats import KINDS as EXECUTION_KINDS
 from bridgebench.stats import Estimate, Spread
@@ -80,6 +81,7 @@ class Comparison:
     warmup_verdict: str  # "sooner", "later", "same", or "—" when a side has no steady state
     classes_a: str
     classes_b: str
+    metric: str = SECONDS  # what the steady figures measure (counting.METRICS)
 
 
 def _range(spread: Spread | None) -> Interval | None:

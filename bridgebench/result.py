@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from bridgebench.counting import SECONDS
 from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 
@@ -241,6 +242,12 @@ class Analysis:
     # of its budget's looks stopped it (analysis.interval_looks; 1: a budget that never stops on a verdict).
     looks: int = 1
     version: int = RESULT_VERSION
+
+    @property
+    def metric(self) -> str:
+        """What the iterations measure: seconds, or instructions (counting.py); a campaign stored before
+        there were two is timed."""
+        return str(self.campaign.options.get("metric", SECONDS))
 
     @property
     def interval_confidence(self) -> float:

@@ -11,10 +11,10 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bridgebench import audit, native
+from bridgebench import audit, counting, native
 from bridgebench.protocol import ProbeOutput, ProtocolError, parse
 
 STDERR_TAIL = 2000
@@ -217,3 +217,34 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
     except ProtocolError as e:
         return failed(PROTOCOL, str(e))
     return Execution(OK, "", exit_code, stderr_tail, output, peak_rss_kb, started, wall_s, machine)
+
+
+def execute_counted(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, timeout_s: float
+                    ) -> Execution:
+    """One process execution under callgrind (counting.py): as execute(), with each iteration's instruction
+    count added to the output as the `instructions` series. Counts that cannot be read make the execution a
+    protocol violation, with the reason."""
+    with tempfile.TemporaryDirectory(prefix="bridgebench-callgrind-") as tmp:
+        out_file = Path(tmp) / "callgrind.out"
+        try:
+            wrapped, pinned = counting.command(argv, env, out_file)
+        except counting.CountingError as e:
+            return Execution(SPAWN_FAILED, str(e), None, "", None, None, time.time(), 0.0)
+        run = execute(wrapped, pinned, cwd, iterations, timeout_s)
+        if run.status != OK or run.output is None:
+            return run
+        try:
+            counted = counting.counts(out_file, iterations)
+        except counting.CountingError as e:
+            return replace(run, status=PROTOCOL, detail=str(e), output=None)
+    if counting.INSTRUCTIONS in run.output.counters:
+        return replace(run, status=PROTOCOL, output=None,
+                       detail=f"the probe reports a counter named {counting.INSTRUCTIONS!r}, which counted runs add")
+    # Peak RSS and the probe's start-up time would be valgrind's: not reported rather than reported wrong.
+    info = {k: v for k, v in run.output.info.items() if k != "setup_s"}
+    counters = {**run.output.counters, counting.INSTRUCTIONS: counted}
+    # What the rest of the machine did is kept, but it disturbs no count (callgrind runs the program on a
+    # simulated CPU, one instruction after another, whatever else runs): nothing to flag.
+    machine = replace(run.machine, disturbed=None) if run.machine else None
+    return replace(run, peak_rss_kb=None, machine=machine,
+                   output=replace(run.output, info=info, counters=counters))

@@ -35,13 +35,14 @@ from bridgebench.campaign.config import read
 from bridgebench.campaign.kind import CampaignError
 from bridgebench.campaign.kinds import TIMING
 from bridgebench.compare import compare
+from bridgebench.counting import INSTRUCTIONS
 from bridgebench.differ import UNCHANGED, UNDECIDED, WORSENED
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.store import Store
 from bridgebench.study import STUDIES_DIR, load_study
 
 # mechanism: the work it does, relative to A (the study's PLANTED_SCALE)
-PLANTED_WORK = {"a-plus5": 1.05, "a-plus2": 1.02}
+PLANTED_WORK = {"a-plus5": 1.05, "a-plus2": 1.02, "a-plus05": 1.005}
 PLANTED_RATIO = PLANTED_WORK["a-plus5"]
 PLANTED_CLASS = {"steady": "flat", "warmup": "warmup", "slowdown": "slowdown", "nosteady": "no steady state"}
 # benchmark: (iteration where the planted change happens, later/earlier segment mean)
@@ -57,17 +58,21 @@ PLUS5 = "A vs +5% work: worsened"
 RATIO = "ratio CI holds 1.05"
 PLUS2 = "A vs +2% work: worsened"
 RATIO2 = "ratio CI holds 1.02"
+PLUS05 = "A vs +0.5% work: worsened"  # counted campaigns only (budget 'instructions'): time cannot see it here
+RATIO05 = "ratio CI holds 1.005"
 # mechanism: (its differ check, its ratio check)
-PLANTED_CHECKS = {"a-plus5": (PLUS5, RATIO), "a-plus2": (PLUS2, RATIO2)}
+PLANTED_CHECKS = {"a-plus5": (PLUS5, RATIO), "a-plus2": (PLUS2, RATIO2), "a-plus05": (PLUS05, RATIO05)}
 PHASE = "planted phase found"
 CLASS = "class as planted"
 # Share of quiet units that must be right. A vs A: a false "changed" at most 1% of the time. The others
 # are the goals for a quiet machine (the +5% and ratio checks are the differ's power and the
 # bootstrap's coverage at a small budget, not guarantees).
-TARGETS = {A_VS_A: 0.99, PLUS5: 0.90, RATIO: 0.90, PLUS2: 0.90, RATIO2: 0.90, PHASE: 0.90, CLASS: 0.90}
+TARGETS = {A_VS_A: 0.99, PLUS5: 0.90, RATIO: 0.90, PLUS2: 0.90, RATIO2: 0.90, PLUS05: 1.0, RATIO05: 0.90,
+           PHASE: 0.90, CLASS: 0.90}
 MIN_QUIET_SHARE = 0.5  # below this share of quiet units, a check's result means nothing here
 SIGNIFICANCE = 0.01  # a check fails only when its quiet units fall short of the target beyond chance
 PASS, FAIL, INCONCLUSIVE = "pass", "fail", "inconclusive"
+COUNT_SLACK = 0.001  # counted ratios: the planted work's ratio to within 0.1 % (the loop's fixed instructions)
 
 
 @dataclass
@@ -114,6 +119,8 @@ class SelftestReport:
         out = []
         for check, target in TARGETS.items():
             mine = [f for f in self.findings if f.check == check]
+            if not mine:  # not planted in these campaigns (+0.5 % is counted only)
+                continue
             decided = [f for f in mine if not f.undecided]
             quiet = [f for f in decided if not f.disturbed]
             loud = [f for f in decided if f.disturbed]
@@ -143,6 +150,10 @@ def _judge(store: Store, repetition: int, cid: int) -> list[Finding]:
         found.append(Finding(repetition, cid, A_VS_A, c.benchmark, UNCHANGED, c.verdict, c.verdict == UNCHANGED,
                              disturbed(c.benchmark, "a", "a-again"), c.verdict == UNDECIDED))
     mechanisms = {t.mechanism for t in store.planned(cid)}
+    result = current_analysis(store, cid)
+    # Counted, a ratio is exact, and it is the ratio of the work plus the loop's few fixed instructions
+    # around it (the clock's reads inside the brackets): it must hold the planted ratio to within those.
+    slack = COUNT_SLACK if result.metric == INSTRUCTIONS else 0.0
     for mechanism, (worse, holds) in PLANTED_CHECKS.items():
         if mechanism not in mechanisms:  # a campaign stored before the +2 % twin was planted
             continue
@@ -155,10 +166,13 @@ def _judge(store: Store, repetition: int, cid: int) -> list[Finding]:
             r = c.ratio
             shown = ("—" if r is None else f"{r.value:.4f} (no interval: {r.method})" if not r.has_interval
                      else f"{r.value:.4f} ({r.low:.4f}–{r.high:.4f})")
-            found.append(Finding(repetition, cid, holds, c.benchmark, f"{truth:g}", shown,
-                                 bool(r and r.holds(truth)), noisy, r is not None and not r.has_interval))
-    series = Series(store)
-    for cell in current_analysis(store, cid).cells:
+            held = bool(r and r.has_interval and r.low <= truth * (1 + slack)  # type: ignore[operator]
+                        and r.high >= truth * (1 - slack))  # type: ignore[operator]
+            expected = f"{truth:g}" + (f" ±{slack:.1%}" if slack else "")
+            found.append(Finding(repetition, cid, holds, c.benchmark, expected, shown, held, noisy,
+                                 r is not None and not r.has_interval))
+    series = Series(store, result.metric)
+    for cell in result.cells:
         bench = cell.benchmark
         for run in cell.per_execution:
             where = f"{bench} ({cell.mechanism}, process execution {run.pexec + 1})"

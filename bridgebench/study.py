@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bridgebench.counting import INSTRUCTIONS, METRICS, SECONDS
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PROBES_DIR = REPO_ROOT / "probes"
 STUDIES_DIR = REPO_ROOT / "studies"
@@ -42,6 +44,9 @@ class Budget:
     min_iterations: int | None = None
     # The mechanisms a campaign of this budget runs when the command line names none (None: every probe).
     mechanisms: tuple[str, ...] | None = None
+    metric: str = SECONDS  # what an iteration measures: wall time, or instructions (counting.py)
+    execution_ir: float | None = None  # counted: iterations sized to about this many instructions an execution
+    count_sizes: bool = False  # benchmarks at their count_param (always so when counting instructions)
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,12 @@ class Benchmark:
     # The mechanisms that run this benchmark (None: all). A benchmark some mechanisms cannot do (an
     # operation only one language has) or should not (too slow at this size) leaves them out.
     mechanisms: tuple[str, ...] | None = None
+    # The parameter of a campaign that counts instructions (callgrind runs a program 30-40 times slower
+    # than it runs alone), and of a timed one at the counted sizes (to compare the two); None: `param`.
+    count_param: str | None = None
+
+    def param_for(self, count_sizes: bool) -> str:
+        return self.count_param if count_sizes and self.count_param is not None else self.param
 
 
 @dataclass(frozen=True)
@@ -187,7 +198,11 @@ DEFAULT_EQUIVALENCE = 0.02  # a ratio whose interval lies within ±2% of 1: "equ
 _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout_s": _TIMEOUT,
                 "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT,
                 "until_decided": _BOOL, "execution_s": _TIMEOUT, "min_iterations": _INT_POS,
-                "mechanisms": _NONEMPTY_STR_LIST}
+                "mechanisms": _NONEMPTY_STR_LIST,
+                "metric": (" or ".join(METRICS), lambda v: v in METRICS),
+                "count_sizes": _BOOL,
+                "execution_ir": ("a number of instructions above 0",
+                                 lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0)}
 _PATH = ("an HTTP path starting with '/'", lambda v: isinstance(v, str) and v.startswith("/"))
 _CPUS = ("a CPU list for taskset -c, such as \"0\" or \"0-1\"",
          lambda v: isinstance(v, str) and re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", v) is not None)
@@ -207,7 +222,7 @@ _MECHANISM_KEYS = {
     "min_iterations": _INT_POS,
     "twin_of": _STR,
 }
-_BENCHMARK_KEYS = {"param": _SCALAR, "check_param": _SCALAR, "file": _STR, "expect": _STR,
+_BENCHMARK_KEYS = {"param": _SCALAR, "check_param": _SCALAR, "count_param": _SCALAR, "file": _STR, "expect": _STR,
                    "mechanisms": _NONEMPTY_STR_LIST}
 _NUMBER_POS = ("a number above 0", lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0)
 _SECONDS_LOAD = ("a number of seconds from 0 to 3600",
@@ -296,6 +311,9 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         execution_s=float(data["execution_s"]) if "execution_s" in data else None,
         min_iterations=data.get("min_iterations"),
         mechanisms=tuple(data["mechanisms"]) if "mechanisms" in data else base.mechanisms if base else None,
+        metric=data.get("metric", SECONDS),
+        execution_ir=float(data["execution_ir"]) if "execution_ir" in data else None,
+        count_sizes=bool(data.get("count_sizes", False)) or data.get("metric") == INSTRUCTIONS,
     )
     if budget.min_iterations is not None and budget.min_iterations > budget.iterations:
         raise loc.error(table, "min_iterations", f"expected at most iterations ({budget.iterations})")
@@ -437,6 +455,7 @@ def load_study(path: Path) -> Study:
             file=bench_file,
             expect=data.get("expect"),
             mechanisms=tuple(chosen) if chosen else None,
+            count_param=str(data["count_param"]) if "count_param" in data else None,
         )
 
     baseline = meta.get("baseline")

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bridgebench import selftest
+from bridgebench import counting, selftest
 from bridgebench.campaign.kind import CampaignError
 from bridgebench.selftest import MIN_ITERATIONS, _phase_found
 from bridgebench.store import Store
@@ -23,6 +23,24 @@ def series(at: int, factor: float, n: int = 120) -> np.ndarray:
     t = np.full(n, 3e-3) + np.random.default_rng(0).normal(0, 1e-5, n)
     t[at:] *= factor
     return t
+
+
+@pytest.mark.skipif(counting.unavailable() is not None, reason="valgrind is not installed")
+def test_the_counted_selftest_finds_half_a_percent_and_never_a_change_in_a_vs_a(tmp_path: Path) -> None:
+    """Counted (budget 'instructions'), every verdict is exact, whatever else the machine does: A against A
+    again is unchanged, +0.5 % work is worsened, and every execution counts as quiet."""
+    result = bridgebench("selftest", "--json", "--budget", "instructions", "--store", str(tmp_path / "s.sqlite"),
+                         "--build-dir", str(tmp_path / "build"), cwd=tmp_path, timeout=900)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "pass"
+    tally = {t["check"]: t for t in report["tally"]}
+    assert set(tally) == set(selftest.TARGETS)
+    assert (tally[selftest.A_VS_A]["quiet_right"], tally[selftest.A_VS_A]["quiet"]) == (4, 4)
+    assert (tally[selftest.PLUS05]["quiet_right"], tally[selftest.PLUS05]["quiet"]) == (3, 3)
+    assert all(t["disturbed"] == 0 and t["undecided"] == 0 for t in report["tally"])
+    ratios = {f["expected"] for f in report["findings"] if f["check"] == selftest.RATIO05}
+    assert ratios == {"1.005 ±0.1%"}
 
 
 def test_phase_found_needs_place_direction_and_size() -> None:
@@ -41,7 +59,7 @@ def test_selftest_command_reports_every_check_and_exits_by_its_verdict(tmp_path:
                          "--build-dir", str(tmp_path / "build"), cwd=tmp_path, timeout=600)
     report = json.loads(result.stdout)
     tally = {t["check"]: t for t in report["tally"]}
-    assert set(tally) == set(selftest.TARGETS)
+    assert set(tally) == set(selftest.TARGETS) - {selftest.PLUS05, selftest.RATIO05}  # +0.5 %: counted only
     units = {check: t["quiet"] + t["disturbed"] + t["undecided"] for check, t in tally.items()}
     # A vs A on 4 benchmarks, +5% and +2% and their ratios on the 3 with a steady state by construction;
     # 3 planted phases and 4 planted classes × 4 mechanisms × 3 executions.

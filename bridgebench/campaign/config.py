@@ -8,6 +8,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from bridgebench.counting import SECONDS
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 from bridgebench.store import Campaign
 
@@ -54,16 +55,24 @@ class TimingOptions:
     max_process_executions: int | None = None
     max_time_s: float | None = None
     until_decided: bool = False  # adaptive, aimed at the study's question (AdaptiveBudget.until_decided)
-    execution_s: float | None = None  # iterations sized per cell to about this long (None: `iterations` each)
+    # Iterations sized per cell to about this long (None: `iterations` each), in the metric's analysed unit:
+    # seconds, or billions of instructions (a budget's execution_ir, counting.ANALYSED_PER).
+    execution_s: float | None = None
     min_iterations: int = 1  # …but at least this many (`iterations` is the most)
     # The warm-up classification's δ (methodology §3), fixed when the campaign is created: the machine's
     # calibrated one (calibrate.py), else the default. Stored, so the analysis never changes afterwards.
     delta_relative: float = DEFAULT_DELTA_RELATIVE
     delta_calibrated: str | None = None  # when the machine was calibrated (YYYY-MM-DD), None: the default
+    # What each iteration measures: wall time ("seconds"), or instructions counted under callgrind
+    # ("instructions", counting.py), with what the counts were taken under (counting.pinning()).
+    metric: str = SECONDS
+    counting: dict[str, Any] | None = None
+    count_sizes: bool = False  # each benchmark at its count_param (study.Benchmark.param_for)
 
     def calibrated(self, calibration: dict[str, Any] | None) -> TimingOptions:
-        """These options judged with the machine's calibration (the latest `bridgebench calibrate` stored)."""
-        if calibration is None:
+        """These options judged with the machine's calibration (the latest `bridgebench calibrate` stored).
+        Counts do not drift as the machine's time does: an instructions campaign keeps the default δ."""
+        if calibration is None or self.metric != SECONDS:
             return self
         when = time.strftime("%Y-%m-%d", time.gmtime(calibration["created"]))
         return replace(self, delta_relative=float(calibration["delta_relative"]), delta_calibrated=when)

@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from types import MappingProxyType
 
-from bridgebench import audit
+from bridgebench import audit, counting
 from bridgebench.analysis import WRONG_ANSWER, Series, analyse, current_analysis
 from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
@@ -18,7 +19,7 @@ from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
 from bridgebench.placeholders import expand_all
 from bridgebench.report import FORMATS, WRITTEN_AFTER_A_RUN, render, terminal
 from bridgebench.result import Analysis
-from bridgebench.runner import OK, Execution, Task, execute, plan
+from bridgebench.runner import OK, Execution, Task, execute, execute_counted, plan
 from bridgebench.store import Store
 from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
 
@@ -37,7 +38,8 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
                 process_executions: int | None = None, iterations: int | None = None,
                 timeout_s: float | None = None, randomise: bool = False, seed: int = 0,
                 wait_quiet_s: float = 0.0, until_ci: float | None = None, max_process_executions: int | None = None,
-                max_time_s: float | None = None, until_decided: bool | None = None) -> TimingOptions:
+                max_time_s: float | None = None, until_decided: bool | None = None,
+                metric: str | None = None) -> TimingOptions:
     """The options of a campaign: the named budget, with what the command line gives taking precedence.
     An adaptive setting given alone takes the others from the budget, or the DEFAULT_* values."""
     if budget_name not in study.budgets:
@@ -78,6 +80,20 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         execution_s=None if iterations else budget.execution_s,
         min_iterations=min(budget.min_iterations or DEFAULT_MIN_ITERATIONS, iterations or budget.iterations),
     )
+    metric = metric or budget.metric
+    if metric not in counting.METRICS:
+        raise CampaignError(f"--metric {metric}: expected one of {', '.join(counting.METRICS)}")
+    if metric == counting.INSTRUCTIONS:
+        why = counting.unavailable()
+        if why:
+            raise CampaignError(f"--metric {metric}: this machine cannot count instructions: {why}")
+        # Iterations are counted, not timed: sized (if the budget says so) to a count, never to valgrind's time.
+        execution_s = (budget.execution_ir / counting.ANALYSED_PER if budget.execution_ir and not iterations
+                       else None)
+        options = replace(options, metric=metric, counting=counting.pinning(), execution_s=execution_s,
+                          count_sizes=True)
+    elif budget.count_sizes:
+        options = replace(options, count_sizes=True)
     given = (until_ci, max_process_executions, max_time_s, until_decided or None)
     if budget.until_ci is not None or any(v is not None for v in given):
         pexecs = options.process_executions
@@ -117,7 +133,7 @@ AUTO_BATCH = "auto"  # what {batch} is in the answer check: the probe calibrates
 
 
 def command_for(study: Study, build: BuildResult, benchmark: str, param: str, iterations: int,
-                batch: int | None = None) -> tuple[list[str], dict[str, str]]:
+                batch: int | None = None, metric: str = counting.SECONDS) -> tuple[list[str], dict[str, str]]:
     mech = study.mechanisms[build.mechanism]
     bench = study.benchmarks[benchmark]
     values = build_values(study, build.build_dir) | {
@@ -127,7 +143,12 @@ def command_for(study: Study, build: BuildResult, benchmark: str, param: str, it
         "iterations": str(iterations),
         "batch": str(batch) if batch else AUTO_BATCH,
     }
-    return expand_all(mech.run, values), mechanism_env(mech, values)
+    return expand_all(mech.run, values), mechanism_env(mech, values, inherit=metric == counting.SECONDS)
+
+
+def measure(metric: str) -> Callable[[list[str], dict[str, str], Path, int, float], Execution]:
+    """What runs one process execution for the metric: the probe as it is, or under callgrind."""
+    return execute_counted if metric == counting.INSTRUCTIONS else execute
 
 
 # --- the answer check --------------------------------------------------------------------------------
@@ -142,13 +163,34 @@ def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, optio
     (unchanged when the budget does not size them or the run fails: the timed runs will say why)."""
     if options.execution_s is None or row.status != "agrees":
         return row
-    argv, env = command_for(study, build, benchmark, study.benchmarks[benchmark].param, SIZING_ITERATIONS, row.batch)
-    run = execute(argv, env, study.dir, SIZING_ITERATIONS, options.timeout_s)
+    metric = options.metric
+    argv, env = command_for(study, build, benchmark, study.benchmarks[benchmark].param_for(options.count_sizes),
+                            SIZING_ITERATIONS, row.batch, metric)
+    run = measure(metric)(argv, env, study.dir, SIZING_ITERATIONS, options.timeout_s)
     if run.status != OK or run.output is None or not run.output.times:
         return row
+    # Counted, an iteration's size is its count, in the analysed unit (billions): execution_s is in it too.
+    per_iteration = (min(run.output.counters[counting.INSTRUCTIONS]) / counting.ANALYSED_PER
+                     if metric == counting.INSTRUCTIONS else min(run.output.times))
     least = min(max(options.min_iterations, study.mechanisms[build.mechanism].min_iterations or 0), options.iterations)
-    return replace(row, iterations=sized_iterations(min(run.output.times), options.execution_s, least,
-                                                    options.iterations))
+    return replace(row, iterations=sized_iterations(per_iteration, options.execution_s, least, options.iterations))
+
+
+def _countable(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, ...], timeout_s: float
+               ) -> None:
+    """Counting instructions: a mechanism whose probe cannot be run under callgrind, or does not bracket its
+    iterations, becomes unavailable for the metric, with the reason (in `builds`, which the campaign
+    records); tried once a mechanism, on its first benchmark's check input."""
+    for name, build in list(builds.items()):
+        first = next((b for b in benchmarks if study.runs(b, name)), None)
+        if not build.available or first is None:
+            continue
+        argv, env = command_for(study, build, first, study.benchmarks[first].check_param, CHECK_ITERATIONS,
+                                metric=counting.INSTRUCTIONS)
+        run = execute_counted(argv, env, study.dir, CHECK_ITERATIONS, timeout_s)
+        if run.status != OK:
+            builds[name] = replace(build, available=False,
+                                   reason=f"cannot count instructions under callgrind: {run.status}: {run.detail}")
 
 
 def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, ...], timeout_s: float,
@@ -157,15 +199,19 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
     with the study's expected answer, or else with the answer most mechanisms gave. With a budget that
     sizes iterations to a time (options.execution_s), each agreeing cell then runs briefly at its real size."""
     rows: list[CheckRow] = []
+    metric = options.metric if options is not None else counting.SECONDS
+    if metric == counting.INSTRUCTIONS:
+        _countable(study, builds, benchmarks, timeout_s)
     available = [b for b in builds.values() if b.available]
+    run_probe = measure(metric)
     for benchmark in benchmarks:
         bench = study.benchmarks[benchmark]
         runs: dict[str, Execution] = {}
         for build in available:
             if not study.runs(benchmark, build.mechanism):
                 continue
-            argv, env = command_for(study, build, benchmark, bench.check_param, CHECK_ITERATIONS)
-            runs[build.mechanism] = execute(argv, env, study.dir, CHECK_ITERATIONS, timeout_s)
+            argv, env = command_for(study, build, benchmark, bench.check_param, CHECK_ITERATIONS, metric=metric)
+            runs[build.mechanism] = run_probe(argv, env, study.dir, CHECK_ITERATIONS, timeout_s)
         reference = bench.expect
         if reference is None:
             reference = majority(r.output.answer for r in runs.values() if r.status == OK and r.output)
@@ -195,15 +241,16 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
     """One process execution of a planned task: its probe, with the batch size the answer check calibrated
     and the iterations it sized (read once), after waiting for a quiet machine if the options ask."""
     checked = {(r["benchmark"], r["mechanism"]): r for r in store.check_answers(campaign_id)}
+    run_probe = measure(options.metric)
 
     def run(task: Task) -> Execution:
         bench = study.benchmarks[task.benchmark]
         row = checked.get((task.benchmark, task.mechanism), {})
         iterations = row.get("iterations") or options.iterations
-        argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param, iterations,
-                                row.get("batch"))
+        argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param_for(options.count_sizes),
+                                iterations, row.get("batch"), options.metric)
         waited = audit.wait_quiet(options.wait_quiet_s) if options.wait_quiet_s > 0 else 0.0
-        done = execute(argv, env, study.dir, iterations, options.timeout_s)
+        done = run_probe(argv, env, study.dir, iterations, options.timeout_s)
         if waited and done.machine:
             done = replace(done, machine=replace(done.machine, waited_s=waited))
         return done
@@ -212,7 +259,7 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
 
 
 def _renderer(format_: str) -> Renderer:
-    return lambda result, store: render(format_, result, Series(store))
+    return lambda result, store: render(format_, result, Series(store, result.metric))
 
 
 class TimingKind:

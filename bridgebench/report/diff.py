@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from bridgebench.counting import INSTRUCTIONS
 from bridgebench.differ import Comparison, overall
 from bridgebench.report import fmt, html
 from bridgebench.report import markdown as md
@@ -25,7 +26,8 @@ FORMATS = ("terminal", "markdown", "json", "html")
 
 
 def rows(comparisons: list[Comparison]) -> list[tuple[str, ...]]:
-    return [(c.benchmark, c.a, c.b, c.verdict, fmt.estimate(c.perf_a), fmt.estimate(c.perf_b), fmt.ratio(c.ratio),
+    return [(c.benchmark, c.a, c.b, c.verdict, fmt.estimate(c.perf_a, c.metric), fmt.estimate(c.perf_b, c.metric),
+             fmt.ratio(c.ratio, precise=c.metric == INSTRUCTIONS),
              fmt.spread(c.steady_iteration_a), fmt.spread(c.steady_iteration_b), c.warmup_verdict, c.classes_a,
              c.classes_b, c.reason) for c in comparisons]
 
@@ -45,8 +47,8 @@ def show(comparisons: list[Comparison], header: str, console: Console) -> None:
     console.print(table)
     if not wide:
         for c in comparisons:
-            line = (f"  {c.benchmark} ({c.a} vs {c.b}): {c.verdict}: {c.reason}; A {fmt.estimate(c.perf_a)}, "
-                    f"B {fmt.estimate(c.perf_b)}; classes A {c.classes_a}, B {c.classes_b}")
+            line = (f"  {c.benchmark} ({c.a} vs {c.b}): {c.verdict}: {c.reason}; A {fmt.estimate(c.perf_a, c.metric)}, "
+                    f"B {fmt.estimate(c.perf_b, c.metric)}; classes A {c.classes_a}, B {c.classes_b}")
             console.print(escape(line), highlight=False, soft_wrap=True)
         console.print("(every column: `--format markdown` or `--format html`)", style="dim", highlight=False)
     console.print(f"overall: {overall(comparisons)}", highlight=False)

@@ -1,7 +1,8 @@
-"""Number formatting shared by the reports: durations with a unit, ratios, classes."""
+"""Number formatting shared by the reports: durations (or instruction counts) with a unit, ratios, classes."""
 
 from __future__ import annotations
 
+from bridgebench.counting import INSTRUCTIONS, SECONDS
 from bridgebench.result import Cell
 from bridgebench.stats import (
     BAD_INCONSISTENT,
@@ -16,38 +17,44 @@ from bridgebench.stats import (
 from bridgebench.stats.summary import NOT_CLASSIFIED
 
 _UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+# Counts are analysed in billions of instructions (counting.ANALYSED_PER): the same steps, other names.
+_COUNT_UNITS = ((1.0, "G Ir"), (1e-3, "M Ir"), (1e-6, "k Ir"), (1e-9, "Ir"))
 
 CLASS_SYMBOL = {FLAT: "flat", WARMUP: "warmup", SLOWDOWN: "slowdown", NO_STEADY_STATE: "no steady",
                 GOOD_INCONSISTENT: "good incons.", BAD_INCONSISTENT: "bad incons.", NOT_CLASSIFIED: "n/a"}
 
 
-def unit_for(seconds: float) -> tuple[float, str]:
-    for scale, unit in _UNITS:
-        if abs(seconds) >= scale:
+def unit_for(value: float, metric: str = SECONDS) -> tuple[float, str]:
+    units = _COUNT_UNITS if metric == INSTRUCTIONS else _UNITS
+    for scale, unit in units:
+        if abs(value) >= scale:
             return scale, unit
-    return _UNITS[-1]
+    return units[-1]
 
 
-def duration(seconds: float | None, digits: int = 3) -> str:
-    if seconds is None:
+def duration(value: float | None, digits: int = 3, metric: str = SECONDS) -> str:
+    """Seconds, or with metric=instructions a count in billions, with its unit."""
+    if value is None:
         return "—"
-    if seconds == 0:
-        return "0 s"
-    scale, unit = unit_for(seconds)
-    return f"{seconds / scale:.{digits}g} {unit}"
+    if value == 0:
+        return "0 s" if metric == SECONDS else "0 Ir"
+    scale, unit = unit_for(value, metric)
+    return f"{value / scale:.{digits}g} {unit}"
 
 
 NO_INTERVAL = "too few executions"  # shown where an estimate has no interval (stats.executions)
 
 
-def estimate(est: Estimate | None) -> str:
+def estimate(est: Estimate | None, metric: str = SECONDS) -> str:
     """Value ± half-width of the CI, in the value's unit (the CI may be asymmetric: the larger side)."""
     if not est:
         return "—"
-    scale, unit = unit_for(est.value)
+    scale, unit = unit_for(est.value, metric)
     if est.low is None or est.high is None:
         return f"{est.value / scale:.4g} {unit} ({NO_INTERVAL})"
     half = max(est.high - est.value, est.value - est.low) / scale
+    if 0 < half < 1e-3:  # far below the value's unit (a count that barely moves): in its own, never "1.2e-05"
+        return f"{est.value / scale:.4g} {unit} ±{duration(half * scale, 2, metric)}"
     shown = f"{half:.0f}" if half >= 100 else f"{half:.2g}"  # 2 digits, never "2.7e+02"
     return f"{est.value / scale:.4g} ±{shown} {unit}"
 
@@ -59,21 +66,23 @@ def count(value: float | None) -> str:
     return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
 
 
-def _plain(x: float) -> str:
-    return f"{x:,.0f}" if x >= 1000 else f"{x:.3g}"
+def _plain(x: float, digits: int = 3) -> str:
+    return f"{x:,.0f}" if x >= 1000 else f"{x:.{digits}g}"
 
 
-def times(x: float) -> str:
+def times(x: float, digits: int = 3) -> str:
     """A ratio as "×2.47" or "×24,700", never in exponent notation."""
-    return f"×{_plain(x)}"
+    return f"×{_plain(x, digits)}"
 
 
-def ratio(est: Estimate | None) -> str:
+def ratio(est: Estimate | None, precise: bool = False) -> str:
+    """A ratio with its interval; `precise` (counts, whose ratios move in the fourth digit) shows 6 digits."""
     if not est:
         return "—"
+    digits = 6 if precise else 3
     if est.low is None or est.high is None:
-        return f"{times(est.value)} ({NO_INTERVAL})"
-    return f"{times(est.value)} ({_plain(est.low)}–{_plain(est.high)})"
+        return f"{times(est.value, digits)} ({NO_INTERVAL})"
+    return f"{times(est.value, digits)} ({_plain(est.low, digits)}–{_plain(est.high, digits)})"
 
 
 def classification(cell: Cell) -> str:
@@ -98,10 +107,10 @@ def class_text(cell: Cell) -> str:
     return f"{name} ({sum(counts.values()) or cell.executions_ok})"
 
 
-def spread(sp: Spread | None, as_duration: bool = False) -> str:
+def spread(sp: Spread | None, as_duration: bool = False, metric: str = SECONDS) -> str:
     if not sp:
         return "—"
-    show = duration if as_duration else (lambda v: f"{v:.0f}")
+    show = (lambda v: duration(v, metric=metric)) if as_duration else (lambda v: f"{v:.0f}")
     return f"{show(sp.median)} ({show(sp.p5)}–{show(sp.p95)})"
 
 

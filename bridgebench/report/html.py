@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from bridgebench.analysis import Series
+from bridgebench.counting import INSTRUCTIONS, SECONDS
 from bridgebench.report import fmt, tables
 from bridgebench.result import Analysis, Cell, Run, SegmentMean
 from bridgebench.stats import (
@@ -148,7 +149,7 @@ def _downsample(ys: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray]:
 def line_plot(ys: np.ndarray, *, label: str, changepoints: Sequence[int] = (),
               segments: Sequence[SegmentMean] = (), steady_start: int | None = None,
               marks: np.ndarray | None = None, colour: str = "#35608f", width: int = PLOT_W,
-              height: int = PLOT_H) -> str:
+              height: int = PLOT_H, metric: str = SECONDS) -> str:
     """A run-sequence plot (iteration number on x, seconds on y) as inline SVG: ticks on both axes, the
     steady region shaded, each segment's mean drawn, changepoints as dashed lines, marked points circled."""
     n = len(ys)
@@ -169,7 +170,7 @@ def line_plot(ys: np.ndarray, *, label: str, changepoints: Sequence[int] = (),
     def py(v: float) -> float:
         return y0 - (v - lo) / (hi - lo) * (y0 - y1)
 
-    scale, unit = fmt.unit_for(max(abs(hi), abs(lo)))
+    scale, unit = fmt.unit_for(max(abs(hi), abs(lo)), metric)
     if steady_start is not None and steady_start < n:
         left = px(steady_start + 0.5)
         parts.append(f'<rect x="{_n(left)}" y="{y1}" width="{_n(px(n + 0.5) - left)}" height="{y0 - y1}" '
@@ -239,7 +240,7 @@ def _marked_rows(parts: list[str], rows: Sequence[ChartRow], x0: float, top: flo
 
 
 def interval_chart(rows: Sequence[ChartRow], *, reference: float | None,
-                   label: str, bars: int = 300) -> str:
+                   label: str, bars: int = 300, metric: str = SECONDS) -> str:
     """Horizontal bars from 0 to each estimate with its CI as a whisker; rows are (name, estimate, colour,
     text shown after the bar). A dashed line marks the reference (the baseline's value). The names'
     column is as wide as the longest name needs (6.5 px a character, at most 260 px)."""
@@ -250,7 +251,7 @@ def interval_chart(rows: Sequence[ChartRow], *, reference: float | None,
     x0, x1 = left, left + bars
     highs = [v for r in rows if r[1] for v in (r[1].high, r[1].value) if v is not None]
     hi = max(highs) * 1.05 if highs and max(highs) > 0 else 1.0
-    scale, unit = fmt.unit_for(hi)
+    scale, unit = fmt.unit_for(hi, metric)
 
     def px(v: float) -> float:
         return x0 + v / hi * (x1 - x0)
@@ -370,6 +371,8 @@ def _header(result: Analysis) -> str:
     warn = f'<p class="warning">{_e(warning)}</p>' if warning else ""
     adaptive = tables.adaptive_line(result)
     warn += f'<p class="budget">{_e(adaptive)}</p>' if adaptive else ""
+    counted = tables.metric_line(result)
+    warn += f'<p class="budget">{_e(counted)}</p>' if counted else ""
     few = tables.few_executions_line(result)
     warn += f'<p class="warning">{_e(few)}</p>' if few else ""
     unsettled = tables.unsettled_rows(result)
@@ -391,9 +394,10 @@ def _summary(result: Analysis) -> str:
                "Peak RSS", "Failures", "Disturbed")
     rows = []
     for cell in cells:
-        ratio = "baseline" if base and cell.mechanism == base and cell.ratio else fmt.ratio(cell.ratio)
+        ratio = ("baseline" if base and cell.mechanism == base and cell.ratio
+                 else fmt.ratio(cell.ratio, precise=result.metric == INSTRUCTIONS))
         rows.append((cell.benchmark, result.label(cell.mechanism), fmt.class_text(cell),
-                     fmt.spread(cell.steady_iteration), fmt.estimate(cell.steady_performance),
+                     fmt.spread(cell.steady_iteration), fmt.estimate(cell.steady_performance, result.metric),
                      ratio, fmt.rss(cell.peak_rss_kb), fmt.failures(cell) or "—",
                      tables.disturbed_cell(cell) or "—"))
     summary = table(columns, rows, numeric=(3, 4, 5, 6),
@@ -424,19 +428,19 @@ def _comparison(result: Analysis) -> str:
             if cell is None:
                 continue
             est = cell.steady_performance
-            text = fmt.estimate(est)
+            text = fmt.estimate(est, result.metric)
             if m.mechanism == base and est:
                 text += "  (baseline)"
             elif cell.ratio:
-                text += "  " + fmt.ratio(cell.ratio)
+                text += "  " + fmt.ratio(cell.ratio, precise=result.metric == INSTRUCTIONS)
             rows.append((m.label, est, _class_colours(cell.classification)[1],
                          text if est else "no steady performance"))
         base_cell = result.cell(bench, base) if base else None
         reference = base_cell.steady_performance if base_cell else None
         chart = interval_chart(rows, reference=reference.value if reference else None,
-                               label=f"{bench}: steady performance per mechanism")
+                               label=f"{bench}: steady performance per mechanism", metric=result.metric)
         figures.append(f"<figure><figcaption><b>{_e(bench)}</b></figcaption>{chart}</figure>")
-    note = (f"Bars: steady performance (seconds per iteration, per call when batched); whiskers: its {pct} "
+    note = (f"Bars: steady performance ({_per_iteration(result)}, per call when batched); whiskers: its {pct} "
             "CI; bar colour: class; dashed line: the baseline.")
     return (f'<section id="comparison"><h2>Comparison</h2><p class="note">{_e(note)}</p>'
             f'<div class="grid">{"".join(figures)}</div></section>')
@@ -465,12 +469,16 @@ def _problems(result: Analysis) -> str:
     return '<section id="problems"><h2>Problems</h2>' + "".join(out) + "</section>"
 
 
+def _per_iteration(result: Analysis) -> str:
+    return "instructions per iteration" if result.metric == INSTRUCTIONS else "seconds per iteration"
+
+
 def _run_figure(bench: str, label: str, run: Run, series: Series) -> str:
     times = series.times(run)
     marks = run.outlier_mask()
     title = f"{bench}, {label}, process execution #{run.pexec + 1} ({run.kind or 'not classified'})"
     plot = line_plot(times, label=title, changepoints=run.changepoints, steady_start=run.steady_start,
-                     segments=run.segments, marks=marks)
+                     segments=run.segments, marks=marks, metric=series.metric)
     extra = f" · {len(run.outliers)} outliers" if run.outliers else ""
     extra += f" · DISTURBED: {run.disturbed}" if run.disturbed else ""
     if run.stolen_iterations:
@@ -481,7 +489,7 @@ def _run_figure(bench: str, label: str, run: Run, series: Series) -> str:
 
 def _runs(result: Analysis, series: Series) -> str:
     out = ['<section id="runs"><h2>Run-sequence plots</h2><p class="note">Every successful process '
-           "execution: seconds per iteration (per call when batched). Shaded: the steady state; "
+           f"execution: {_per_iteration(result)} (per call when batched). Shaded: the steady state; "
            "horizontal lines: segment means (green steady, orange not); dashed red lines: changepoints; "
            "red circles: outliers (left out of the analysis); triangles: points beyond the plotted range "
            "(red: outliers).</p>"]

@@ -25,6 +25,9 @@ def render(result: Analysis) -> str:
     out = [f"# bridgebench: {c.study}, campaign {c.id}", ""]
     out += headline(tables.headline_lines(result))
     out += [tables.budget_line(result), ""]
+    counted = tables.metric_line(result)
+    if counted:
+        out += [counted, ""]
     warning = tables.disturbance_line(result)
     if warning:
         out += [f"> **{warning}**", ""]

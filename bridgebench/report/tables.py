@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from bridgebench import question
+from bridgebench.counting import INSTRUCTIONS
 from bridgebench.report import fmt
 from bridgebench.result import Analysis, Cell
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
@@ -57,7 +58,11 @@ def columns(result: Analysis) -> tuple[str, ...]:
     extra = ("B/op", "allocs/op") if has_allocation_counters(result) else ()
     extra += ("Start-up",) if has_setup(result) else ()
     tail = COLUMNS[-2:] + (("Disturbed",) if has_disturbed(result) else ())
-    return COLUMNS[:-2] + extra + tail
+    head = COLUMNS[:-2]
+    if result.metric == INSTRUCTIONS:  # iterations counted, not timed
+        head = tuple("Steady iter (Ir)" if c == "Steady iter (s)" else "Steady count (99% CI)"
+                     if c == "Steady perf (99% CI)" else c for c in head)
+    return head + extra + tail
 
 
 def cell_rows(result: Analysis) -> list[tuple[str, ...]]:
@@ -74,9 +79,9 @@ def cell_rows(result: Analysis) -> list[tuple[str, ...]]:
             result.label(cell.mechanism),
             fmt.classification(cell),
             fmt.spread(cell.steady_iteration),
-            fmt.spread(cell.steady_seconds, as_duration=True),
-            fmt.estimate(cell.steady_performance),
-            fmt.ratio(cell.ratio),
+            fmt.spread(cell.steady_seconds, as_duration=True, metric=result.metric),
+            fmt.estimate(cell.steady_performance, result.metric),
+            fmt.ratio(cell.ratio, precise=result.metric == INSTRUCTIONS),
             *extra,
             fmt.rss(cell.peak_rss_kb),
             fmt.failures(cell),
@@ -148,7 +153,9 @@ def budget_line(result: Analysis) -> str:
     executions = (f"{o['process_executions']}–{o['max_process_executions']} (adaptive)"
                   if o.get("until_ci") is not None else f"{o['process_executions']}")
     sized = [r.iterations for r in result.check if r.iterations]
-    iterations = (f"{min(sized)}–{max(sized)} iterations (sized per cell to about {o['execution_s']:g} s an "
+    size = (fmt.duration(o.get("execution_s") or 0, metric=result.metric) if result.metric == INSTRUCTIONS
+            else f"{o.get('execution_s') or 0:g} s")
+    iterations = (f"{min(sized)}–{max(sized)} iterations (sized per cell to about {size} an "
                   f"execution, at least {o['min_iterations']}, at most {o['iterations']})"
                   if o.get("execution_s") and sized else f"{o['iterations']} iterations")
     return (f"campaign {c.id} of {c.study} ({c.state}): budget '{o['budget']}', "
@@ -158,6 +165,19 @@ def budget_line(result: Analysis) -> str:
             + (f", {delta_words(o)}" if any(c.classification not in (None, NOT_CLASSIFIED) for c in result.cells)
                else "")
             + (f"; ratios: {ratios}" if ratios else ""))
+
+
+def metric_line(result: Analysis) -> str | None:
+    """For counted campaigns: what was counted, under what, and what counts leave out (counting.py)."""
+    if result.metric != INSTRUCTIONS:
+        return None
+    p = result.campaign.options.get("counting") or {}
+    return (f"metric: instructions executed (Ir) per iteration, counted by {p.get('tool', 'callgrind')} "
+            f"({p.get('valgrind', 'valgrind')}) on {p.get('cpu', 'an unrecorded CPU')}, address-space "
+            f"randomisation {p.get('aslr', 'off')}, glibc's routines pinned ({p.get('glibc_tunables', '?')}), "
+            f"argv and environment padded to {p.get('stack_bytes', '?')} bytes. Counts leave out system calls "
+            "and the kernel, waiting (I/O, locks, page faults), and what caches, memory and branch prediction "
+            "do to time: a ratio of counts is not a ratio of times.")
 
 
 def delta_words(options: dict) -> str:

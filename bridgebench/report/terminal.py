@@ -42,6 +42,7 @@ def show(result: Analysis, console: Console) -> None:
     for i, line in enumerate(tables.headline_lines(result)):  # the answer first
         _say(console, line, "bold" if i == 0 else None)
     _say(console, tables.budget_line(result), "dim")
+    _say(console, tables.metric_line(result), "dim")
     _say(console, tables.disturbance_line(result), "yellow")
     _say(console, tables.adaptive_line(result), "dim")
     _say(console, tables.few_executions_line(result), "yellow")

@@ -55,12 +55,15 @@ def default_penalty(n: int) -> float:
     return DEFAULT_PENALTY_FACTOR * math.log(max(n, 1))
 
 
-def changepoints(x: np.ndarray, penalty: float | None = None, min_size: int = 2) -> list[int]:
+def changepoints(x: np.ndarray, penalty: float | None = None, min_size: int = 2,
+                 quantum: float | None = None) -> list[int]:
     """Indices where a new segment starts, ascending; ``[]`` when the series is one segment.
 
     Segments are ``[0, c1), [c1, c2), ..., [ck, n)``. PELT minimises the sum over segments of
     ``m·(log(2π σ²) + 1)`` (``σ²`` the segment's maximum-likelihood variance, floored) plus ``penalty``
     per changepoint; ``penalty`` defaults to 15·log(n). Every segment has at least ``min_size`` points.
+    ``quantum``: the values' known resolution (one instruction, for counts), where the floor otherwise
+    takes the apparent one from the data (a timer's tick); see REL_STD_FLOOR.
     """
     arr = np.asarray(x, dtype=np.float64)
     if arr.ndim != 1:
@@ -73,7 +76,7 @@ def changepoints(x: np.ndarray, penalty: float | None = None, min_size: int = 2)
         raise ValueError(f"penalty must be finite and >= 0, got {penalty!r}")
     if not np.all(np.isfinite(arr)):
         raise ValueError("changepoints() needs finite values")
-    prepared = _prepare(arr)
+    prepared = _prepare(arr, quantum)
     if prepared is None or n < 2 * min_size:
         return []
     s1, s2, vfloor = prepared
@@ -98,7 +101,7 @@ def backend_problem() -> str | None:
 # Shared preparation
 
 
-def _prepare(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+def _prepare(x: np.ndarray, quantum: float | None = None) -> tuple[np.ndarray, np.ndarray, float] | None:
     """Prefix sums of the standardised series and the variance floor in the same units.
 
     Standardising (subtracting the mean, dividing by the standard deviation) changes every
@@ -114,10 +117,13 @@ def _prepare(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
         return None
     z = (x - centre) / scale
     floor = (REL_STD_FLOOR * float(np.mean(np.abs(x)))) ** 2
-    distinct = np.unique(x)
-    if len(distinct) > 1:
-        step = float(np.min(np.diff(distinct)))
-        floor = max(floor, step * step / 12.0)
+    if quantum is not None:  # a known resolution: exact counts take only a few distinct values, and the gap
+        floor = max(floor, quantum * quantum / 12.0)  # between them is a change, not a timer's tick
+    else:
+        distinct = np.unique(x)
+        if len(distinct) > 1:
+            step = float(np.min(np.diff(distinct)))
+            floor = max(floor, step * step / 12.0)
     vfloor = max(floor / (scale * scale), 1e-300)
     s1 = np.zeros(n + 1)
     s2 = np.zeros(n + 1)

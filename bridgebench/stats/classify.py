@@ -103,7 +103,8 @@ def too_short_for_changepoints(n: int) -> bool:
 
 
 def classify_execution(times: np.ndarray, *, window: int | None = None, steady_fraction: float = 0.25,
-                       delta: float = 0.0, delta_relative: float = DEFAULT_DELTA_RELATIVE) -> ExecutionClass:
+                       delta: float = 0.0, delta_relative: float = DEFAULT_DELTA_RELATIVE,
+                       quantum: float | None = None) -> ExecutionClass:
     """Segment one process execution's iteration times and classify it.
 
     Outliers (``outlier_mask(times, window)``) are left out of the changepoint analysis and of the segments'
@@ -114,7 +115,8 @@ def classify_execution(times: np.ndarray, *, window: int | None = None, steady_f
     from the second-to-last segment, equivalent segments are skipped; the first non-equivalent one means
     *no steady state* if it ends within the last ``steady_fraction`` of the iterations, *slowdown* if it is
     faster; otherwise it is slower and the execution is a *warm-up* unless an earlier non-equivalent
-    segment is faster (then *slowdown*). No non-equivalent segment: *flat*.
+    segment is faster (then *slowdown*). No non-equivalent segment: *flat*. ``quantum``: the values' known
+    resolution, for the changepoint search (changepoints(); instruction counts).
     """
     x = np.asarray(times, dtype=np.float64)
     if x.ndim != 1 or len(x) == 0:
@@ -133,7 +135,7 @@ def classify_execution(times: np.ndarray, *, window: int | None = None, steady_f
         keep = np.arange(n)
     mask.setflags(write=False)
     kept = x[keep]
-    bounds = [0, *changepoints(kept), len(kept)]
+    bounds = [0, *changepoints(kept, quantum=quantum), len(kept)]
     segments = []
     for a, b in itertools.pairwise(bounds):
         # A segment owns the outliers between the previous segment's last kept iteration and its own last

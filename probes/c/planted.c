@@ -1,12 +1,31 @@
 /* A benchmark with a known amount of work, for bridgebench's self-test: it can plant a warm-up phase,
  * a slowdown, or a change in the amount of work, so the harness's verdicts can be checked against truth.
  * Usage: planted ITERATIONS WORK[/WARMUP_ITERS:FACTOR[/SLOWDOWN_FROM:FACTOR]]   ("-" for no phase)
- * The environment variable PLANTED_SCALE multiplies the work (1.05 plants a 5% slowdown). */
+ * The environment variable PLANTED_SCALE multiplies the work (1.05 plants a 5% slowdown).
+ * Under callgrind (`run --metric instructions`) each iteration's work is bracketed: the counters are
+ * zeroed before it and dumped after it, one dump an iteration (no-ops outside valgrind). */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* -DBB_COUNTING=0 builds it without brackets (the tests' probe that cannot be counted). */
+#ifndef BB_COUNTING
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#define BB_COUNTING 1
+#endif
+#endif
+#endif
+#if defined(BB_COUNTING) && BB_COUNTING
+#include <valgrind/callgrind.h>
+#else
+#undef BB_COUNTING
+#define BB_COUNTING 0
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS
+#endif
 
 static double clock_s(clockid_t clock) {
     struct timespec ts;
@@ -69,9 +88,11 @@ int main(int argc, char **argv) {
         if (slow_from > 0 && i >= slow_from) factor *= slow_factor;
         long units = (long)((double)base * factor);
         double c0 = cpu();
+        CALLGRIND_ZERO_STATS;
         double t0 = now();
         unsigned long long r = work(units);
         double t1 = now();
+        CALLGRIND_DUMP_STATS;
         cpu_s[i] = cpu() - c0;
         times[i] = t1 - t0;
         sink ^= r;  /* keeps the work live */

@@ -1,0 +1,244 @@
+"""Instruction counts per iteration (`run --metric instructions`, bridgebench/counting.py): the probes'
+brackets, the pinning, mechanisms that cannot be counted, and counts analysed by the timing code.
+
+Every test here asserts counts, which do not depend on the machine's speed: a planted C loop executes the
+same instructions however busy the machine is."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bridgebench import counting
+from bridgebench.runner import OK, PROTOCOL, execute_counted
+from bridgebench.store import Store
+from tests.conftest import REPO, bridgebench
+
+needs_valgrind = pytest.mark.skipif(counting.unavailable() is not None,
+                                    reason=f"cannot count here: {counting.unavailable()}")
+
+PARTS = """# callgrind format
+events: Ir
+part: 1
+summary: 1000
+totals: 1000
+part: 2
+summary: 2000
+totals: 2000
+part: 3
+summary: 55
+totals: 55
+"""
+
+
+def test_parse_reads_one_part_an_iteration_and_drops_the_exit() -> None:
+    assert counting.parse(PARTS, 2) == [1000.0, 2000.0]
+
+
+@pytest.mark.parametrize(("text", "iterations", "why"), [
+    ("", 2, "no profile"),
+    ("events: Ir\npart: 1\nsummary: 77\n", 2, "does not bracket"),
+    (PARTS, 3, "saw 2 bracketed iterations, expected 3"),
+    (PARTS.replace("events: Ir", "events: Dr"), 2, "not Ir"),
+])
+def test_parse_refuses_what_is_not_one_count_an_iteration(text: str, iterations: int, why: str) -> None:
+    with pytest.raises(counting.CountingError, match=why):
+        counting.parse(text, iterations)
+
+
+def test_the_command_pins_aslr_glibc_and_the_stack(tmp_path: Path) -> None:
+    out = tmp_path / "cg.out"
+    for path_length in (5, 500):  # a checkout's path: the client's strings take the same room either way
+        argv = ["/x" * path_length, "probe.lua"]
+        wrapped, env = counting.command(argv, {"PATH": "/usr/bin", "LUA_CPATH": "/b/?.so"}, out)
+        assert wrapped[:4] == ["setarch", wrapped[1], "-R", "valgrind"]
+        assert "--tool=callgrind" in wrapped and f"--callgrind-out-file={out}" in wrapped
+        assert wrapped[-2:] == argv
+        assert env["GLIBC_TUNABLES"] == counting.GLIBC_TUNABLES and env["LUA_CPATH"] == "/b/?.so"
+        strings = sum(len(a) + 1 for a in argv) + sum(len(k) + len(v) + 2 for k, v in env.items())
+        assert strings == counting.STACK_BYTES
+    with pytest.raises(counting.CountingError, match="more than"):
+        counting.command(["x"], {"BIG": "y" * counting.STACK_BYTES}, out)
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[bool, Path]:
+    """The self-test's planted C loop, with the brackets and without (-DBB_COUNTING=0)."""
+    out = tmp_path_factory.mktemp("planted")
+    built = {}
+    for bracketed in (True, False):
+        exe = out / ("planted" if bracketed else "planted-unbracketed")
+        subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", *(() if bracketed else ("-DBB_COUNTING=0",)),
+                        "-o", str(exe), str(REPO / "probes/c/planted.c")], check=True)
+        built[bracketed] = exe
+    return built
+
+
+@needs_valgrind
+def test_an_iteration_of_known_work_counts_the_same_twice_and_double_work_about_double(
+        planted: dict[bool, Path], tmp_path: Path) -> None:
+    env = {"PATH": os.environ["PATH"]}
+    once = execute_counted([str(planted[True]), "4", "20000"], env, tmp_path, 4, 120)
+    twice = execute_counted([str(planted[True]), "4", "40000"], env, tmp_path, 4, 120)
+    assert once.status == OK and twice.status == OK, (once.detail, twice.detail)
+    a = once.output.counters[counting.INSTRUCTIONS]  # type: ignore[union-attr]
+    b = twice.output.counters[counting.INSTRUCTIONS]  # type: ignore[union-attr]
+    assert len(set(a)) == 1 and len(set(b)) == 1  # every iteration of the same work: the same count
+    assert 1.99 < b[0] / a[0] < 2.01
+    again = execute_counted([str(planted[True]), "4", "20000"], env, tmp_path, 4, 120)
+    assert again.output.counters[counting.INSTRUCTIONS] == a  # type: ignore[union-attr]
+    assert once.peak_rss_kb is None  # valgrind's, not the probe's: not reported
+
+
+@needs_valgrind
+def test_a_probe_without_brackets_is_a_protocol_violation(planted: dict[bool, Path], tmp_path: Path) -> None:
+    run = execute_counted([str(planted[False]), "3", "1000"], {"PATH": os.environ["PATH"]}, tmp_path, 3, 120)
+    assert run.status == PROTOCOL and "does not bracket" in run.detail
+
+
+@needs_valgrind
+@pytest.mark.skipif(shutil.which("lua5.4") is None, reason="lua5.4 is not installed")
+def test_the_lua_probe_counts_puc_lua_exactly_again(tmp_path: Path) -> None:
+    """PUC Lua with ASLR off and a pinned environment: two process executions count the same to 0.01 %,
+    iteration by iteration (the Lua probe's brackets come from bbclock). Not exactly: Lua 5.4 seeds its string
+    hashes with the time (luai_makeseed), so a few dozen instructions move between executions."""
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-I/usr/include/lua5.4", str(REPO / "probes/lua/bbclock.c"),
+                    "-o", str(tmp_path / "bbclock.so")], check=True)
+    argv = ["lua5.4", str(REPO / "probes/lua/probe.lua"), str(REPO / "studies/lua-vms/benchmarks/queens.lua"), "3",
+            "6"]
+    env = {"PATH": os.environ["PATH"], "LUA_CPATH": f"{tmp_path}/?.so", "LUA_PATH": ""}
+    runs = [execute_counted(argv, env, tmp_path, 3, 300) for _ in range(2)]
+    assert all(r.status == OK for r in runs), [r.detail for r in runs]
+    first, second = (r.output.counters[counting.INSTRUCTIONS] for r in runs)  # type: ignore[union-attr]
+    assert min(first) > 0 and len(first) == len(second) == 3
+    assert max(abs(a - b) / a for a, b in zip(first, second, strict=True)) <= 1e-4
+
+
+STUDY = """
+[study]
+name = "counted"
+baseline = "a"
+
+[budget]
+process_executions = 3
+iterations = 60
+timeout_s = 300
+
+[mechanisms.a]
+label = "A"
+commands = ["cc"]
+build = ["cc -O2 -o {{build}}/planted {repo}/probes/c/planted.c"]
+run = ["{{build}}/planted", "{{iterations}}", "{{param}}"]
+
+[mechanisms.double]
+twin_of = "a"
+label = "A with twice the work"
+env = {{ PLANTED_SCALE = "2" }}
+
+[mechanisms.unbracketed]
+label = "A built without the brackets"
+commands = ["cc"]
+build = ["cc -O2 -DBB_COUNTING=0 -o {{build}}/planted {repo}/probes/c/planted.c"]
+run = ["{{build}}/planted", "{{iterations}}", "{{param}}"]
+
+[benchmarks.warmup]
+param = "20000/10:1.5"
+check_param = "100"
+"""
+
+
+@pytest.fixture(scope="module")
+def counted_campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    work = tmp_path_factory.mktemp("counted")
+    study = work / "counted" / "study.toml"
+    study.parent.mkdir()
+    study.write_text(STUDY.format(repo=REPO))
+    if counting.unavailable() is not None:
+        pytest.skip(f"cannot count here: {counting.unavailable()}")
+    result = bridgebench("run", str(study), "--metric", "instructions", "--store", str(work / "s.sqlite"),
+                         "--report-dir", str(work / "results"), "--build-dir", str(work / "build"), cwd=work,
+                         timeout=600)
+    return work, result
+
+
+def test_a_counted_campaign_is_analysed_by_the_timing_code(
+        counted_campaign: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    work, result = counted_campaign
+    assert result.returncode == 0, result.stderr
+    report = json.loads(next((work / "results").glob("counted-*.json")).read_text())
+    cells = {c["mechanism"]: c for c in report["cells"]}
+    # The planted warm-up (the first 10 iterations do 1.5 times the work) is exact in counts.
+    assert cells["a"]["classification"] == "warmup"
+    assert {r["steady_iteration"] for r in cells["a"]["per_execution"]} == {11}
+    ratio = cells["double"]["ratio"]
+    assert 1.99 < ratio["low"] <= ratio["value"] <= ratio["high"] < 2.01
+    assert cells["a"]["steady_performance"]["low"] == pytest.approx(cells["a"]["steady_performance"]["high"])
+    markdown = next((work / "results").glob("counted-*.md")).read_text()
+    assert "Steady count (99% CI)" in markdown and " k Ir" in markdown  # A: about 240,000 instructions
+    assert "metric: instructions executed (Ir)" in markdown and "Counts leave out system calls" in markdown
+
+
+def test_a_mechanism_that_cannot_be_counted_is_unavailable_with_the_reason(
+        counted_campaign: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    work, result = counted_campaign
+    assert result.returncode == 0, result.stderr
+    store = Store(work / "s.sqlite", create=False)
+    builds = {b["mechanism"]: b for b in store.builds(1)}
+    assert not builds["unbracketed"]["available"]
+    assert "cannot count instructions under callgrind" in builds["unbracketed"]["reason"]
+    assert "does not bracket" in builds["unbracketed"]["reason"]
+    assert builds["a"]["available"] and builds["double"]["available"]
+    assert not [e for e in store.executions(1) if e.mechanism == "unbracketed"]
+
+
+def test_the_pinning_is_recorded_with_the_campaign(counted_campaign: tuple[Path, subprocess.CompletedProcess[str]]
+                                                   ) -> None:
+    work, _ = counted_campaign
+    (config,) = sqlite3.connect(work / "s.sqlite").execute("SELECT config_json FROM campaign").fetchone()
+    options = json.loads(config)["options"]
+    assert options["metric"] == counting.INSTRUCTIONS
+    assert options["counting"] == counting.pinning()
+    assert options["counting"]["aslr"].startswith("off") and options["counting"]["valgrind"].startswith("valgrind")
+
+
+def test_diff_refuses_counts_against_times_and_counts_under_another_pinning(
+        counted_campaign: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    work, _ = counted_campaign
+    db = work / "s.sqlite"
+    timed = bridgebench("run", str(work / "counted" / "study.toml"), "--mechanisms", "a", "-p", "3", "-i", "3",
+                        "--store", str(db), "--report-dir", str(work / "results"), "--build-dir",
+                        str(work / "build"), cwd=work, timeout=300)
+    assert timed.returncode == 0, timed.stderr
+    refused = bridgebench("diff", "1", "2", "--store", str(db), cwd=work)
+    assert refused.returncode == 2 and "counts and times do not compare" in refused.stderr
+    # A third campaign counted as the first, then told it ran under another valgrind: refused.
+    again = bridgebench("run", str(work / "counted" / "study.toml"), "--metric", "instructions", "--mechanisms",
+                        "a", "-p", "3", "-i", "3", "--store", str(db), "--report-dir", str(work / "results"),
+                        "--build-dir", str(work / "build"), cwd=work, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert bridgebench("diff", "1", "3", "--store", str(db), cwd=work).returncode == 0
+    with sqlite3.connect(db) as con:
+        (config,) = con.execute("SELECT config_json FROM campaign WHERE id = 3").fetchone()
+        changed = json.loads(config)
+        changed["options"]["counting"]["valgrind"] = "valgrind-0.0"
+        con.execute("UPDATE campaign SET config_json = ? WHERE id = 3", (json.dumps(changed),))
+    other = bridgebench("diff", "1", "3", "--store", str(db), cwd=work)
+    assert other.returncode == 2 and "different pinnings" in other.stderr and "valgrind-0.0" in other.stderr
+
+
+def test_a_machine_without_valgrind_is_refused_in_one_line(tmp_path: Path) -> None:
+    study = tmp_path / "counted" / "study.toml"
+    study.parent.mkdir()
+    study.write_text(STUDY.format(repo=REPO))
+    result = bridgebench("run", str(study), "--metric", "instructions", "--store", str(tmp_path / "s.sqlite"),
+                         cwd=tmp_path, env={"PATH": "/nonexistent"}, timeout=60)
+    assert result.returncode == 2
+    assert "cannot count instructions: valgrind is not installed" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "s.sqlite").exists()
