@@ -19,11 +19,15 @@ refuses to compare counts taken under different pinnings):
 - the initial stack: argv and the environment are padded to a fixed size, so a checkout's path length
   does not shift the stack;
 - glibc's choice of string and memory routines by CPU features: GLIBC_TUNABLES masks the wide vector
-  variants, so counts do not follow the host's CPU (valgrind's own version and the CPU model are recorded).
+  variants, so counts do not follow the host's CPU (valgrind's own version and the CPU model are recorded);
+- the wall clock: libfaketime holds it at one instant (the monotonic clocks the probes time with run on),
+  because some runtimes seed their hashes with it (Lua 5.4's luai_makeseed: measured, executions of one
+  cell counted up to 3.3 % apart with it running, the same to a few instructions with it held).
 """
 
 from __future__ import annotations
 
+import glob
 import platform
 import re
 import shutil
@@ -42,6 +46,8 @@ GLIBC_TUNABLES = ("glibc.cpu.hwcaps=-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ
                   "-AVX_Fast_Unaligned_Load")
 STACK_BYTES = 8192  # argv + environment are padded to this many bytes (their strings and terminators)
 PAD = "BRIDGEBENCH_PAD"
+FAKETIME = "2000-01-01 00:00:00"  # the wall clock every counted execution sees
+FAKETIME_LIBRARY = "/usr/lib/*/faketime/libfaketime.so.1"
 CALLGRIND_OPTIONS = ("--tool=callgrind", "--combine-dumps=yes", "--dump-instr=no", "--dump-line=no",
                      "--compress-strings=no", "--compress-pos=no")
 
@@ -62,12 +68,19 @@ def valgrind_version() -> str | None:
     return done.stdout.strip() or None
 
 
+def faketime_library() -> str | None:
+    found = sorted(glob.glob(FAKETIME_LIBRARY))
+    return found[0] if found else None
+
+
 def unavailable() -> str | None:
     """Why this machine cannot count instructions, or None when it can."""
     if valgrind_version() is None:
         return "valgrind is not installed (Debian package valgrind)"
     if not shutil.which("setarch"):
         return "setarch is not installed (Debian package util-linux)"
+    if faketime_library() is None:
+        return "libfaketime is not installed (Debian package libfaketime)"
     return None
 
 
@@ -84,7 +97,8 @@ def _cpu_model() -> str:
 def pinning() -> dict[str, Any]:
     """What the counts of a campaign were taken under; two campaigns' counts compare only if these match."""
     return {"valgrind": valgrind_version(), "tool": "callgrind", "aslr": "off (setarch -R)",
-            "glibc_tunables": GLIBC_TUNABLES, "stack_bytes": STACK_BYTES, "cpu": _cpu_model(),
+            "glibc_tunables": GLIBC_TUNABLES, "stack_bytes": STACK_BYTES, "wall_clock": f"held at {FAKETIME}",
+            "cpu": _cpu_model(),
             "arch": platform.machine()}
 
 
@@ -98,6 +112,10 @@ def command(argv: list[str], env: dict[str, str], out_file: Path) -> tuple[list[
     wrapped = ["setarch", platform.machine(), "-R", "valgrind", *CALLGRIND_OPTIONS,
                f"--callgrind-out-file={out_file}", *argv]
     pinned = {k: v for k, v in env.items() if k != PAD} | {"GLIBC_TUNABLES": GLIBC_TUNABLES}
+    faketime = faketime_library()
+    if faketime:
+        preload = " ".join(p for p in (faketime, env.get("LD_PRELOAD")) if p)
+        pinned |= {"LD_PRELOAD": preload, "FAKETIME": FAKETIME, "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
     # The client sees argv (without valgrind's own words) and the environment; pad their total size.
     used = _strings_size(argv, pinned) + len(PAD) + 2
     if used > STACK_BYTES:

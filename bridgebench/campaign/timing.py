@@ -163,6 +163,9 @@ def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, optio
     (unchanged when the budget does not size them or the run fails: the timed runs will say why)."""
     if options.execution_s is None or row.status != "agrees":
         return row
+    least = min(max(options.min_iterations, study.mechanisms[build.mechanism].min_iterations or 0), options.iterations)
+    if least == options.iterations:  # nothing to choose (a JIT's floor at the budget's most): no sizing run
+        return replace(row, iterations=least)
     metric = options.metric
     argv, env = command_for(study, build, benchmark, study.benchmarks[benchmark].param_for(options.count_sizes),
                             SIZING_ITERATIONS, row.batch, metric)
@@ -172,7 +175,6 @@ def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, optio
     # Counted, an iteration's size is its count, in the analysed unit (billions): execution_s is in it too.
     per_iteration = (min(run.output.counters[counting.INSTRUCTIONS]) / counting.ANALYSED_PER
                      if metric == counting.INSTRUCTIONS else min(run.output.times))
-    least = min(max(options.min_iterations, study.mechanisms[build.mechanism].min_iterations or 0), options.iterations)
     return replace(row, iterations=sized_iterations(per_iteration, options.execution_s, least, options.iterations))
 
 

@@ -39,7 +39,8 @@ def duration(value: float | None, digits: int = 3, metric: str = SECONDS) -> str
     if value == 0:
         return "0 s" if metric == SECONDS else "0 Ir"
     scale, unit = unit_for(value, metric)
-    return f"{value / scale:.{digits}g} {unit}"
+    shown = value / scale
+    return f"{shown:.0f} {unit}" if abs(shown) >= 10 ** digits else f"{shown:.{digits}g} {unit}"  # never "1.4e+02"
 
 
 NO_INTERVAL = "too few executions"  # shown where an estimate has no interval (stats.executions)
