@@ -52,23 +52,32 @@ def versus_time(counted: Analysis, timed: Analysis) -> None:
     print("\n| Benchmark | Mechanism | Count ratio | Time ratio | Count / time |")
     print("|---|---|---|---|---|")
     pairs = []
+    by_mechanism: dict[str, list[tuple[float, float]]] = {}
     for c in counted.cells:
         t = timed.cell(c.benchmark, c.mechanism)
         if c.mechanism == counted.baseline or not c.ratio or not t or not t.ratio:
             continue
         pairs.append((c.ratio.value, t.ratio.value))
+        by_mechanism.setdefault(c.mechanism, []).append(pairs[-1])
         print(f"| {c.benchmark} | {c.mechanism} | ×{c.ratio.value:.4g} | ×{t.ratio.value:.4g} "
               f"({t.ratio.low:.3g}–{t.ratio.high:.3g}) | {c.ratio.value / t.ratio.value:.3g} |"
               if t.ratio.low is not None and t.ratio.high is not None else
               f"| {c.benchmark} | {c.mechanism} | ×{c.ratio.value:.4g} | ×{t.ratio.value:.4g} | "
               f"{c.ratio.value / t.ratio.value:.3g} |")
+    print()
+    for name, mine in (("every mechanism", pairs), *sorted(by_mechanism.items())):
+        _agreement(name, mine)
+
+
+def _agreement(name: str, pairs: list[tuple[float, float]]) -> None:
+    """Spearman's rank correlation of the count and time ratios, and how far their quotient lies from 1."""
     if len(pairs) < 3:
-        print("\nfewer than 3 cells with both ratios: no rank correlation")
+        print(f"{name}: fewer than 3 cells with both ratios, no rank correlation")
         return
     rho = spearmanr([a for a, _ in pairs], [b for _, b in pairs]).statistic
     off = sorted(abs(math.log(a / b)) for a, b in pairs)
-    print(f"\n{len(pairs)} cells: Spearman's rank correlation of count and time ratios {rho:.3f}; count/time "
-          f"differs from 1 by {math.exp(off[len(off) // 2]) - 1:.1%} at the median and "
+    print(f"{name}, {len(pairs)} cells: Spearman's rank correlation of count and time ratios {rho:.3f}; "
+          f"count/time differs from 1 by {math.exp(off[len(off) // 2]) - 1:.1%} at the median and "
           f"{math.exp(off[-1]) - 1:.1%} at most")
 
 
