@@ -10,22 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-/* -DBB_COUNTING=0 builds it without brackets (the tests' probe that cannot be counted). */
-#ifndef BB_COUNTING
-#if defined(__has_include)
-#if __has_include(<valgrind/callgrind.h>)
-#define BB_COUNTING 1
-#endif
-#endif
-#endif
-#if defined(BB_COUNTING) && BB_COUNTING
-#include <valgrind/callgrind.h>
-#else
-#undef BB_COUNTING
-#define BB_COUNTING 0
-#define CALLGRIND_ZERO_STATS
-#define CALLGRIND_DUMP_STATS
-#endif
+#include "bbcount.h"
 
 static double clock_s(clockid_t clock) {
     struct timespec ts;

@@ -9,22 +9,7 @@
 #include "lua.h"
 #include "lauxlib.h"
 
-/* -DBB_COUNTING=0 builds it without brackets (the tests' probe that cannot be counted). */
-#ifndef BB_COUNTING
-#if defined(__has_include)
-#if __has_include(<valgrind/callgrind.h>)
-#define BB_COUNTING 1
-#endif
-#endif
-#endif
-#if defined(BB_COUNTING) && BB_COUNTING
-#include <valgrind/callgrind.h>
-#else
-#undef BB_COUNTING
-#define BB_COUNTING 0
-#define CALLGRIND_ZERO_STATS
-#define CALLGRIND_DUMP_STATS
-#endif
+#include "../c/bbcount.h"
 
 #ifdef CLOCK_MONOTONIC_RAW
 #define BB_CLOCK CLOCK_MONOTONIC_RAW
