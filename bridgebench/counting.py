@@ -52,6 +52,10 @@ CALLGRIND_OPTIONS = ("--tool=callgrind", "--combine-dumps=yes", "--dump-instr=no
                      "--compress-strings=no", "--compress-pos=no")
 
 
+# The last words of valgrind's own crash report (an internal error, not the program's).
+VALGRIND_ABORTED = "please report this bug to: www.valgrind.org"
+
+
 class CountingError(Exception):
     """Counts that cannot be had or read; one line, ready to print."""
 

@@ -231,6 +231,9 @@ def execute_counted(argv: list[str], env: dict[str, str], cwd: Path, iterations:
         except counting.CountingError as e:
             return Execution(SPAWN_FAILED, str(e), None, "", None, None, time.time(), 0.0)
         run = execute(wrapped, pinned, cwd, iterations, timeout_s)
+        if run.status == CRASHED and counting.VALGRIND_ABORTED in run.stderr_tail:
+            return replace(run, detail=f"valgrind itself aborted ({counting.valgrind_version()}: an internal error "
+                           "of valgrind's, not the program's; its report is in the stderr tail)")
         if run.status != OK or run.output is None:
             return run
         try:

@@ -244,3 +244,22 @@ def test_a_machine_without_valgrind_is_refused_in_one_line(tmp_path: Path) -> No
     assert "cannot count instructions: valgrind is not installed" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_a_check_that_fails_under_callgrind_makes_the_mechanism_unavailable_not_the_check_failed() -> None:
+    """Valgrind 3.19 aborts now and then on the Go runtime (methodology §11): such a mechanism is unavailable
+    for the metric, with the failure as the reason, and the others are counted; a wrong answer still fails."""
+    from bridgebench.build import BuildResult
+    from bridgebench.campaign.kind import CheckRow
+    from bridgebench.campaign.timing import _without_uncountable
+
+    builds = {m: BuildResult(m, True, "", "v1", Path("/b") / m, "h", True) for m in ("go", "lua", "wrong")}
+    rows = [CheckRow("small", "go", "agrees", "3", ""), CheckRow("large", "go", "failed", None,
+                                                                 "crashed: valgrind itself aborted"),
+            CheckRow("small", "lua", "agrees", "3", ""), CheckRow("large", "lua", "agrees", "9", ""),
+            CheckRow("small", "wrong", "disagrees", "4", "expected '3'")]
+    kept = _without_uncountable(rows, builds)
+    assert [(r.benchmark, r.mechanism) for r in kept] == [("small", "lua"), ("large", "lua"), ("small", "wrong")]
+    assert not builds["go"].available
+    assert builds["go"].reason == "cannot count instructions under callgrind: large: crashed: valgrind itself aborted"
+    assert builds["lua"].available and builds["wrong"].available

@@ -233,7 +233,21 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
             rows.append(row)
             if on_row:
                 on_row(row)
-    return rows
+    return _without_uncountable(rows, builds) if metric == counting.INSTRUCTIONS else rows
+
+
+def _without_uncountable(rows: list[CheckRow], builds: dict[str, BuildResult]) -> list[CheckRow]:
+    """Counting: a mechanism that failed under callgrind on any benchmark's check input (valgrind could not
+    run it, or its probe did not bracket its iterations) is unavailable for the metric, with the first such
+    failure as the reason, instead of failing the whole check; a wrong answer still fails it."""
+    failed: dict[str, CheckRow] = {}
+    for row in rows:
+        if row.status == "failed":
+            failed.setdefault(row.mechanism, row)
+    for name, row in failed.items():
+        builds[name] = replace(builds[name], available=False, reason="cannot count instructions under callgrind: "
+                               f"{row.benchmark}: {row.detail}")
+    return [r for r in rows if r.mechanism not in failed]
 
 
 # --- the kind ------------------------------------------------------------------------------------------

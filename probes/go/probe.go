@@ -205,7 +205,9 @@ func (r *runner) loop(res *Result, batch int) error {
 		r.iter = i + 1
 		c0 := processCPU()
 		b0, o0, g0 := r.counters()
+		countStart()
 		ns, ans, n, err := r.batch(batch)
+		countStop()
 		b1, o1, g1 := r.counters()
 		c1 := processCPU()
 		if err != nil {
