@@ -31,7 +31,7 @@ import numpy as np
 from bridgebench import audit
 from bridgebench.answers import majority
 from bridgebench.campaign.config import AdaptiveBudget, TimingOptions, read
-from bridgebench.counting import ANALYSED_PER, INSTRUCTIONS
+from bridgebench.counting import INSTRUCTIONS, analysed
 from bridgebench.counting import SECONDS as SECONDS_METRIC
 from bridgebench.differ import UNCHANGED, compare_cells
 from bridgebench.result import (
@@ -80,14 +80,21 @@ def per_call(times: np.ndarray, batch: int | None) -> np.ndarray:
     return times / batch if batch and batch > 1 else times
 
 
+def _series_name(metric: str) -> str:
+    """The stored series a metric's iterations are: the probe's times, or the counts a counted run added."""
+    return INSTRUCTIONS if metric == INSTRUCTIONS else SECONDS
+
+
+def _in_unit(values: np.ndarray, metric: str) -> np.ndarray:
+    """A metric's stored values in the unit the analysis takes: seconds, or instruction counts in billions
+    (counting.analysed), so the method's scale-bound parts (a segment's variance used as a width,
+    methodology §3) act on counts as on the seconds of a machine doing one instruction a nanosecond."""
+    return analysed(values) if metric == INSTRUCTIONS else values
+
+
 def metric_series(store: Store, execution_id: int, metric: str) -> np.ndarray:
-    """One execution's iterations of the metric in the unit the analysis takes: seconds, or instruction
-    counts in billions (counting.ANALYSED_PER), so the method's scale-bound parts (a segment's variance used
-    as a width, methodology §3) act on counts as on the seconds of a machine doing one instruction a
-    nanosecond."""
-    if metric == INSTRUCTIONS:
-        return store.counter(execution_id, INSTRUCTIONS) / ANALYSED_PER
-    return store.times(execution_id)
+    """One execution's iterations of the metric, in the unit the analysis takes."""
+    return _in_unit(store.counter(execution_id, _series_name(metric)), metric)
 
 
 def _stream(seed: int, *parts: object) -> np.random.Generator:
@@ -169,7 +176,7 @@ def _classify(store: Store, executions: Sequence[StoredExecution], arrays: list[
         if record is not None and record["n"] == len(t):
             out.append(from_record(record))
         else:
-            quantum = 1 / ANALYSED_PER / (e.batch or 1) if metric == INSTRUCTIONS else None  # one instruction
+            quantum = analysed(1) / (e.batch or 1) if metric == INSTRUCTIONS else None  # one instruction
             cls = classify_execution(t, delta_relative=delta_relative, quantum=quantum)
             out.append(cls)
             made[e.id] = to_record(cls)
@@ -247,20 +254,18 @@ class _CellInput:
 
 def _read(store: Store, executions: Sequence[StoredExecution], metric: str = SECONDS_METRIC
           ) -> tuple[list[np.ndarray], list[dict[str, np.ndarray]]]:
-    """Each execution's iterations of the metric, per call (metric_series' unit), and its other counters."""
-    counted = metric == INSTRUCTIONS
-    data = store.series([e.id for e in executions],
-                        (SECONDS, CPU_COUNTER, *REPORTED_COUNTERS, *((INSTRUCTIONS,) if counted else ())))
+    """Each execution's iterations of the metric, per call, in the unit the analysis takes, and its other
+    counters (its wall times are not one of them)."""
+    measured = _series_name(metric)
+    data = store.series([e.id for e in executions], tuple(dict.fromkeys((measured, SECONDS, CPU_COUNTER,
+                                                                         *REPORTED_COUNTERS))))
     by_execution: dict[int, dict[str, np.ndarray]] = defaultdict(dict)
     for (eid, name), values in data.items():
         by_execution[eid][name] = values
-    if counted:
-        measured = [per_call(by_execution[e.id].pop(INSTRUCTIONS) / ANALYSED_PER, e.batch) for e in executions]
-        for e in executions:
-            by_execution[e.id].pop(SECONDS)
-        return measured, [by_execution[e.id] for e in executions]
-    times = [per_call(by_execution[e.id].pop(SECONDS), e.batch) for e in executions]
-    return times, [by_execution[e.id] for e in executions]
+    arrays = [per_call(_in_unit(by_execution[e.id].pop(measured), metric), e.batch) for e in executions]
+    for e in executions:
+        by_execution[e.id].pop(SECONDS, None)
+    return arrays, [by_execution[e.id] for e in executions]
 
 
 def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int) -> tuple[Cell, Rounds]:

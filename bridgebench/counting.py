@@ -22,7 +22,7 @@ refuses to compare counts taken under different pinnings):
   variants, so counts do not follow the host's CPU (valgrind's own version and the CPU model are recorded);
 - the wall clock: libfaketime holds it at one instant (the monotonic clocks the probes time with run on),
   because some runtimes seed their hashes with it (Lua 5.4's luai_makeseed: measured, executions of one
-  cell counted up to 3.3 % apart with it running, the same to a few instructions with it held).
+  cell counted up to 3.3 % apart with it running, the same to the instruction with it held).
 """
 
 from __future__ import annotations
@@ -50,14 +50,17 @@ FAKETIME = "2000-01-01 00:00:00"  # the wall clock every counted execution sees
 FAKETIME_LIBRARY = "/usr/lib/*/faketime/libfaketime.so.1"
 CALLGRIND_OPTIONS = ("--tool=callgrind", "--combine-dumps=yes", "--dump-instr=no", "--dump-line=no",
                      "--compress-strings=no", "--compress-pos=no")
-
-
 # The last words of valgrind's own crash report (an internal error, not the program's).
 VALGRIND_ABORTED = "please report this bug to: www.valgrind.org"
 
 
 class CountingError(Exception):
     """Counts that cannot be had or read; one line, ready to print."""
+
+
+def analysed(count: Any) -> Any:
+    """A count (or an array of them) in the unit the analysis takes: billions of instructions."""
+    return count / ANALYSED_PER
 
 
 @cache
@@ -102,8 +105,7 @@ def pinning() -> dict[str, Any]:
     """What the counts of a campaign were taken under; two campaigns' counts compare only if these match."""
     return {"valgrind": valgrind_version(), "tool": "callgrind", "aslr": "off (setarch -R)",
             "glibc_tunables": GLIBC_TUNABLES, "stack_bytes": STACK_BYTES, "wall_clock": f"held at {FAKETIME}",
-            "cpu": _cpu_model(),
-            "arch": platform.machine()}
+            "cpu": _cpu_model(), "arch": platform.machine()}
 
 
 def _strings_size(argv: list[str], env: dict[str, str]) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridgebench.counting import INSTRUCTIONS, METRICS, SECONDS
+from bridgebench.counting import METRICS, SECONDS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PROBES_DIR = REPO_ROOT / "probes"
@@ -46,7 +46,7 @@ class Budget:
     mechanisms: tuple[str, ...] | None = None
     metric: str = SECONDS  # what an iteration measures: wall time, or instructions (counting.py)
     execution_ir: float | None = None  # counted: iterations sized to about this many instructions an execution
-    count_sizes: bool = False  # benchmarks at their count_param (always so when counting instructions)
+    count_sizes: bool = False  # benchmarks at their count_param (a counted campaign always: timing.options_for)
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class Benchmark:
     # The mechanisms that run this benchmark (None: all). A benchmark some mechanisms cannot do (an
     # operation only one language has) or should not (too slow at this size) leaves them out.
     mechanisms: tuple[str, ...] | None = None
-    # The parameter of a campaign that counts instructions (callgrind runs a program 30-40 times slower
+    # The parameter of a campaign that counts instructions (callgrind runs a program many times slower
     # than it runs alone), and of a timed one at the counted sizes (to compare the two); None: `param`.
     count_param: str | None = None
 
@@ -190,6 +190,7 @@ _SCALAR = (
 )
 
 _BOOL = ("true or false", lambda v: isinstance(v, bool))
+_NUMBER_POS = ("a number above 0", lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0)
 _FRACTION = ("a fraction above 0 and below 1 (0.02 is 2%)",
              lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1)
 _STUDY_KEYS = {"name": _STR, "title": _STR, "seed": _STR, "baseline": _STR, "benchmark_file": _STR,
@@ -201,8 +202,7 @@ _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout
                 "mechanisms": _NONEMPTY_STR_LIST,
                 "metric": (" or ".join(METRICS), lambda v: v in METRICS),
                 "count_sizes": _BOOL,
-                "execution_ir": ("a number of instructions above 0",
-                                 lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0)}
+                "execution_ir": _NUMBER_POS}
 _PATH = ("an HTTP path starting with '/'", lambda v: isinstance(v, str) and v.startswith("/"))
 _CPUS = ("a CPU list for taskset -c, such as \"0\" or \"0-1\"",
          lambda v: isinstance(v, str) and re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", v) is not None)
@@ -224,7 +224,6 @@ _MECHANISM_KEYS = {
 }
 _BENCHMARK_KEYS = {"param": _SCALAR, "check_param": _SCALAR, "count_param": _SCALAR, "file": _STR, "expect": _STR,
                    "mechanisms": _NONEMPTY_STR_LIST}
-_NUMBER_POS = ("a number above 0", lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0)
 _SECONDS_LOAD = ("a number of seconds from 0 to 3600",
                  lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 3600)
 _LOAD_BUDGET_KEYS = {"process_executions": _INT_POS, "warmup_s": _SECONDS_LOAD, "duration_s": _SECONDS_LOAD}
@@ -313,7 +312,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         mechanisms=tuple(data["mechanisms"]) if "mechanisms" in data else base.mechanisms if base else None,
         metric=data.get("metric", SECONDS),
         execution_ir=float(data["execution_ir"]) if "execution_ir" in data else None,
-        count_sizes=bool(data.get("count_sizes", False)) or data.get("metric") == INSTRUCTIONS,
+        count_sizes=bool(data.get("count_sizes", False)),
     )
     if budget.min_iterations is not None and budget.min_iterations > budget.iterations:
         raise loc.error(table, "min_iterations", f"expected at most iterations ({budget.iterations})")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bridgebench import counting
-from bridgebench.runner import OK, PROTOCOL, execute_counted
+from bridgebench.runner import OK, PROTOCOL, execute, execute_counted
 from bridgebench.store import Store
 from tests.conftest import REPO, bridgebench
 
@@ -96,6 +97,20 @@ def test_an_iteration_of_known_work_counts_the_same_twice_and_double_work_about_
     again = execute_counted([str(planted[True]), "4", "20000"], env, tmp_path, 4, 120)
     assert again.output.counters[counting.INSTRUCTIONS] == a  # type: ignore[union-attr]
     assert once.peak_rss_kb is None  # valgrind's, not the probe's: not reported
+
+
+@needs_valgrind
+def test_glibc_runs_its_baseline_routines_under_the_pinning(planted: dict[bool, Path], tmp_path: Path) -> None:
+    """GLIBC_TUNABLES takes effect: the profile of a counted run names glibc's SSE2 string and memory
+    routines and none of the AVX ones a current CPU would get."""
+    out = tmp_path / "cg.out"
+    argv, env = counting.command([str(planted[True]), "2", "1000"], {"PATH": os.environ["PATH"]}, out)
+    run = execute(argv, env, tmp_path, 2, 120)
+    assert run.status == OK, run.detail
+    names = set(re.findall(r"^c?fn=(?:\(\d+\) )?(\S+)", out.read_text(), re.MULTILINE))
+    glibc = {n for n in names if re.match(r"__(mem|str)\w+_(sse2|avx|evex)", n)}
+    assert any("sse2" in n for n in glibc), sorted(names)
+    assert not any("avx" in n or "evex" in n for n in glibc), sorted(glibc)
 
 
 @needs_valgrind

@@ -88,8 +88,7 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         if why:
             raise CampaignError(f"--metric {metric}: this machine cannot count instructions: {why}")
         # Iterations are counted, not timed: sized (if the budget says so) to a count, never to valgrind's time.
-        execution_s = (budget.execution_ir / counting.ANALYSED_PER if budget.execution_ir and not iterations
-                       else None)
+        execution_s = counting.analysed(budget.execution_ir) if budget.execution_ir and not iterations else None
         options = replace(options, metric=metric, counting=counting.pinning(), execution_s=execution_s,
                           count_sizes=True)
     elif budget.count_sizes:
@@ -173,26 +172,9 @@ def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, optio
     if run.status != OK or run.output is None or not run.output.times:
         return row
     # Counted, an iteration's size is its count, in the analysed unit (billions): execution_s is in it too.
-    per_iteration = (min(run.output.counters[counting.INSTRUCTIONS]) / counting.ANALYSED_PER
+    per_iteration = (counting.analysed(min(run.output.counters[counting.INSTRUCTIONS]))
                      if metric == counting.INSTRUCTIONS else min(run.output.times))
     return replace(row, iterations=sized_iterations(per_iteration, options.execution_s, least, options.iterations))
-
-
-def _countable(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, ...], timeout_s: float
-               ) -> None:
-    """Counting instructions: a mechanism whose probe cannot be run under callgrind, or does not bracket its
-    iterations, becomes unavailable for the metric, with the reason (in `builds`, which the campaign
-    records); tried once a mechanism, on its first benchmark's check input."""
-    for name, build in list(builds.items()):
-        first = next((b for b in benchmarks if study.runs(b, name)), None)
-        if not build.available or first is None:
-            continue
-        argv, env = command_for(study, build, first, study.benchmarks[first].check_param, CHECK_ITERATIONS,
-                                metric=counting.INSTRUCTIONS)
-        run = execute_counted(argv, env, study.dir, CHECK_ITERATIONS, timeout_s)
-        if run.status != OK:
-            builds[name] = replace(build, available=False,
-                                   reason=f"cannot count instructions under callgrind: {run.status}: {run.detail}")
 
 
 def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, ...], timeout_s: float,
@@ -202,8 +184,6 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
     sizes iterations to a time (options.execution_s), each agreeing cell then runs briefly at its real size."""
     rows: list[CheckRow] = []
     metric = options.metric if options is not None else counting.SECONDS
-    if metric == counting.INSTRUCTIONS:
-        _countable(study, builds, benchmarks, timeout_s)
     available = [b for b in builds.values() if b.available]
     run_probe = measure(metric)
     for benchmark in benchmarks:
@@ -239,7 +219,8 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
 def _without_uncountable(rows: list[CheckRow], builds: dict[str, BuildResult]) -> list[CheckRow]:
     """Counting: a mechanism that failed under callgrind on any benchmark's check input (valgrind could not
     run it, or its probe did not bracket its iterations) is unavailable for the metric, with the first such
-    failure as the reason, instead of failing the whole check; a wrong answer still fails it."""
+    failure as the reason (in `builds`, which the campaign records), instead of failing the whole check; a
+    wrong answer still fails it."""
     failed: dict[str, CheckRow] = {}
     for row in rows:
         if row.status == "failed":
