@@ -13,14 +13,14 @@ two over every cell with both, so a user can see when counts may stand in for ti
 from __future__ import annotations
 
 import argparse
-import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from scipy.stats import spearmanr
-
+from bridgebench import beside
 from bridgebench.analysis import current_analysis
 from bridgebench.counting import INSTRUCTIONS
+from bridgebench.report import markdown, tables
 from bridgebench.result import Analysis, Cell
 from bridgebench.store import Store
 
@@ -49,36 +49,15 @@ def spreads(counted: Analysis) -> None:
 
 
 def versus_time(counted: Analysis, timed: Analysis) -> None:
-    print("\n| Benchmark | Mechanism | Count ratio | Time ratio | Count / time |")
-    print("|---|---|---|---|---|")
-    pairs = []
-    by_mechanism: dict[str, list[tuple[float, float]]] = {}
-    for c in counted.cells:
-        t = timed.cell(c.benchmark, c.mechanism)
-        if c.mechanism == counted.baseline or not c.ratio or not t or not t.ratio:
-            continue
-        pairs.append((c.ratio.value, t.ratio.value))
-        by_mechanism.setdefault(c.mechanism, []).append(pairs[-1])
-        print(f"| {c.benchmark} | {c.mechanism} | ×{c.ratio.value:.4g} | ×{t.ratio.value:.4g} "
-              f"({t.ratio.low:.3g}–{t.ratio.high:.3g}) | {c.ratio.value / t.ratio.value:.3g} |"
-              if t.ratio.low is not None and t.ratio.high is not None else
-              f"| {c.benchmark} | {c.mechanism} | ×{c.ratio.value:.4g} | ×{t.ratio.value:.4g} | "
-              f"{c.ratio.value / t.ratio.value:.3g} |")
+    """The report's "counts beside time" (beside.py) for this pair of campaigns, then per mechanism."""
+    both = beside.pair(counted, timed)
+    shown = replace(counted, beside_time=both)
     print()
-    for name, mine in (("every mechanism", pairs), *sorted(by_mechanism.items())):
-        _agreement(name, mine)
-
-
-def _agreement(name: str, pairs: list[tuple[float, float]]) -> None:
-    """Spearman's rank correlation of the count and time ratios, and how far their quotient lies from 1."""
-    if len(pairs) < 3:
-        print(f"{name}: fewer than 3 cells with both ratios, no rank correlation")
-        return
-    rho = spearmanr([a for a, _ in pairs], [b for _, b in pairs]).statistic
-    off = sorted(abs(math.log(a / b)) for a, b in pairs)
-    print(f"{name}, {len(pairs)} cells: Spearman's rank correlation of count and time ratios {rho:.3f}; "
-          f"count/time differs from 1 by {math.exp(off[len(off) // 2]) - 1:.1%} at the median and "
-          f"{math.exp(off[-1]) - 1:.1%} at most")
+    print("\n".join(markdown.table(tables.BESIDE_COLUMNS, tables.beside_rows(shown))))
+    print(tables.beside_line(shown))
+    for mechanism in sorted({p.mechanism for p in both.pairs}):
+        mine = tuple(p for p in both.pairs if p.mechanism == mechanism)
+        print(f"{mechanism}, {len(mine)} cells: {tables.agreement(beside.of_pairs(timed, mine))}")
 
 
 def main() -> int:

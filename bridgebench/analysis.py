@@ -28,7 +28,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from bridgebench import audit
+from bridgebench import audit, beside
 from bridgebench.answers import majority
 from bridgebench.campaign.config import AdaptiveBudget, TimingOptions, read
 from bridgebench.counting import INSTRUCTIONS, analysed
@@ -425,12 +425,6 @@ def workers_for(iterations: int) -> int:
     return max(1, len(os.sched_getaffinity(0)))
 
 
-def _param(raw: dict[str, Any], count_sizes: bool) -> str:
-    """The parameter a benchmark ran with, as the study file gave it: count_param at the counted sizes, if it
-    has one."""
-    return str(raw.get("count_param" if count_sizes and "count_param" in raw else "param", ""))
-
-
 def interval_looks(options: TimingOptions, baseline: str | None) -> int:
     """How many times the campaign's budget may have looked at each interval and stopped when it decided:
     a budget aimed at the question (adaptive.py) looks after every round, a fixed budget never."""
@@ -490,16 +484,17 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = CONFIDENCE, s
     ran = {e.machine or campaign.machine for e in executions}
     described = store.machines()
     machines = {m: described.get(m) or (campaign.environment if m == campaign.machine else {}) for m in sorted(ran)}
-    raw_benchmarks = config.study.get("benchmarks", {})
     workloads = tuple(
-        Workload(b, _param(raw_benchmarks.get(b, {}), options.count_sizes),
+        Workload(b, config.param(b),
                  tuple(m for m in available if (b, m) in measured), b in common) for b in benchmarks)
-    return Analysis(facts, claimed, seed, baseline, tuple(builds), benchmarks,
-                    tuple(CheckAnswer(**r) for r in store.check_answers(campaign_id)),
-                    _audit_summary(executions, exclude_disturbed), adaptive, tuple(cells), geomeans,
-                    machines if len(machines) > 1 else {}, workloads,
-                    headline=config.study["study"].get("headline") if baseline else None,
-                    equivalence=config.study["study"].get("equivalence", DEFAULT_EQUIVALENCE), looks=looks)
+    result = Analysis(facts, claimed, seed, baseline, tuple(builds), benchmarks,
+                      tuple(CheckAnswer(**r) for r in store.check_answers(campaign_id)),
+                      _audit_summary(executions, exclude_disturbed), adaptive, tuple(cells), geomeans,
+                      machines if len(machines) > 1 else {}, workloads,
+                      headline=config.study["study"].get("headline") if baseline else None,
+                      equivalence=config.study["study"].get("equivalence", DEFAULT_EQUIVALENCE), looks=looks)
+    timed = beside.partner(store, campaign_id)  # counted campaigns only; a timed one never has a partner
+    return replace(result, beside_time=beside.pair(result, current_analysis(store, timed.id))) if timed else result
 
 
 def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, confidence: float = 0.99,
@@ -565,4 +560,10 @@ def current_analysis(store: Store, campaign_id: int, exclude_disturbed: bool = F
         lambda stale: analyse(store, campaign_id, exclude_disturbed=exclude_disturbed,
                               seed=stale.seed if stale else None),
         lambda result: (result.campaign.executions_stored == len(store.executions(campaign_id))
-                        and result.audit.excluded == exclude_disturbed))
+                        and result.audit.excluded == exclude_disturbed
+                        and _beside_key(result) == beside.key(store, campaign_id)))
+
+
+def _beside_key(result: Analysis) -> tuple[int, int] | None:
+    b = result.beside_time
+    return (b.campaign, b.executions) if b else None

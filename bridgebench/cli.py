@@ -78,6 +78,10 @@ StoreOpt = Annotated[str, typer.Option("--store", envvar="BRIDGEBENCH_STORE", he
                                        "PGPASSWORD, ~/.pgpass or PGSERVICE).")]
 DEFAULT_STORE = "results/bridgebench.sqlite"
 REPORT_FORMATS = tuple(dict.fromkeys((TERMINAL, *(f for k in kinds.KINDS.values() for f in k.formats))))
+MetricOpt = Annotated[str | None, typer.Option(
+    "--metric", help="What each iteration measures: seconds (wall time), or instructions (counted under "
+    "callgrind, with ASLR off and the environment pinned); default: the budget's.",
+    metavar="seconds|instructions")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of tables.")]
 ExcludeOpt = Annotated[bool, typer.Option("--exclude-disturbed", help="Leave out the process executions the "
                                           "disturbance audit flagged (the report says so).")]
@@ -417,10 +421,7 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
                                                      "executions have taken this long (600, 10m, 1h).")] = None,
         max_executions: Annotated[int | None, typer.Option("--max-executions", min=1, help="Adaptive: at most "
                                                            "this many process executions per cell.")] = None,
-        metric: Annotated[str | None, typer.Option("--metric", help="What each iteration measures: seconds (wall "
-                                                   "time), or instructions (counted under callgrind, with ASLR "
-                                                   "off and the environment pinned); default: the budget's.",
-                                                   metavar="seconds|instructions")] = None,
+        metric: MetricOpt = None,
         resume: Annotated[bool, typer.Option("--resume", help="Continue the latest unfinished campaign.")] = False,
         campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --resume: which one.")] = None,
         report_dir: Annotated[Path, typer.Option(help="Where the reports are written.")] = Path("results"),
@@ -474,7 +475,7 @@ def enqueue(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
             quick: QuickOpt = False, budget: BudgetOpt = "default", process_executions: ExecutionsOpt = None,
             iterations: IterationsOpt = None, timeout: TimeoutOpt = None, benchmarks: BenchmarksOpt = None,
             mechanisms: MechanismsOpt = None, random_order: RandomOrderOpt = False, seed: SeedOpt = 0,
-            build_dir: BuildDirOpt = Path("build"),
+            metric: MetricOpt = None, build_dir: BuildDirOpt = Path("build"),
             store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
     """Build, check answers and plan a campaign here, and put its process executions on the store's queue
     for `bridgebench worker` on any machine (a PostgreSQL store)."""
@@ -483,7 +484,7 @@ def enqueue(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
     try:
         fleet.require_postgres(store)  # before building anything
         options = timing.options_for(study, "quick" if quick else budget, _split(benchmarks), _split(mechanisms),
-                                     process_executions, iterations, timeout, random_order, seed)
+                                     process_executions, iterations, timeout, random_order, seed, metric=metric)
         fleet.refuse_a_second(store, study, options)  # before building; enqueue checks again, under a lock
         builds, rows = _build_and_check(TIMING, study, options, build_dir, as_json)
         cid = fleet.enqueue(store, study, options, builds, rows)

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from bridgebench.analysis import Series, current_analysis, ratio_between
 from bridgebench.campaign.config import read
-from bridgebench.counting import INSTRUCTIONS, SECONDS
+from bridgebench.counting import INSTRUCTIONS, SECONDS, differences
 from bridgebench.differ import Comparison, compare_cells
 from bridgebench.result import Analysis
 from bridgebench.store import Campaign, Store
@@ -42,7 +42,7 @@ def _same_metric(a: Campaign, b: Campaign, cross_machine: bool) -> None:
     if metric_a != INSTRUCTIONS or a.id == b.id:
         return
     pa, pb = getattr(oa, "counting", None) or {}, getattr(ob, "counting", None) or {}
-    differ = sorted(k for k in set(pa) | set(pb) if pa.get(k) != pb.get(k))
+    differ = differences(pa, pb)
     if not differ:
         return
     what = "; ".join(f"{k}: {pa.get(k)} vs {pb.get(k)}" for k in differ)

@@ -20,6 +20,10 @@ refuses to compare counts taken under different pinnings):
   does not shift the stack;
 - glibc's choice of string and memory routines by CPU features: GLIBC_TUNABLES masks the wide vector
   variants, so counts do not follow the host's CPU (valgrind's own version and the CPU model are recorded);
+- signals on a timer: Go's runtime preempts goroutines with a signal every 10 ms of wall time, landing at
+  a different instruction each run, and callgrind 3.19 aborts on some of them (measured on udf-trim: an
+  assertion in its signal handling, vgCallgrind_post_signal, in 17 of 90 executions); GODEBUG turns that
+  preemption off (other programs ignore the variable);
 - the wall clock: libfaketime holds it at one instant (the monotonic clocks the probes time with run on),
   because some runtimes seed their hashes with it (Lua 5.4's luai_makeseed: measured, executions of one
   cell counted up to 3.3 % apart with it running, the same to the instruction with it held).
@@ -46,10 +50,13 @@ GLIBC_TUNABLES = ("glibc.cpu.hwcaps=-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ
                   "-AVX_Fast_Unaligned_Load")
 STACK_BYTES = 8192  # argv + environment are padded to this many bytes (their strings and terminators)
 PAD = "BRIDGEBENCH_PAD"
+GODEBUG = "asyncpreemptoff=1"  # Go's signal-based preemption off (the module's doc says why)
 FAKETIME = "2000-01-01 00:00:00"  # the wall clock every counted execution sees
 FAKETIME_LIBRARY = "/usr/lib/*/faketime/libfaketime.so.1"
-CALLGRIND_OPTIONS = ("--tool=callgrind", "--combine-dumps=yes", "--dump-instr=no", "--dump-line=no",
-                     "--compress-strings=no", "--compress-pos=no")
+# Children are traced so that work done in another process is seen (counts() refuses it), not missed.
+CALLGRIND_OPTIONS = ("--tool=callgrind", "--trace-children=yes", "--combine-dumps=yes", "--dump-instr=no",
+                     "--dump-line=no", "--compress-strings=no", "--compress-pos=no")
+OUT_FILE = "callgrind.out.%p"  # callgrind's profile, one a process (%p: its pid)
 # The last words of valgrind's own crash report (an internal error, not the program's).
 VALGRIND_ABORTED = "please report this bug to: www.valgrind.org"
 
@@ -104,8 +111,28 @@ def _cpu_model() -> str:
 def pinning() -> dict[str, Any]:
     """What the counts of a campaign were taken under; two campaigns' counts compare only if these match."""
     return {"valgrind": valgrind_version(), "tool": "callgrind", "aslr": "off (setarch -R)",
-            "glibc_tunables": GLIBC_TUNABLES, "stack_bytes": STACK_BYTES, "wall_clock": f"held at {FAKETIME}",
-            "cpu": _cpu_model(), "arch": platform.machine()}
+            "glibc_tunables": GLIBC_TUNABLES, "godebug": GODEBUG, "stack_bytes": STACK_BYTES,
+            "wall_clock": f"held at {FAKETIME}", "cpu": _cpu_model(), "arch": platform.machine()}
+
+
+def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """The pinnings' keys whose values differ ("cpu" among them when only the CPU model does)."""
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def unlike_here(recorded: dict[str, Any]) -> str | None:
+    """Why this machine cannot add counts to a campaign counted under `recorded`, or None: it cannot count,
+    or it counts under another pinning (a CPU model of its own is allowed: counts do not follow it, the
+    pinning sees to that, and each execution keeps its machine)."""
+    why = unavailable()
+    if why:
+        return f"cannot count instructions: {why}"
+    here = pinning()
+    differ = [k for k in differences(recorded, here) if k != "cpu"]
+    if differ:
+        return "it counts under another pinning (" + "; ".join(f"{k}: {here.get(k)} here, {recorded.get(k)} "
+                                                              "in the campaign" for k in differ) + ")"
+    return None
 
 
 def _strings_size(argv: list[str], env: dict[str, str]) -> int:
@@ -113,11 +140,13 @@ def _strings_size(argv: list[str], env: dict[str, str]) -> int:
                                                         for k, v in env.items())
 
 
-def command(argv: list[str], env: dict[str, str], out_file: Path) -> tuple[list[str], dict[str, str]]:
-    """The execution's command and environment under callgrind, pinned (see the module's doc)."""
+def command(argv: list[str], env: dict[str, str], out_dir: Path) -> tuple[list[str], dict[str, str]]:
+    """The execution's command and environment under callgrind, pinned (see the module's doc); callgrind
+    writes a profile a process into out_dir (counts() reads them)."""
     wrapped = ["setarch", platform.machine(), "-R", "valgrind", *CALLGRIND_OPTIONS,
-               f"--callgrind-out-file={out_file}", *argv]
+               f"--callgrind-out-file={out_dir / OUT_FILE}", *argv]
     pinned = {k: v for k, v in env.items() if k != PAD} | {"GLIBC_TUNABLES": GLIBC_TUNABLES}
+    pinned["GODEBUG"] = ",".join(p for p in (env.get("GODEBUG"), GODEBUG) if p)  # the last setting wins
     faketime = faketime_library()
     if faketime:
         preload = " ".join(p for p in (faketime, env.get("LD_PRELOAD")) if p)
@@ -152,12 +181,28 @@ def parse(text: str, iterations: int) -> list[float]:
     return parts[:-1]
 
 
-def counts(out_file: Path, iterations: int) -> list[float]:
-    """parse() of the file callgrind wrote (it is removed afterwards)."""
+_COMMAND = re.compile(r"^cmd:\s*(.*)$", re.MULTILINE)
+
+
+def counts(out_dir: Path, iterations: int) -> list[float]:
+    """parse() of the profile callgrind wrote into out_dir (removed afterwards). A profile of a second
+    process means the mechanism does part of its work elsewhere (an RPC plugin's server, a pipe to a
+    helper), where its iterations' brackets do not reach: its counts would leave that work out."""
+    files = sorted(out_dir.glob(OUT_FILE.replace("%p", "*")))
     try:
-        text = out_file.read_text(errors="replace")
+        texts = [f.read_text(errors="replace") for f in files]
     except OSError as e:
-        raise CountingError(f"callgrind wrote no profile ({e.strerror})") from None
+        raise CountingError(f"callgrind wrote no readable profile ({e.strerror})") from None
     finally:
-        out_file.unlink(missing_ok=True)
-    return parse(text, iterations)
+        for f in files:
+            f.unlink(missing_ok=True)
+    if not texts:
+        raise CountingError("callgrind wrote no profile")
+    if len(texts) > 1:
+        # The probe's own process is the one that bracketed its iterations: the most parts.
+        texts.sort(key=lambda t: len(_SUMMARY.findall(t)))
+        others = sorted({(_COMMAND.findall(t) or ["?"])[0].split(" ")[0] for t in texts[:-1]})
+        raise CountingError(f"the mechanism runs part of its work in {len(texts) - 1} other process(es) "
+                            f"({', '.join(others)}), whose instructions the counts of its iterations would "
+                            "leave out")
+    return parse(texts[0], iterations)

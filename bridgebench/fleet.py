@@ -28,12 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridgebench import environment, native
+from bridgebench import counting, environment, native
 from bridgebench.build import BuildResult, build_study
 from bridgebench.campaign import engine
 from bridgebench.campaign.config import TimingOptions, read
 from bridgebench.campaign.kind import CampaignError, CheckRow
 from bridgebench.campaign.kinds import TIMING
+from bridgebench.counting import INSTRUCTIONS
 from bridgebench.locks import FileLock
 from bridgebench.store import Store, StoreError
 from bridgebench.store import postgres as store_postgres
@@ -181,6 +182,10 @@ def _execute(campaign_id: int, seq: int) -> str:
     except CampaignError as err:
         raise FleetError(str(err)) from err
     options = read(c).options
+    if options.metric == INSTRUCTIONS:  # counts add up across machines only under the campaign's pinning
+        unlike = counting.unlike_here(options.counting or {})
+        if unlike:
+            raise FleetError(f"this worker cannot count campaign {campaign_id}'s instructions: {unlike}")
     key = (study.name, options.mechanisms)
     if key not in state.builds:
         state.builds[key] = build_study(study, state.build_dir, list(options.mechanisms))

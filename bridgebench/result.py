@@ -222,6 +222,43 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class CountTimePair:
+    """One cell's ratio to the baseline in instructions beside its ratio in time (beside.py)."""
+
+    benchmark: str
+    mechanism: str
+    count_ratio: float
+    time_ratio: Estimate
+
+    @property
+    def quotient(self) -> float:
+        """Count ratio over time ratio: 1 where counts and time agree."""
+        return self.count_ratio / self.time_ratio.value
+
+
+@dataclass(frozen=True)
+class BesideTime:
+    """A counted campaign's ratios set beside a timed campaign's (beside.py says which one)."""
+
+    campaign: int  # the timed campaign
+    executions: int  # its executions stored when this was computed (with more, it is computed again)
+    pairs: tuple[CountTimePair, ...]
+    spearman: float | None  # rank correlation of count and time ratios over the pairs (None: under 3)
+
+    def off(self) -> tuple[float, float] | None:
+        """How far count/time lies from 1 (as a share), at the median pair and the farthest."""
+        if not self.pairs:
+            return None
+        logs = sorted(abs(np.log(p.quotient)) for p in self.pairs)
+        return float(np.expm1(logs[len(logs) // 2])), float(np.expm1(logs[-1]))
+
+    def held(self) -> tuple[int, int]:
+        """Pairs whose time ratio's interval holds the count ratio, of those with an interval."""
+        with_interval = [p for p in self.pairs if p.time_ratio.has_interval]
+        return sum(p.time_ratio.holds(p.count_ratio) for p in with_interval), len(with_interval)
+
+
+@dataclass(frozen=True)
 class Analysis:
     campaign: CampaignFacts
     confidence: float
@@ -241,6 +278,7 @@ class Analysis:
     # Each interval is computed at 1 - (1 - confidence)/looks, so that it holds with `confidence` at whichever
     # of its budget's looks stopped it (analysis.interval_looks; 1: a budget that never stops on a verdict).
     looks: int = 1
+    beside_time: BesideTime | None = None  # counted campaigns: the same cells' time ratios, where stored
     version: int = RESULT_VERSION
 
     @property

@@ -225,9 +225,8 @@ def execute_counted(argv: list[str], env: dict[str, str], cwd: Path, iterations:
     count added to the output as the `instructions` series. Counts that cannot be read make the execution a
     protocol violation, with the reason."""
     with tempfile.TemporaryDirectory(prefix="bridgebench-callgrind-") as tmp:
-        out_file = Path(tmp) / "callgrind.out"
         try:
-            wrapped, pinned = counting.command(argv, env, out_file)
+            wrapped, pinned = counting.command(argv, env, Path(tmp))
         except counting.CountingError as e:
             return Execution(SPAWN_FAILED, str(e), None, "", None, None, time.time(), 0.0)
         run = execute(wrapped, pinned, cwd, iterations, timeout_s)
@@ -237,7 +236,7 @@ def execute_counted(argv: list[str], env: dict[str, str], cwd: Path, iterations:
         if run.status != OK or run.output is None:
             return run
         try:
-            counted = counting.counts(out_file, iterations)
+            counted = counting.counts(Path(tmp), iterations)
         except counting.CountingError as e:
             return replace(run, status=PROTOCOL, detail=str(e), output=None)
     if counting.INSTRUCTIONS in run.output.counters:

@@ -144,6 +144,9 @@ class Study:
     benchmarks: dict[str, Benchmark]
     raw: dict[str, Any]
     load: Load | None = None
+    # Added to every mechanism's environment when counted (run --metric instructions): valgrind runs a
+    # program tens of times slower, so a wall-clock deadline of the study's must be widened there.
+    count_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def dir(self) -> Path:
@@ -194,7 +197,7 @@ _NUMBER_POS = ("a number above 0", lambda v: isinstance(v, int | float) and not 
 _FRACTION = ("a fraction above 0 and below 1 (0.02 is 2%)",
              lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1)
 _STUDY_KEYS = {"name": _STR, "title": _STR, "seed": _STR, "baseline": _STR, "benchmark_file": _STR,
-               "headline": _STR, "equivalence": _FRACTION}
+               "headline": _STR, "equivalence": _FRACTION, "count_env": _STR_TABLE}
 DEFAULT_EQUIVALENCE = 0.02  # a ratio whose interval lies within ±2% of 1: "equivalent within 2%"
 _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout_s": _TIMEOUT,
                 "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT,
@@ -476,6 +479,7 @@ def load_study(path: Path) -> Study:
         benchmarks=benchmarks,
         raw=raw,
         load=load,
+        count_env=dict(meta.get("count_env", {})),
     )
 
 

@@ -54,20 +54,45 @@ def test_parse_refuses_what_is_not_one_count_an_iteration(text: str, iterations:
 
 
 def test_the_command_pins_aslr_glibc_and_the_stack(tmp_path: Path) -> None:
-    out = tmp_path / "cg.out"
+    out = tmp_path
     for path_length in (5, 500):  # a checkout's path: the client's strings take the same room either way
         argv = ["/x" * path_length, "probe.lua"]
         wrapped, env = counting.command(argv, {"PATH": "/usr/bin", "LUA_CPATH": "/b/?.so"}, out)
         assert wrapped[:4] == ["setarch", wrapped[1], "-R", "valgrind"]
-        assert "--tool=callgrind" in wrapped and f"--callgrind-out-file={out}" in wrapped
+        assert "--tool=callgrind" in wrapped and f"--callgrind-out-file={out}/callgrind.out.%p" in wrapped
         assert wrapped[-2:] == argv
         assert env["GLIBC_TUNABLES"] == counting.GLIBC_TUNABLES and env["LUA_CPATH"] == "/b/?.so"
+        assert env["GODEBUG"] == "asyncpreemptoff=1"  # Go's timer signals: counts and callgrind both trip
         if counting.faketime_library():
             assert env["FAKETIME"] == counting.FAKETIME and counting.faketime_library() in env["LD_PRELOAD"]
         strings = sum(len(a) + 1 for a in argv) + sum(len(k) + len(v) + 2 for k, v in env.items())
         assert strings == counting.STACK_BYTES
     with pytest.raises(counting.CountingError, match="more than"):
         counting.command(["x"], {"BIG": "y" * counting.STACK_BYTES}, out)
+    _, env = counting.command(["x"], {"GODEBUG": "madvdontneed=1"}, out)
+    assert env["GODEBUG"] == "madvdontneed=1,asyncpreemptoff=1"  # the mechanism's own settings are kept
+
+
+def test_a_study_widens_what_it_needs_only_when_counted(tmp_path: Path) -> None:
+    """count_env (a wall-clock deadline, say) is added to every mechanism's environment in counted runs."""
+    from bridgebench.build import BuildResult
+    from bridgebench.campaign.timing import command_for
+    from bridgebench.study import load_study
+
+    study_file = tmp_path / "counted" / "study.toml"
+    study_file.parent.mkdir()
+    study_file.write_text(STUDY.format(repo=REPO).replace('baseline = "a"',
+                                                          'baseline = "a"\ncount_env = { DEADLINE_MS = "60000" }'))
+    study = load_study(study_file)
+    build = BuildResult("double", True, "", "v1", tmp_path, "h", True)
+    _, counted = command_for(study, build, "warmup", "100", 3, metric=counting.INSTRUCTIONS)
+    _, timed = command_for(study, build, "warmup", "100", 3)
+    assert counted["DEADLINE_MS"] == "60000" and counted["PLANTED_SCALE"] == "2"
+    assert "DEADLINE_MS" not in timed
+    bad = study_file.read_text().replace('{ DEADLINE_MS = "60000" }', '{ DEADLINE_MS = 60000 }')
+    study_file.write_text(bad)
+    with pytest.raises(Exception, match="count_env"):
+        load_study(study_file)
 
 
 @pytest.fixture(scope="module")
@@ -103,10 +128,10 @@ def test_an_iteration_of_known_work_counts_the_same_twice_and_double_work_about_
 def test_glibc_runs_its_baseline_routines_under_the_pinning(planted: dict[bool, Path], tmp_path: Path) -> None:
     """GLIBC_TUNABLES takes effect: the profile of a counted run names glibc's SSE2 string and memory
     routines and none of the AVX ones a current CPU would get."""
-    out = tmp_path / "cg.out"
-    argv, env = counting.command([str(planted[True]), "2", "1000"], {"PATH": os.environ["PATH"]}, out)
+    argv, env = counting.command([str(planted[True]), "2", "1000"], {"PATH": os.environ["PATH"]}, tmp_path)
     run = execute(argv, env, tmp_path, 2, 120)
     assert run.status == OK, run.detail
+    (out,) = tmp_path.glob("callgrind.out.*")
     names = set(re.findall(r"^c?fn=(?:\(\d+\) )?(\S+)", out.read_text(), re.MULTILINE))
     glibc = {n for n in names if re.match(r"__(mem|str)\w+_(sse2|avx|evex)", n)}
     assert any("sse2" in n for n in glibc), sorted(names)
@@ -117,6 +142,21 @@ def test_glibc_runs_its_baseline_routines_under_the_pinning(planted: dict[bool, 
 def test_a_probe_without_brackets_is_a_protocol_violation(planted: dict[bool, Path], tmp_path: Path) -> None:
     run = execute_counted([str(planted[False]), "3", "1000"], {"PATH": os.environ["PATH"]}, tmp_path, 3, 120)
     assert run.status == PROTOCOL and "does not bracket" in run.detail
+
+
+
+@needs_valgrind
+def test_work_in_another_process_makes_the_counts_refused(planted: dict[bool, Path], tmp_path: Path) -> None:
+    """An RPC plugin's server, a helper on a pipe: its instructions are not inside the probe's brackets, so
+    counts of such a mechanism would leave them out; a second process's profile is refused with its name.
+    The same program exec'd in place (one process) is counted."""
+    env = {"PATH": os.environ["PATH"]}
+    helper = execute_counted(["sh", "-c", f"/bin/true; exec {planted[True]} 3 1000"], env, tmp_path, 3, 120)
+    assert helper.status == PROTOCOL
+    assert "runs part of its work in 1 other process(es) (/bin/true)" in helper.detail
+    in_place = execute_counted(["sh", "-c", f"exec {planted[True]} 3 1000"], env, tmp_path, 3, 120)
+    assert in_place.status == OK, in_place.detail
+    assert not list(tmp_path.glob("callgrind.out.*"))
 
 
 @needs_valgrind
@@ -278,3 +318,46 @@ def test_a_check_that_fails_under_callgrind_makes_the_mechanism_unavailable_not_
     assert not builds["go"].available
     assert builds["go"].reason == "cannot count instructions under callgrind: large: crashed: valgrind itself aborted"
     assert builds["lua"].available and builds["wrong"].available
+
+
+@needs_valgrind
+def test_a_counted_report_sets_its_ratios_beside_the_newest_timed_campaign_of_the_same_work(tmp_path: Path
+                                                                                           ) -> None:
+    """Counts beside time (beside.py): a counted campaign's report names no timed campaign until one of the
+    same study, parameters and machine is stored, then shows each cell's two ratios; a timed campaign of
+    other parameters is not set beside it. The time ratios themselves are not asserted (they are the
+    machine's); the count ratio is (the twin does twice the work)."""
+    study = tmp_path / "counted" / "study.toml"
+    study.parent.mkdir()
+    study.write_text(STUDY.format(repo=REPO))
+    other = tmp_path / "other" / "study.toml"  # the same study at another parameter
+    other.parent.mkdir()
+    other.write_text(STUDY.format(repo=REPO).replace('param = "20000/10:1.5"', 'param = "30000"'))
+    db = str(tmp_path / "s.sqlite")
+
+    def run(study_file: Path, *options: str) -> None:
+        done = bridgebench("run", str(study_file), "--mechanisms", "a,double", "-p", "3", *options, "--store", db,
+                           "--report-dir", str(tmp_path / "results"), "--build-dir", str(tmp_path / "build"),
+                           cwd=tmp_path, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+    def beside(campaign: int) -> dict | None:
+        shown = bridgebench("report", str(campaign), "--format", "json", "--store", db, cwd=tmp_path)
+        assert shown.returncode == 0, shown.stderr
+        return json.loads(shown.stdout)["beside_time"]
+
+    run(study, "--metric", "instructions", "-i", "15")
+    assert beside(1) is None
+    alone = bridgebench("report", "1", "--format", "markdown", "--store", db, cwd=tmp_path)
+    assert "counts beside time: no finished timed campaign of this study" in alone.stdout
+    run(study, "-i", "5")  # campaign 2: timed, the same work
+    run(other, "-i", "5")  # campaign 3: timed, other work
+    found = beside(1)
+    assert found is not None and found["campaign"] == 2
+    (pair,) = found["pairs"]
+    assert pair["mechanism"] == "double" and 1.99 < pair["count_ratio"] < 2.01
+    assert pair["time_ratio"]["value"] > 0
+    markdown = bridgebench("report", "1", "--format", "markdown", "--store", db, cwd=tmp_path).stdout
+    assert "## Counts beside time" in markdown and "counts beside time (timed campaign 2, 1 cells)" in markdown
+    assert re.search(r"^\| warmup \| A with twice the work \| ×(1\.99\d*|2\.00\d*) \| ×", markdown, re.MULTILINE)
+    assert beside(2) is None  # a timed campaign is never set beside anything

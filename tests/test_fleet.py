@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from bridgebench import counting
 from bridgebench.store import Store
-from tests.conftest import add_benchmark, bridgebench, restart_postgres, start_bridgebench, wait_for_executions
+from tests.conftest import REPO, add_benchmark, bridgebench, restart_postgres, start_bridgebench, wait_for_executions
+from tests.test_counting import STUDY
 
 LEASE = {"BRIDGEBENCH_FLEET_LEASE_S": "2"}  # a killed worker's job goes back to the queue after 2 s
 
@@ -171,3 +173,37 @@ def test_a_worker_loop_the_database_keeps_failing_stops_with_one_line(monkeypatc
     with pytest.raises(fleet.FleetError, match=r"the database failed the worker for over 0\.05 s"):
         asyncio.run(fleet._work(app, {}))
     assert app.calls > 1
+
+
+def test_a_counted_campaign_runs_on_workers_and_one_under_another_pinning_refuses(tmp_path: Path,
+                                                                                  postgres_db: str) -> None:
+    """`enqueue --metric instructions`: workers count as `run` does; a worker whose pinning differs from the
+    campaign's (another valgrind, say) stores nothing and says why."""
+    if counting.unavailable() is not None:
+        pytest.skip(f"cannot count here: {counting.unavailable()}")
+    study = tmp_path / "counted" / "study.toml"
+    study.parent.mkdir()
+    study.write_text(STUDY.format(repo=REPO))
+    cid = enqueue(study, tmp_path, postgres_db, "--metric", "instructions", "--mechanisms", "a,double", "-p", "3",
+                  "-i", "15")
+    finish(workers(1, tmp_path, postgres_db), timeout=600)
+    report = json.loads(bridgebench("report", str(cid), "--store", postgres_db, "--format", "json",
+                                    cwd=tmp_path).stdout)
+    assert report["campaign"]["options"]["metric"] == counting.INSTRUCTIONS
+    double = next(c for c in report["cells"] if c["mechanism"] == "double")
+    assert double["executions_ok"] == 3 and 1.99 < double["ratio"]["value"] < 2.01
+
+    other = enqueue(study, tmp_path, postgres_db, "--metric", "instructions", "--mechanisms", "a", "-p", "2",
+                    "-i", "5")
+    import psycopg
+
+    with psycopg.connect(postgres_db) as conn:
+        (config,) = conn.execute("SELECT config_json FROM campaign WHERE id = %s", (other,)).fetchone()
+        changed = json.loads(config)
+        changed["options"]["counting"]["valgrind"] = "valgrind-0.0"
+        conn.execute("UPDATE campaign SET config_json = %s WHERE id = %s", (json.dumps(changed), other))
+    (worker,) = workers(1, tmp_path, postgres_db)
+    _, err = worker.communicate(timeout=300)
+    assert stored(postgres_db, other) == []
+    assert f"this worker cannot count campaign {other}'s instructions: it counts under another pinning" in err
+    assert "valgrind-0.0 in the campaign" in err

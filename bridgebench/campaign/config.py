@@ -125,6 +125,13 @@ class CampaignConfig:
     def baseline(self) -> str | None:
         return self.study["study"].get("baseline")
 
+    def param(self, benchmark: str) -> str:
+        """The parameter a benchmark ran with, as the study file gave it: its count_param at the counted
+        sizes, if it has one."""
+        raw = self.study.get("benchmarks", {}).get(benchmark, {})
+        counted = getattr(self.options, "count_sizes", False) and "count_param" in raw
+        return str(raw.get("count_param" if counted else "param", ""))
+
     def to_stored(self) -> dict[str, Any]:
         # A timing campaign is stored without a kind, as it was before there were two.
         return ({"kind": self.kind} if self.kind != TIMING else {}) | {"study": self.study,

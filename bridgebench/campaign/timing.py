@@ -16,7 +16,7 @@ from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.campaign.config import TIMING, TimingOptions
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
-from bridgebench.placeholders import expand_all
+from bridgebench.placeholders import expand, expand_all
 from bridgebench.report import FORMATS, WRITTEN_AFTER_A_RUN, render, terminal
 from bridgebench.result import Analysis
 from bridgebench.runner import OK, Execution, Task, execute, execute_counted, plan
@@ -142,7 +142,10 @@ def command_for(study: Study, build: BuildResult, benchmark: str, param: str, it
         "iterations": str(iterations),
         "batch": str(batch) if batch else AUTO_BATCH,
     }
-    return expand_all(mech.run, values), mechanism_env(mech, values, inherit=metric == counting.SECONDS)
+    env = mechanism_env(mech, values, inherit=metric == counting.SECONDS)
+    if metric == counting.INSTRUCTIONS:
+        env.update({k: expand(v, values) for k, v in study.count_env.items()})
+    return expand_all(mech.run, values), env
 
 
 def measure(metric: str) -> Callable[[list[str], dict[str, str], Path, int, float], Execution]:

@@ -389,18 +389,19 @@ def _summary(result: Analysis) -> str:
     cells = result.cells
     pct = f"{result.confidence:.0%}"
     base = result.baseline
+    rss = tables.has_rss(result)
     columns = ("Benchmark", "Mechanism", "Class (executions)", f"Steady iteration # (5{DASH}95%)",
                f"Steady performance (\u00b1{pct} CI)", f"Ratio to {result.label(base)}" if base else "Ratio",
-               "Peak RSS", "Failures", "Disturbed")
+               *(("Peak RSS",) if rss else ()), "Failures", "Disturbed")
     rows = []
     for cell in cells:
         ratio = ("baseline" if base and cell.mechanism == base and cell.ratio
                  else fmt.ratio(cell.ratio, precise=result.metric == INSTRUCTIONS))
         rows.append((cell.benchmark, result.label(cell.mechanism), fmt.class_text(cell),
                      fmt.spread(cell.steady_iteration), fmt.estimate(cell.steady_performance, result.metric),
-                     ratio, fmt.rss(cell.peak_rss_kb), fmt.failures(cell) or "—",
+                     ratio, *((fmt.rss(cell.peak_rss_kb),) if rss else ()), fmt.failures(cell) or "—",
                      tables.disturbed_cell(cell) or "—"))
-    summary = table(columns, rows, numeric=(3, 4, 5, 6),
+    summary = table(columns, rows, numeric=(3, 4, 5, *((6,) if rss else ())),
                     row_style=lambda k: f"background:{_class_colours(cells[k].classification)[0]}")
     out = f'<section id="summary"><h2>Steady state per benchmark{TIMES}mechanism</h2>{_legend()}{summary}'
     workloads = tables.workload_rows(result)
@@ -411,6 +412,11 @@ def _summary(result: Analysis) -> str:
         out += (f"<h3>{_e(tables.geomean_title(result, result.label(base)))}</h3>"
                 + table(("Mechanism", "Geomean ratio"), [(result.label(m), f"{TIMES.strip()}{g:.3g}")
                                                           for m, g in ranked], numeric=(1,)))
+    beside = tables.beside_line(result)
+    if beside:
+        out += f'<h3>Counts beside time</h3><p class="note">{_e(beside)}</p>'
+        rows = tables.beside_rows(result)
+        out += table(tables.BESIDE_COLUMNS, rows, numeric=(2, 3, 4)) if rows else ""
     return out + "</section>"
 
 

@@ -46,6 +46,11 @@ def render(result: Analysis) -> str:
     if result.geomean_ratio:
         out += [f"## {tables.geomean_title(result, base)}", ""]
         out += table(("Mechanism", "Geomean"), tables.geomean_rows(result))
+    beside = tables.beside_line(result)
+    if beside:
+        out += ["## Counts beside time", "", beside, ""]
+        rows = tables.beside_rows(result)
+        out += table(tables.BESIDE_COLUMNS, rows) if rows else []
     unsettled = tables.unsettled_rows(result)
     if unsettled:
         out += ["## Not settled by the adaptive budget", ""]

@@ -7,7 +7,7 @@ from collections import Counter
 from bridgebench import question
 from bridgebench.counting import INSTRUCTIONS
 from bridgebench.report import fmt
-from bridgebench.result import Analysis, Cell
+from bridgebench.result import Analysis, BesideTime, Cell
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.stats.summary import NOT_CLASSIFIED
@@ -22,6 +22,11 @@ def has_allocation_counters(result: Analysis) -> bool:
 
 def has_setup(result: Analysis) -> bool:
     return any(c.setup_s is not None for c in result.cells)
+
+
+def has_rss(result: Analysis) -> bool:
+    """Whether any cell has a peak RSS (a counted campaign has none: it would be valgrind's)."""
+    return any(c.peak_rss_kb is not None for c in result.cells)
 
 
 def has_disturbed(result: Analysis) -> bool:
@@ -57,7 +62,8 @@ def disturbance_line(result: Analysis) -> str | None:
 def columns(result: Analysis) -> tuple[str, ...]:
     extra = ("B/op", "allocs/op") if has_allocation_counters(result) else ()
     extra += ("Start-up",) if has_setup(result) else ()
-    tail = COLUMNS[-2:] + (("Disturbed",) if has_disturbed(result) else ())
+    tail = (("Peak RSS",) if has_rss(result) else ()) + ("Failed",) + (("Disturbed",) if has_disturbed(result)
+                                                                        else ())
     head = COLUMNS[:-2]
     if result.metric == INSTRUCTIONS:  # iterations counted, not timed
         head = tuple("Steady iter (Ir)" if c == "Steady iter (s)" else "Steady count (99% CI)"
@@ -69,6 +75,7 @@ def cell_rows(result: Analysis) -> list[tuple[str, ...]]:
     allocations = has_allocation_counters(result)
     setup = has_setup(result)
     disturbed = has_disturbed(result)
+    rss = has_rss(result)
     rows = []
     for cell in result.cells:
         extra = (fmt.count(cell.counters.get("bytes_per_op")), fmt.count(cell.counters.get("allocs_per_op"))) \
@@ -83,7 +90,7 @@ def cell_rows(result: Analysis) -> list[tuple[str, ...]]:
             fmt.estimate(cell.steady_performance, result.metric),
             fmt.ratio(cell.ratio, precise=result.metric == INSTRUCTIONS),
             *extra,
-            fmt.rss(cell.peak_rss_kb),
+            *((fmt.rss(cell.peak_rss_kb),) if rss else ()),
             fmt.failures(cell),
             *((disturbed_cell(cell),) if disturbed else ()),
         ))
@@ -175,10 +182,53 @@ def metric_line(result: Analysis) -> str | None:
     return (f"metric: instructions executed (Ir) per iteration, counted by {p.get('tool', 'callgrind')} "
             f"({p.get('valgrind', 'valgrind')}) on {p.get('cpu', 'an unrecorded CPU')}, address-space "
             f"randomisation {p.get('aslr', 'off')}, glibc's routines pinned ({p.get('glibc_tunables', '?')}), "
+            + (f"GODEBUG={p['godebug']}, " if p.get("godebug") else "") +
             f"argv and environment padded to {p.get('stack_bytes', '?')} bytes, wall clock "
             f"{p.get('wall_clock', 'running')}. Counts leave out system calls "
             "and the kernel, waiting (I/O, locks, page faults), and what caches, memory and branch prediction "
             "do to time: a ratio of counts is not a ratio of times.")
+
+
+BESIDE_COLUMNS = ("Benchmark", "Mechanism", "Count ratio", "Time ratio (99% CI)", "Count / time",
+                  "Time's interval holds the count ratio")
+
+
+def beside_line(result: Analysis) -> str | None:
+    """For counted campaigns: which timed campaign the count ratios are set beside, and how well they agree
+    (beside.py); or why there is none."""
+    if result.metric != INSTRUCTIONS:
+        return None
+    b = result.beside_time
+    if b is None:
+        return ("counts beside time: no finished timed campaign of this study in this store ran the same "
+                "benchmarks at the same parameters on this machine (a budget with count_sizes = true times "
+                "them at the counted sizes)")
+    if not b.pairs:
+        return f"counts beside time (timed campaign {b.campaign}): no cell has a ratio in both"
+    return f"counts beside time (timed campaign {b.campaign}, {len(b.pairs)} cells): {agreement(b)}"
+
+
+def agreement(b: BesideTime) -> str:
+    """How well a set of count ratios agrees with the time ratios beside them, in words."""
+    median, most = b.off() or (0.0, 0.0)
+    held, with_interval = b.held()
+    rho = (f"Spearman's rank correlation {b.spearman:.3f}" if b.spearman is not None
+           else "too few cells for a rank correlation")
+    line = f"{rho}; count/time off 1 by {median:.1%} at the median cell and {most:.1%} at most"
+    if with_interval:
+        line += f"; the time ratio's 99% interval holds the count ratio in {held} of {with_interval}"
+    return line
+
+
+def beside_rows(result: Analysis) -> list[tuple[str, ...]]:
+    b = result.beside_time
+    if b is None:
+        return []
+    labels = result.labels
+    return [(p.benchmark, labels.get(p.mechanism, p.mechanism), fmt.times(p.count_ratio, 6),
+             fmt.ratio(p.time_ratio), fmt.times(p.quotient, 3),
+             ("yes" if p.time_ratio.holds(p.count_ratio) else "no") if p.time_ratio.has_interval else "no interval")
+            for p in b.pairs]
 
 
 def delta_words(options: dict) -> str:

@@ -55,6 +55,10 @@ def show(result: Analysis, console: Console) -> None:
     if result.geomean_ratio:
         print_table(console, tables.geomean_title(result, base), ("Mechanism", "Geomean"),
                      tables.geomean_rows(result))
+    _say(console, tables.beside_line(result), "dim")
+    beside = tables.beside_rows(result)
+    if beside:
+        print_table(console, "Counts beside time (ratio to the baseline in each)", tables.BESIDE_COLUMNS, beside)
     unsettled = tables.unsettled_rows(result)
     if unsettled:
         print_table(console, "Not settled by the adaptive budget", ("Benchmark", "Mechanism", "State", "Why"),
