@@ -28,7 +28,7 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from bridgebench import audit, beside
+from bridgebench import audit, beside, jitdiag
 from bridgebench.answers import majority
 from bridgebench.campaign.config import AdaptiveBudget, TimingOptions, read
 from bridgebench.counting import INSTRUCTIONS, analysed
@@ -214,7 +214,7 @@ def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
         changepoints=tuple(s.start for s in cls.segments[1:]) if cls else (),
         segments=segments, steady_ranges=ranges, outliers=tuple(int(i) for i in np.flatnonzero(outliers)),
         steady_mean=float(np.mean(times[mask])) if mask.any() else None, counters=means,
-        machine=e.machine or machine)
+        machine=e.machine or machine, jit=jitdiag.record(e.info_json))
 
 
 def _counter_means(counters: list[dict[str, np.ndarray]]) -> dict[str, float]:
@@ -287,7 +287,8 @@ def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int) -> 
         classification=summary.classification, class_counts=dict(summary.class_counts),
         steady_iteration=summary.steady_iteration, steady_seconds=summary.steady_seconds,
         steady_performance=summary.steady_performance, method=summary.method, per_execution=runs,
-        machines=machines, machines_verdict=verdict, machines_reason=reason, steady_bootstrap=summary.steady_bootstrap)
+        machines=machines, machines_verdict=verdict, machines_reason=reason, steady_bootstrap=summary.steady_bootstrap,
+        jit=jitdiag.summarise([(r.jit, r.steady_mean) for r in runs if r.jit and r.steady_mean]))
     return cell, steady_rounds(runs, arrays)
 
 

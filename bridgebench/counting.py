@@ -184,25 +184,38 @@ def parse(text: str, iterations: int) -> list[float]:
 _COMMAND = re.compile(r"^cmd:\s*(.*)$", re.MULTILINE)
 
 
-def counts(out_dir: Path, iterations: int) -> list[float]:
-    """parse() of the profile callgrind wrote into out_dir (removed afterwards). A profile of a second
-    process means the mechanism does part of its work elsewhere (an RPC plugin's server, a pipe to a
-    helper), where its iterations' brackets do not reach: its counts would leave that work out."""
-    files = sorted(out_dir.glob(OUT_FILE.replace("%p", "*")))
+def _profiles(out_dir: Path) -> list[str]:
+    """The profiles callgrind wrote into out_dir, the probe's own process last: it is the one that bracketed
+    its iterations, so the one with the most parts."""
+    texts = [f.read_text(errors="replace") for f in sorted(out_dir.glob(OUT_FILE.replace("%p", "*")))]
+    return sorted(texts, key=lambda t: len(_SUMMARY.findall(t)))
+
+
+def other_processes(out_dir: Path) -> str | None:
+    """What a second process's profile in out_dir says: the mechanism does part of its work elsewhere (an
+    RPC plugin's server, a pipe to a helper), where its iterations' brackets do not reach, so its counts
+    would leave that work out. None when there is one process."""
     try:
-        texts = [f.read_text(errors="replace") for f in files]
+        others = _profiles(out_dir)[:-1]
+    except OSError:
+        return None
+    if not others:
+        return None
+    names = sorted({(_COMMAND.findall(t) or ["?"])[0].split(" ")[0] for t in others})
+    return (f"the mechanism runs part of its work in {len(others)} other process(es) ({', '.join(names)}), "
+            "whose instructions the counts of its iterations would leave out")
+
+
+def counts(out_dir: Path, iterations: int) -> list[float]:
+    """parse() of the profile callgrind wrote into out_dir; refused when there is more than one
+    (other_processes)."""
+    elsewhere = other_processes(out_dir)
+    if elsewhere:
+        raise CountingError(elsewhere)
+    try:
+        texts = _profiles(out_dir)
     except OSError as e:
         raise CountingError(f"callgrind wrote no readable profile ({e.strerror})") from None
-    finally:
-        for f in files:
-            f.unlink(missing_ok=True)
     if not texts:
         raise CountingError("callgrind wrote no profile")
-    if len(texts) > 1:
-        # The probe's own process is the one that bracketed its iterations: the most parts.
-        texts.sort(key=lambda t: len(_SUMMARY.findall(t)))
-        others = sorted({(_COMMAND.findall(t) or ["?"])[0].split(" ")[0] for t in texts[:-1]})
-        raise CountingError(f"the mechanism runs part of its work in {len(texts) - 1} other process(es) "
-                            f"({', '.join(others)}), whose instructions the counts of its iterations would "
-                            "leave out")
     return parse(texts[0], iterations)

@@ -17,10 +17,11 @@ from typing import Any, TypeVar
 import numpy as np
 
 from bridgebench.counting import SECONDS
+from bridgebench.jitdiag import JitRecord, JitSummary
 from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 
-RESULT_VERSION = 6  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 7  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 T = TypeVar("T")
@@ -67,6 +68,7 @@ class Run:
     steady_mean: float | None  # mean of the steady iterations without outliers, per call
     counters: dict[str, float]  # per counter reported per iteration: its mean over the same iterations
     machine: str = ""  # the machine that ran it
+    jit: JitRecord | None = None  # what LuaJIT's trace compiler did in it (jitdiag.py), where the probe says
 
     def steady_mask(self) -> np.ndarray:
         """True for the iterations the analysis counts: inside a steady range and not an outlier."""
@@ -129,6 +131,7 @@ class Cell:
     machines_verdict: str | None = None  # "consistent" or "distinguishable", with machines
     machines_reason: str = ""
     steady_bootstrap: Estimate | None = None  # warmup_stats's bootstrap within processes: a secondary figure
+    jit: JitSummary | None = None  # the executions' JIT records, and how their speeds follow the signatures
 
     @property
     def key(self) -> tuple[str, str]:

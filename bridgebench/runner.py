@@ -231,8 +231,10 @@ def execute_counted(argv: list[str], env: dict[str, str], cwd: Path, iterations:
             return Execution(SPAWN_FAILED, str(e), None, "", None, None, time.time(), 0.0)
         run = execute(wrapped, pinned, cwd, iterations, timeout_s)
         if run.status == CRASHED and counting.VALGRIND_ABORTED in run.stderr_tail:
+            elsewhere = counting.other_processes(Path(tmp))
             return replace(run, detail=f"valgrind itself aborted ({counting.valgrind_version()}: an internal error "
-                           "of valgrind's, not the program's; its report is in the stderr tail)")
+                           "of valgrind's, not the program's; its report is in the stderr tail)"
+                           + (f"; besides, {elsewhere}" if elsewhere else ""))
         if run.status != OK or run.output is None:
             return run
         try:

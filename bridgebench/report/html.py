@@ -412,6 +412,10 @@ def _summary(result: Analysis) -> str:
         out += (f"<h3>{_e(tables.geomean_title(result, result.label(base)))}</h3>"
                 + table(("Mechanism", "Geomean ratio"), [(result.label(m), f"{TIMES.strip()}{g:.3g}")
                                                           for m, g in ranked], numeric=(1,)))
+    jit = tables.jit_rows(result)
+    if jit:
+        out += (f"<h3>What LuaJIT's compiler did</h3><p class=\"note\">{_e(tables.JIT_NOTE)}</p>"
+                + table(tables.JIT_COLUMNS, jit, numeric=(3, 4)))
     beside = tables.beside_line(result)
     if beside:
         out += f'<h3>Counts beside time</h3><p class="note">{_e(beside)}</p>'
@@ -479,7 +483,17 @@ def _per_iteration(result: Analysis) -> str:
     return "instructions per iteration" if result.metric == INSTRUCTIONS else "seconds per iteration"
 
 
-def _run_figure(bench: str, label: str, run: Run, series: Series) -> str:
+SIGNATURE_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                     "#bcbd22", "#17becf")
+
+
+def _signature_colours(runs: tuple[Run, ...]) -> dict[str, str]:
+    """A colour per trace signature of a cell, in the order they first appear (grey past the palette)."""
+    seen = list(dict.fromkeys(r.jit.signature for r in runs if r.jit))
+    return {s: SIGNATURE_COLOURS[i] if i < len(SIGNATURE_COLOURS) else "#cccccc" for i, s in enumerate(seen)}
+
+
+def _run_figure(bench: str, label: str, run: Run, series: Series, signature_colour: str = "") -> str:
     times = series.times(run)
     marks = run.outlier_mask()
     title = f"{bench}, {label}, process execution #{run.pexec + 1} ({run.kind or 'not classified'})"
@@ -489,8 +503,13 @@ def _run_figure(bench: str, label: str, run: Run, series: Series) -> str:
     extra += f" · DISTURBED: {run.disturbed}" if run.disturbed else ""
     if run.stolen_iterations:
         extra += f" · {run.stolen_iterations} iterations lost over 10% of their time to others"
-    return (f'<figure class="run"><figcaption>{_e(title)}<span class="muted">{_e(extra)}</span></figcaption>'
-            f"{plot}</figure>")
+    style = ""
+    if run.jit:  # LuaJIT's record: executions with the same signature get the same colour
+        extra += (f" · JIT: signature {run.jit.signature}, {run.jit.traces} traces, {run.jit.aborts} aborts, "
+                  f"{run.jit.mcode_bytes / 1024:.1f} KiB machine code")
+        style = f' style="border-left:6px solid {signature_colour}"' if signature_colour else ""
+    return (f'<figure class="run"{style}><figcaption>{_e(title)}<span class="muted">{_e(extra)}</span>'
+            f"</figcaption>{plot}</figure>")
 
 
 def _runs(result: Analysis, series: Series) -> str:
@@ -510,7 +529,11 @@ def _runs(result: Analysis, series: Series) -> str:
             if not cell.per_execution:
                 out.append(f'<p class="muted">{_e(head)} — no successful process execution to plot.</p>')
                 continue
-            figures = "".join(_run_figure(bench, label, run, series) for run in cell.per_execution)
+            colours = _signature_colours(cell.per_execution)
+            figures = "".join(_run_figure(bench, label, run, series, colours.get(run.jit.signature, "") if run.jit
+                                          else "") for run in cell.per_execution)
+            if cell.jit:
+                head += f" · JIT: {cell.jit.words()}"
             bg = _class_colours(cell.classification)[0]
             out.append(f'<details open><summary style="background:{bg}">{_e(head)}</summary>'
                        f'<div class="grid">{figures}</div></details>')

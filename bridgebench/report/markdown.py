@@ -46,6 +46,9 @@ def render(result: Analysis) -> str:
     if result.geomean_ratio:
         out += [f"## {tables.geomean_title(result, base)}", ""]
         out += table(("Mechanism", "Geomean"), tables.geomean_rows(result))
+    jit = tables.jit_rows(result)
+    if jit:
+        out += ["## What LuaJIT's compiler did", "", tables.JIT_NOTE, "", *table(tables.JIT_COLUMNS, jit)]
     beside = tables.beside_line(result)
     if beside:
         out += ["## Counts beside time", "", beside, ""]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bridgebench import question
+from bridgebench import jitdiag, question
 from bridgebench.counting import INSTRUCTIONS
 from bridgebench.report import fmt
 from bridgebench.result import Analysis, BesideTime, Cell
@@ -229,6 +229,23 @@ def beside_rows(result: Analysis) -> list[tuple[str, ...]]:
              fmt.ratio(p.time_ratio), fmt.times(p.quotient, 3),
              ("yes" if p.time_ratio.holds(p.count_ratio) else "no") if p.time_ratio.has_interval else "no interval")
             for p in b.pairs]
+
+
+JIT_NOTE = ("Recorded by the Lua probe on LuaJIT with its JIT on: traces completed and aborted in each process "
+            "execution, and a trace signature (where its traces started). Executions with one signature compiled "
+            "the same traces; the last column says how much of the spread of the executions' steady speeds lies "
+            "between signature groups (η², beside what a random grouping would give).")
+
+JIT_COLUMNS = ("Benchmark", "Mechanism", "Signatures / executions", "Traces (median)", "Aborts (median)",
+               "Most frequent abort reasons", "Speed and trace signatures")
+
+
+def jit_rows(result: Analysis) -> list[tuple[str, ...]]:
+    """Per cell with LuaJIT's records (jitdiag.py): what its compiler did, and whether its executions' speeds
+    follow their trace signatures."""
+    return [(c.benchmark, result.label(c.mechanism), f"{c.jit.signatures} / {c.jit.executions}",
+             f"{c.jit.traces_median:g}", f"{c.jit.aborts_median:g}", jitdiag.top_reasons(c.jit.abort_reasons),
+             c.jit.words()) for c in result.cells if c.jit]
 
 
 def delta_words(options: dict) -> str:

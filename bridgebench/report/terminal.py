@@ -55,6 +55,9 @@ def show(result: Analysis, console: Console) -> None:
     if result.geomean_ratio:
         print_table(console, tables.geomean_title(result, base), ("Mechanism", "Geomean"),
                      tables.geomean_rows(result))
+    jit = tables.jit_rows(result)
+    if jit:
+        print_table(console, "What LuaJIT's compiler did (per cell, over its executions)", tables.JIT_COLUMNS, jit)
     _say(console, tables.beside_line(result), "dim")
     beside = tables.beside_rows(result)
     if beside:

@@ -32,12 +32,47 @@ local times, heap_kb, cpu_s = {}, {}, {}
 for i = 1, iterations do times[i] = 0; heap_kb[i] = 0; cpu_s[i] = 0 end
 
 local now, cpu = clock.now, clock.cpu
+
+-- JIT diagnostics (LuaJIT with its JIT on; nothing on PUC Lua): what the trace compiler did in each
+-- iteration. A handler attached to the compiler's trace events only adds to preallocated per-iteration
+-- counters and notes where each trace started; names, machine-code size and the signature are worked out
+-- after the timed loop. BRIDGEBENCH_JIT_DIAG=0 leaves the handler off (to measure what it costs).
+local diag = nil
+if type(jit) == "table" and jit.status() and os.getenv("BRIDGEBENCH_JIT_DIAG") ~= "0" then
+  local ok_util, util = pcall(require, "jit.util")  -- built in; jit.vmdef (names) is a file, read after
+  if ok_util then
+    diag = {util = util, at = 0, highest = 0, traces = {}, aborts = {}, flushes = 0,
+            start_func = {}, start_pc = {}, side = {}, done_func = {}, done_pc = {}, done_side = {},
+            reason = {}, reason_detail = {}}
+    for i = 0, iterations do diag.traces[i] = 0; diag.aborts[i] = 0 end
+    diag.handler = function(what, tr, func, pc, otr, oex)
+      local at = diag.at
+      if what == "start" then
+        diag.start_func[tr], diag.start_pc[tr], diag.side[tr] = func, pc, otr ~= nil and otr ~= 0
+        if tr > diag.highest then diag.highest = tr end
+      elseif what == "stop" then
+        diag.traces[at] = diag.traces[at] + 1
+        local n = #diag.done_func + 1
+        diag.done_func[n], diag.done_pc[n], diag.done_side[n] = diag.start_func[tr], diag.start_pc[tr], diag.side[tr]
+      elseif what == "abort" then
+        diag.aborts[at] = diag.aborts[at] + 1
+        local n = #diag.reason + 1
+        diag.reason[n], diag.reason_detail[n] = otr, oex
+      elseif what == "flush" then
+        diag.flushes = diag.flushes + 1
+      end
+    end
+    jit.attach(diag.handler, "trace")
+  end
+end
+
 -- Under callgrind each iteration is bracketed (zeroed before, dumped after: one dump an iteration); a
 -- bbclock built without valgrind's header has no brackets, and the harness then finds no dumps.
 local nothing = function() end
 local count_start, count_stop = clock.count_start or nothing, clock.count_stop or nothing
 local first_answer = nil
 for i = 1, iterations do
+  if diag then diag.at = i end
   local c0 = cpu()  -- the CPU clock is read outside the timed region
   count_start()
   local t0 = now()
@@ -55,6 +90,8 @@ for i = 1, iterations do
     os.exit(3)
   end
 end
+
+if diag then jit.attach(diag.handler) end  -- detached: what follows is not the benchmark's
 
 if type(first_answer) ~= "string" then
   io.stderr:write("probe: run() must return a string answer, got " .. type(first_answer) .. "\n")
@@ -75,6 +112,56 @@ local function json_numbers(xs)
   return "[" .. table.concat(out, ",") .. "]"
 end
 
+-- The JIT's record of this execution: counts, abort reasons in words, the machine code of the traces alive
+-- at the end, and a signature of where its traces started (executions whose compiler made the same traces
+-- share it: a djb2 hash of the sorted start places, so that the harness can group them).
+local function jit_record()
+  local util = diag.util
+  -- The names of errors, bytecodes and built-ins, where LuaJIT's jit/ folder is on LUA_PATH; else numbers.
+  local ok_vmdef, vmdef = pcall(require, "jit.vmdef")
+  if not ok_vmdef then vmdef = {traceerr = {}, ffnames = {}} end
+  local function place(func, pc)
+    local fi = util.funcinfo(func, pc)
+    if fi.loc then return (fi.loc:gsub("^.*/", "")) end
+    if fi.ffid then return vmdef.ffnames[fi.ffid] or "builtin" end
+    return "C function"
+  end
+  local starts = {}
+  for n = 1, #diag.done_func do
+    starts[n] = (diag.done_side[n] and "side " or "root ") .. place(diag.done_func[n], diag.done_pc[n])
+  end
+  table.sort(starts)
+  local h = 5381
+  for n = 1, #starts do
+    local line = starts[n] .. "\n"
+    for k = 1, #line do h = (h * 33 + line:byte(k)) % 4294967296 end
+  end
+  local reasons, kinds = {}, {}
+  for n = 1, #diag.reason do
+    local code, detail = diag.reason[n], diag.reason_detail[n]
+    local text = vmdef.traceerr[code] or ("trace error " .. tostring(code))
+    if text:find("bytecode %d", 1, true) and type(detail) == "number" and vmdef.bcnames then
+      text = text:gsub("%%d", (vmdef.bcnames:sub(detail * 6 + 1, detail * 6 + 6):gsub(" +$", "")))
+    elseif text:find("%", 1, true) then
+      local shown = type(detail) == "function" and place(detail) or tostring(detail)
+      text = text:gsub("%%[sd]", (shown:gsub("%%", "%%%%")))
+    end
+    if not reasons[text] then kinds[#kinds + 1] = text; reasons[text] = 0 end
+    reasons[text] = reasons[text] + 1
+  end
+  table.sort(kinds)
+  local parts = {}
+  for n = 1, #kinds do parts[n] = json_string(kinds[n]) .. ":" .. reasons[kinds[n]] end
+  local mcode, total, aborted = 0, 0, 0
+  for tr = 1, diag.highest do
+    local code = util.tracemc(tr)
+    if code then mcode = mcode + #code end
+  end
+  for i = 0, iterations do total = total + diag.traces[i]; aborted = aborted + diag.aborts[i] end
+  return string.format('{"traces":%d,"aborts":%d,"flushes":%d,"mcode_bytes":%d,"signature":"%08x",' ..
+    '"abort_reasons":{%s}}', total, aborted, diag.flushes, mcode, h, table.concat(parts, ","))
+end
+
 local vm = _VERSION
 if type(jit) == "table" then
   vm = jit.version .. (jit.status() and " (JIT on)" or " (JIT off)")
@@ -88,4 +175,8 @@ io.stdout:write('{"protocol":"bridgebench/1"',
   ',"setup_s":', string.format("%.17g", setup_s),
   ',"answer":', json_string(first_answer),
   ',"times":', json_numbers(times),
-  ',"counters":{"heap_kb":', json_numbers(heap_kb), ',"cpu_s":', json_numbers(cpu_s), '}}\n')
+  diag and (',"jit":' .. jit_record()) or "",
+  ',"counters":{"heap_kb":', json_numbers(heap_kb), ',"cpu_s":', json_numbers(cpu_s),
+  diag and (',"jit_traces":' .. json_numbers({(unpack or table.unpack)(diag.traces, 1, iterations)}) ..
+            ',"jit_aborts":' .. json_numbers({(unpack or table.unpack)(diag.aborts, 1, iterations)})) or "",
+  '}}\n')
