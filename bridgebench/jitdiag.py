@@ -8,7 +8,9 @@ record back from an execution's stored info, and says how much of the spread bet
 the signatures account for: the share of the variance of the executions' log steady means that lies
 between signature groups (η²), beside what a grouping drawn at random would account for on average,
 (groups - 1)/(executions - 1). A descriptive figure, not a test: it says whether the fast and the slow
-executions are the ones that compiled different traces.
+executions are the ones that compiled different traces. Where the executions fall into speed modes
+(stats/spread.py), it also says how many of them the others with the same signature predict, leaving each
+out in turn, so that a signature seen once predicts nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+
+from bridgebench.stats import spread
 
 MIN_EXECUTIONS = 3  # fewer say nothing about modes
 
@@ -44,9 +48,20 @@ class JitSummary:
     abort_reasons: dict[str, int]  # summed over the executions
     explained: float | None  # η²: the share of the spread of log steady means between signature groups
     chance: float | None  # what a random grouping into as many groups explains on average
+    modes: int = 1  # speed modes among the executions (stats/spread.py)
+    predicted: int | None = None  # executions whose mode the others with their signature predict; None: 1 mode
 
     def words(self) -> str:
         """The finding in a phrase."""
+        return self._share_words() + self._mode_words()
+
+    def _mode_words(self) -> str:
+        if self.predicted is None:
+            return ""
+        return (f"; {self.modes} speed modes, {self.predicted} of {self.executions} executions' modes predicted "
+                "by the others with their signature")
+
+    def _share_words(self) -> str:
         if self.explained is None or self.chance is None:
             if self.signatures == 1:
                 return f"one trace signature in all {self.executions} executions: the spread is not the traces'"
@@ -103,8 +118,10 @@ def summarise(records: list[tuple[JitRecord, float]]) -> JitSummary | None:
         between = sum(len(g) * (sum(g) / len(g) - grand) ** 2 for g in groups.values())
         if total > 0:
             explained, chance = between / total, (k - 1) / (n - 1)
+    prediction = spread.predicted_by([r.signature for r, _ in records], spread.modes([m for _, m in records]))
     return JitSummary(n, k, _median([r.traces for r, _ in records]), _median([r.aborts for r, _ in records]),
-                      dict(reasons.most_common()), explained, chance)
+                      dict(reasons.most_common()), explained, chance,
+                      prediction.modes if prediction else 1, prediction.predicted if prediction else None)
 
 
 def top_reasons(reasons: dict[str, int], most: int = 3) -> str:

@@ -21,7 +21,7 @@ from bridgebench.jitdiag import JitRecord, JitSummary
 from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 
-RESULT_VERSION = 7  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 8  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 T = TypeVar("T")

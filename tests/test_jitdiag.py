@@ -96,10 +96,16 @@ def test_speed_modes_that_follow_the_signatures_are_said_to() -> None:
     assert s.explained is not None and s.explained > 0.99 and s.chance == pytest.approx(0.2)
     assert s.abort_reasons == {"NYI: bytecode FNEW": 12}
     assert "account for 100% of the spread" in s.words()
+    # Two speed modes, and each execution's mode is the one the others with its signature are in.
+    assert (s.modes, s.predicted) == (2, 6) and "2 speed modes, 6 of 6 executions' modes predicted" in s.words()
     # The same speeds with the signatures dealt across the modes: they explain almost nothing.
     mixed = jitdiag.summarise([(_record("aaaa" if i % 2 else "bbbb"), m) for i, (_, m) in enumerate(modes)])
     assert mixed is not None and mixed.explained is not None and mixed.chance is not None
     assert mixed.explained < mixed.chance
+    assert mixed.modes == 2 and mixed.predicted is not None and mixed.predicted < 6
+    # One mode: nothing to predict, and the words say nothing of modes.
+    flat = jitdiag.summarise([(_record("aaaa" if i % 2 else "bbbb"), 1.0 + i / 1000) for i in range(6)])
+    assert flat is not None and (flat.modes, flat.predicted) == (1, None) and "modes" not in flat.words()
 
 
 def test_one_signature_or_none_repeated_claims_no_share() -> None:
