@@ -58,6 +58,8 @@ class JitSummary:
     def _mode_words(self) -> str:
         if self.predicted is None:
             return ""
+        if self.signatures == 1:
+            return f"; {self.modes} speed modes, which one signature cannot tell apart"
         return (f"; {self.modes} speed modes, {self.predicted} of {self.executions} executions' modes predicted "
                 "by the others with their signature")
 

@@ -1,0 +1,196 @@
+"""The luajit-consistency study's tables (studies/luajit-consistency/README.md), from a campaign in a store.
+
+1. Per benchmark, the spread between process executions (sd of their log steady means, about the CV) under
+   each factor, with its 99 % chi-square interval (bridgebench/stats/spread.py: exact for lognormal
+   executions, a rough guide with speed modes).
+2. The load address: over the executions of `pinned` and its shifted twins (and of `hotcount-pinned` and its
+   twins), the share of the spread that lies between shifts (η²), the F test's p-value, and how many distinct
+   trace signatures the shifts compiled (one: the load address did not change which traces were made).
+   Also per cell, the distinct trace signatures among its executions.
+3. The post's comparison: 4096 hot counters against the stock build, the ratio of their spreads with its
+   99 % F interval: fell, rose or undecided per benchmark.
+4. Speed modes and trace signatures: per cell whose executions fall into modes, how many executions the
+   others with the same signature predict (leave-one-out), beside always guessing the commonest mode.
+
+    .venv/bin/python benchmarks/consistency.py results/bridgebench.sqlite CAMPAIGN
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bridgebench.analysis import current_analysis
+from bridgebench.result import Analysis, Cell
+from bridgebench.stats import spread
+from bridgebench.store import Store
+
+FACTORS = [  # (mechanism, what its spread holds)
+    ("debian", "as users run it"),
+    ("debian-noaslr", "ASLR off"),
+    ("stock", "built here, unchanged"),
+    ("fixedseed", "PRNG fixed"),
+    ("pinned", "PRNG fixed, ASLR off"),
+    ("hotcount", "4096 counters"),
+    ("hotloop", "-Ohotloop=5"),
+]
+SHIFTED = {"pinned": "the load address (64-192 B shifts), 64 counters",
+           "hotcount-pinned": "the load address, 4096 counters"}
+
+
+def _means(cell: Cell | None) -> list[float]:
+    return [r.steady_mean for r in cell.per_execution if r.steady_mean] if cell else []
+
+
+def _pct(x: float) -> str:
+    if x == 0:
+        return "0"
+    return f"{x:.1%}" if x >= 0.001 else f"{x * 100:.2g}%"  # counts: spreads of a millionth show
+
+
+def spreads(analysis: Analysis, cells: dict[tuple[str, str], Cell], benchmarks: list[str]) -> None:
+    present = [(m, what) for m, what in FACTORS if any((b, m) in cells for b in benchmarks)]
+    print("Spread between process executions: sd of log steady means (≈ CV), 99 % interval (executions)")
+    print()
+    print("| Benchmark | " + " | ".join(f"{m} ({what})" for m, what in present) + " |")
+    print("|---|" + "---|" * len(present))
+    for b in benchmarks:
+        row = []
+        for m, _ in present:
+            est = spread.log_spread(_means(cells.get((b, m))))
+            row.append("—" if est is None else
+                       f"{_pct(est.sd)} ({_pct(est.low)}–{_pct(est.high)}, n={est.executions})")
+        print(f"| {b} | " + " | ".join(row) + " |")
+
+
+def trace_signatures(cells: dict[tuple[str, str], Cell], benchmarks: list[str], mechanisms: list[str]) -> None:
+    print()
+    print("Distinct trace signatures among a cell's executions (the same signature: the compiler made the same "
+          "traces)")
+    print()
+    print("| Benchmark | " + " | ".join(mechanisms) + " |")
+    print("|---|" + "---|" * len(mechanisms))
+    for b in benchmarks:
+        row = []
+        for m in mechanisms:
+            records = [r.jit.signature for r in cells[(b, m)].per_execution if r.jit] if (b, m) in cells else []
+            row.append(f"{len(set(records))} of {len(records)}" if records else "—")
+        print(f"| {b} | " + " | ".join(row) + " |")
+
+
+def shifted(cells: dict[tuple[str, str], Cell], benchmarks: list[str], mechanisms: list[str]) -> None:
+    print()
+    print("The load address: executions grouped by shift (0, 64, 128, 192 B), share of their spread between "
+          "shifts (η²) and the F test's p")
+    print()
+    print("| Benchmark | " + " | ".join(SHIFTED[m] for m in SHIFTED) + " |")
+    print("|---|" + "---|" * len(SHIFTED))
+    for b in benchmarks:
+        row = []
+        for base in SHIFTED:
+            shifts = [m for m in mechanisms if m == base or m.startswith(base + "-shift")]
+            groups = [_means(cells.get((b, m))) for m in shifts]
+            found = spread.between_groups([g for g in groups if g])
+            every = [x for g in groups for x in g]
+            sd = spread.log_spread(every)
+            traces = [{r.jit.signature for r in cells[(b, m)].per_execution if r.jit}
+                      for m in shifts if (b, m) in cells]
+            said = (f"; traces: {len(set().union(*traces))} signatures in {len(traces)} shifts"
+                    if traces and all(traces) else "")
+            row.append("—" if found is None or sd is None else
+                       f"{found.share:.0%} between shifts (p={found.p_value:.2g}), sd {_pct(sd.sd)} over "
+                       f"{found.executions} in {found.groups} shifts{said}")
+        print(f"| {b} | " + " | ".join(row) + " |")
+
+
+def hot_counters(cells: dict[tuple[str, str], Cell], benchmarks: list[str]) -> None:
+    print()
+    print("4096 hot counters against the stock build (ASLR on, PRNG from getrandom, as users run it): "
+          "sd(hotcount) / sd(stock), 99 % F interval")
+    print()
+    print("| Benchmark | stock sd | hotcount sd | ratio (99 %) | spread |")
+    print("|---|---|---|---|---|")
+    tally: dict[str, int] = {}
+    for b in benchmarks:
+        a, h = _means(cells.get((b, "stock"))), _means(cells.get((b, "hotcount")))
+        r = spread.spread_ratio(a, h)
+        sa, sh = spread.log_spread(a), spread.log_spread(h)
+        if sa is None or sh is None:
+            print(f"| {b} | — | — | — | too few executions |")
+            continue
+        if r is None:  # a side without any spread (counts can repeat exactly)
+            verdict = ("none either side" if sa.sd == sh.sd == 0
+                       else "fell to none" if sh.sd == 0 else "rose from none")
+            tally[verdict] = tally.get(verdict, 0) + 1
+            print(f"| {b} | {_pct(sa.sd)} | {_pct(sh.sd)} | — | {verdict} |")
+            continue
+        tally[r.verdict()] = tally.get(r.verdict(), 0) + 1
+        print(f"| {b} | {_pct(sa.sd)} | {_pct(sh.sd)} | ×{r.ratio:.2f} ({r.low:.2f}–{r.high:.2f}) | {r.verdict()} |")
+    print()
+    print("spread " + ", ".join(f"{v} on {n}" for v, n in sorted(tally.items())) + f" of {sum(tally.values())}")
+
+
+def signatures(analysis: Analysis) -> None:
+    print()
+    print("Speed modes and trace signatures (cells whose executions fall into modes; leave-one-out)")
+    print()
+    print("| Benchmark | Mechanism | Executions | Modes (executions each) | Signatures | Predicted by signature "
+          "| Guessing the commonest mode |")
+    print("|---|---|---|---|---|---|---|")
+    predicted = total = baseline = 0
+    varied = [0, 0, 0]  # predicted, executions, baseline: cells whose executions have more than one signature
+    for c in analysis.cells:
+        runs = [r for r in c.per_execution if r.steady_mean and r.jit]
+        if len(runs) < spread.MIN_EXECUTIONS:
+            continue
+        labels = spread.modes([r.steady_mean for r in runs])
+        p = spread.predicted_by([r.jit.signature for r in runs], labels)
+        if p is None:
+            continue
+        sizes = "/".join(str(labels.count(m)) for m in range(p.modes))
+        predicted, total = predicted + p.predicted, total + p.executions
+        baseline += round(p.baseline * p.executions)
+        if len({r.jit.signature for r in runs}) > 1:
+            varied = [varied[0] + p.predicted, varied[1] + p.executions, varied[2] + round(p.baseline * p.executions)]
+        print(f"| {c.benchmark} | {c.mechanism} | {p.executions} | {p.modes} ({sizes}) | "
+              f"{len({r.jit.signature for r in runs})} | {p.predicted} ({p.share:.0%}; {p.unmatched} with a "
+              f"signature no other shares) | {p.baseline:.0%} |")
+    print()
+    if total:
+        print(f"over every cell with modes: {predicted} of {total} executions ({predicted / total:.0%}) predicted "
+              f"by their signature; always guessing the commonest mode: {baseline} ({baseline / total:.0%})")
+        if varied[1]:
+            print(f"over the cells with modes whose executions compiled different traces: {varied[0]} of {varied[1]} "
+                  f"({varied[0] / varied[1]:.0%}); the commonest mode: {varied[2]} ({varied[2] / varied[1]:.0%})")
+        else:
+            print("no cell with modes compiled different traces in different executions")
+    else:
+        print("no cell's executions fall into modes")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("store", type=Path)
+    parser.add_argument("campaign", type=int)
+    args = parser.parse_args()
+    analysis = current_analysis(Store(args.store, create=False), args.campaign)
+    if analysis.campaign.study != "luajit-consistency":
+        print(f"campaign {args.campaign} is of {analysis.campaign.study}, not luajit-consistency", file=sys.stderr)
+        return 2
+    cells = {c.key: c for c in analysis.cells}
+    benchmarks = list(dict.fromkeys(c.benchmark for c in analysis.cells))
+    mechanisms = list(dict.fromkeys(c.mechanism for c in analysis.cells))
+    print(f"campaign {args.campaign}, {analysis.metric}: {len(benchmarks)} benchmarks × {len(mechanisms)} "
+          "mechanisms")
+    print()
+    spreads(analysis, cells, benchmarks)
+    trace_signatures(cells, benchmarks, mechanisms)
+    shifted(cells, benchmarks, mechanisms)
+    hot_counters(cells, benchmarks)
+    signatures(analysis)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
