@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 
 from bridgebench.analysis import current_analysis
@@ -43,6 +44,17 @@ def _means(cell: Cell | None) -> list[float]:
     return [r.steady_mean for r in cell.per_execution if r.steady_mean] if cell else []
 
 
+def _table(title: str, columns: list[str], rows: list[list[str]]) -> None:
+    """A titled markdown table, a blank line before it."""
+    print()
+    print(title)
+    print()
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
 def _pct(x: float) -> str:
     if x == 0:
         return "0"
@@ -51,95 +63,80 @@ def _pct(x: float) -> str:
 
 def spreads(analysis: Analysis, cells: dict[tuple[str, str], Cell], benchmarks: list[str]) -> None:
     present = [(m, what) for m, what in FACTORS if any((b, m) in cells for b in benchmarks)]
-    print("Spread between process executions: sd of log steady means (≈ CV), 99 % interval (executions)")
-    print()
-    print("| Benchmark | " + " | ".join(f"{m} ({what})" for m, what in present) + " |")
-    print("|---|" + "---|" * len(present))
+    rows = []
     for b in benchmarks:
-        row = []
+        row = [b]
         for m, _ in present:
             est = spread.log_spread(_means(cells.get((b, m))))
             row.append("—" if est is None else
                        f"{_pct(est.sd)} ({_pct(est.low)}–{_pct(est.high)}, n={est.executions})")
-        print(f"| {b} | " + " | ".join(row) + " |")
+        rows.append(row)
+    _table("Spread between process executions: sd of log steady means (≈ CV), 99 % interval (executions)",
+           ["Benchmark"] + [f"{m} ({what})" for m, what in present], rows)
 
 
 def trace_signatures(cells: dict[tuple[str, str], Cell], benchmarks: list[str], mechanisms: list[str]) -> None:
-    print()
-    print("Distinct trace signatures among a cell's executions (the same signature: the compiler made the same "
-          "traces)")
-    print()
-    print("| Benchmark | " + " | ".join(mechanisms) + " |")
-    print("|---|" + "---|" * len(mechanisms))
+    rows = []
     for b in benchmarks:
-        row = []
+        row = [b]
         for m in mechanisms:
             records = [r.jit.signature for r in cells[(b, m)].per_execution if r.jit] if (b, m) in cells else []
             row.append(f"{len(set(records))} of {len(records)}" if records else "—")
-        print(f"| {b} | " + " | ".join(row) + " |")
+        rows.append(row)
+    _table("Distinct trace signatures among a cell's executions (the same signature: the compiler made the "
+           "same traces)", ["Benchmark", *mechanisms], rows)
+
+
+def _signatures(cell: Cell) -> set[str]:
+    return {r.jit.signature for r in cell.per_execution if r.jit}
 
 
 def shifted(cells: dict[tuple[str, str], Cell], benchmarks: list[str], mechanisms: list[str]) -> None:
-    print()
-    print("The load address: executions grouped by shift (0, 64, 128, 192 B), share of their spread between "
-          "shifts (η²) and the F test's p")
-    print()
-    print("| Benchmark | " + " | ".join(SHIFTED[m] for m in SHIFTED) + " |")
-    print("|---|" + "---|" * len(SHIFTED))
+    rows = []
     for b in benchmarks:
-        row = []
+        row = [b]
         for base in SHIFTED:
             shifts = [m for m in mechanisms if m == base or m.startswith(base + "-shift")]
             groups = [_means(cells.get((b, m))) for m in shifts]
             found = spread.between_groups([g for g in groups if g])
-            every = [x for g in groups for x in g]
-            sd = spread.log_spread(every)
-            traces = [{r.jit.signature for r in cells[(b, m)].per_execution if r.jit}
-                      for m in shifts if (b, m) in cells]
+            sd = spread.log_spread([x for g in groups for x in g])
+            traces = [_signatures(cells[(b, m)]) for m in shifts if (b, m) in cells]
             said = (f"; traces: {len(set().union(*traces))} signatures in {len(traces)} shifts"
                     if traces and all(traces) else "")
             row.append("—" if found is None or sd is None else
                        f"{found.share:.0%} between shifts (p={found.p_value:.2g}), sd {_pct(sd.sd)} over "
                        f"{found.executions} in {found.groups} shifts{said}")
-        print(f"| {b} | " + " | ".join(row) + " |")
+        rows.append(row)
+    _table("The load address: executions grouped by shift (0, 64, 128, 192 B), share of their spread between "
+           "shifts (η²) and the F test's p", ["Benchmark", *SHIFTED.values()], rows)
 
 
 def hot_counters(cells: dict[tuple[str, str], Cell], benchmarks: list[str]) -> None:
-    print()
-    print("4096 hot counters against the stock build (ASLR on, PRNG from getrandom, as users run it): "
-          "sd(hotcount) / sd(stock), 99 % F interval")
-    print()
-    print("| Benchmark | stock sd | hotcount sd | ratio (99 %) | spread |")
-    print("|---|---|---|---|---|")
-    tally: dict[str, int] = {}
+    rows, tally = [], Counter()
     for b in benchmarks:
         a, h = _means(cells.get((b, "stock"))), _means(cells.get((b, "hotcount")))
         r = spread.spread_ratio(a, h)
         sa, sh = spread.log_spread(a), spread.log_spread(h)
         if sa is None or sh is None:
-            print(f"| {b} | — | — | — | too few executions |")
+            rows.append([b, "—", "—", "—", "too few executions"])
             continue
         if r is None:  # a side without any spread (counts can repeat exactly)
-            verdict = ("none either side" if sa.sd == sh.sd == 0
-                       else "fell to none" if sh.sd == 0 else "rose from none")
-            tally[verdict] = tally.get(verdict, 0) + 1
-            print(f"| {b} | {_pct(sa.sd)} | {_pct(sh.sd)} | — | {verdict} |")
-            continue
-        tally[r.verdict()] = tally.get(r.verdict(), 0) + 1
-        print(f"| {b} | {_pct(sa.sd)} | {_pct(sh.sd)} | ×{r.ratio:.2f} ({r.low:.2f}–{r.high:.2f}) | {r.verdict()} |")
+            verdict, shown = ("none either side" if sa.sd == sh.sd == 0
+                              else "fell to none" if sh.sd == 0 else "rose from none"), "—"
+        else:
+            verdict, shown = r.verdict(), f"×{r.ratio:.2f} ({r.low:.2f}–{r.high:.2f})"
+        tally[verdict] += 1
+        rows.append([b, _pct(sa.sd), _pct(sh.sd), shown, verdict])
+    _table("4096 hot counters against the stock build (ASLR on, PRNG from getrandom, as users run it): "
+           "sd(hotcount) / sd(stock), 99 % F interval",
+           ["Benchmark", "stock sd", "hotcount sd", "ratio (99 %)", "spread"], rows)
     print()
     print("spread " + ", ".join(f"{v} on {n}" for v, n in sorted(tally.items())) + f" of {sum(tally.values())}")
 
 
 def signatures(analysis: Analysis) -> None:
-    print()
-    print("Speed modes and trace signatures (cells whose executions fall into modes; leave-one-out)")
-    print()
-    print("| Benchmark | Mechanism | Executions | Modes (executions each) | Signatures | Predicted by signature "
-          "| Guessing the commonest mode |")
-    print("|---|---|---|---|---|---|---|")
-    predicted = total = baseline = 0
-    varied = [0, 0, 0]  # predicted, executions, baseline: cells whose executions have more than one signature
+    rows = []
+    every, varied = [0, 0, 0], [0, 0, 0]  # predicted, executions, right by the commonest mode
     for c in analysis.cells:
         runs = [r for r in c.per_execution if r.steady_mean and r.jit]
         if len(runs) < spread.MIN_EXECUTIONS:
@@ -148,25 +145,29 @@ def signatures(analysis: Analysis) -> None:
         p = spread.predicted_by([r.jit.signature for r in runs], labels)
         if p is None:
             continue
-        sizes = "/".join(str(labels.count(m)) for m in range(p.modes))
-        predicted, total = predicted + p.predicted, total + p.executions
-        baseline += round(p.baseline * p.executions)
-        if len({r.jit.signature for r in runs}) > 1:
-            varied = [varied[0] + p.predicted, varied[1] + p.executions, varied[2] + round(p.baseline * p.executions)]
-        print(f"| {c.benchmark} | {c.mechanism} | {p.executions} | {p.modes} ({sizes}) | "
-              f"{len({r.jit.signature for r in runs})} | {p.predicted} ({p.share:.0%}; {p.unmatched} with a "
-              f"signature no other shares) | {p.baseline:.0%} |")
+        counted = [p.predicted, p.executions, round(p.baseline * p.executions)]
+        every = [x + y for x, y in zip(every, counted, strict=True)]
+        if len(_signatures(c)) > 1:
+            varied = [x + y for x, y in zip(varied, counted, strict=True)]
+        rows.append([c.benchmark, c.mechanism, str(p.executions),
+                     f"{p.modes} ({'/'.join(str(labels.count(m)) for m in range(p.modes))})",
+                     str(len(_signatures(c))),
+                     f"{p.predicted} ({p.share:.0%}; {p.unmatched} with a signature no other shares)",
+                     f"{p.baseline:.0%}"])
+    _table("Speed modes and trace signatures (cells whose executions fall into modes; leave-one-out)",
+           ["Benchmark", "Mechanism", "Executions", "Modes (executions each)", "Signatures",
+            "Predicted by signature", "Guessing the commonest mode"], rows)
     print()
-    if total:
-        print(f"over every cell with modes: {predicted} of {total} executions ({predicted / total:.0%}) predicted "
-              f"by their signature; always guessing the commonest mode: {baseline} ({baseline / total:.0%})")
-        if varied[1]:
-            print(f"over the cells with modes whose executions compiled different traces: {varied[0]} of {varied[1]} "
-                  f"({varied[0] / varied[1]:.0%}); the commonest mode: {varied[2]} ({varied[2] / varied[1]:.0%})")
-        else:
-            print("no cell with modes compiled different traces in different executions")
-    else:
+    if not every[1]:
         print("no cell's executions fall into modes")
+        return
+    print(f"over every cell with modes: {every[0]} of {every[1]} executions ({every[0] / every[1]:.0%}) predicted "
+          f"by their signature; always guessing the commonest mode: {every[2]} ({every[2] / every[1]:.0%})")
+    if varied[1]:
+        print(f"over the cells with modes whose executions compiled different traces: {varied[0]} of {varied[1]} "
+              f"({varied[0] / varied[1]:.0%}); the commonest mode: {varied[2]} ({varied[2] / varied[1]:.0%})")
+    else:
+        print("no cell with modes compiled different traces in different executions")
 
 
 def main() -> int:
@@ -183,7 +184,6 @@ def main() -> int:
     mechanisms = list(dict.fromkeys(c.mechanism for c in analysis.cells))
     print(f"campaign {args.campaign}, {analysis.metric}: {len(benchmarks)} benchmarks × {len(mechanisms)} "
           "mechanisms")
-    print()
     spreads(analysis, cells, benchmarks)
     trace_signatures(cells, benchmarks, mechanisms)
     shifted(cells, benchmarks, mechanisms)
