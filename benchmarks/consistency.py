@@ -61,7 +61,7 @@ def _pct(x: float) -> str:
     return f"{x:.1%}" if x >= 0.001 else f"{x * 100:.2g}%"  # counts: spreads of a millionth show
 
 
-def spreads(analysis: Analysis, cells: dict[tuple[str, str], Cell], benchmarks: list[str]) -> None:
+def spreads(cells: dict[tuple[str, str], Cell], benchmarks: list[str]) -> None:
     present = [(m, what) for m, what in FACTORS if any((b, m) in cells for b in benchmarks)]
     rows = []
     for b in benchmarks:
@@ -184,7 +184,7 @@ def main() -> int:
     mechanisms = list(dict.fromkeys(c.mechanism for c in analysis.cells))
     print(f"campaign {args.campaign}, {analysis.metric}: {len(benchmarks)} benchmarks × {len(mechanisms)} "
           "mechanisms")
-    spreads(analysis, cells, benchmarks)
+    spreads(cells, benchmarks)
     trace_signatures(cells, benchmarks, mechanisms)
     shifted(cells, benchmarks, mechanisms)
     hot_counters(cells, benchmarks)
