@@ -36,6 +36,18 @@ def test_python_dash_m_runs_the_same_command() -> None:
     assert "Usage: python -m bridgebench" in done.stdout and "selftest" in done.stdout
 
 
+def test_the_command_starts_without_importing_scipy() -> None:
+    """scipy.stats takes most of a second to import; commands that do no statistics (help, list, status,
+    a worker between executions) must not pay for it, so the modules that use it import it when used."""
+    probe = "import sys, bridgebench.cli; print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[]\n"
+    # and they do work when used
+    from bridgebench.stats.executions import over_executions
+    assert over_executions([1.0, 1.1, 0.9, 1.05]).low is not None
+
+
 def _commands() -> list[tuple[str, Any]]:
     group = typer.main.get_command(app)
     return [("", group), *((name, cmd) for name, cmd in group.commands.items())]  # type: ignore[attr-defined]
