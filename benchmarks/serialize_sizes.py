@@ -6,7 +6,7 @@ Builds the study's mechanisms (cached, as `bridgebench build serialize`), runs s
 with each available mechanism's VM and environment, and prints a Markdown table a message. Nothing here is
 timed; a mechanism that is unavailable is listed with its reason.
 
-    .venv/bin/python benchmarks/serialize_sizes.py [--messages 1000] [--build-dir build]
+    .venv/bin/python benchmarks/serialize_sizes.py [--messages 1000] [--build-dir build] [--mechanisms a,b]
 """
 
 from __future__ import annotations
@@ -50,9 +50,14 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=1000, help="messages of each kind (default 1000)")
     parser.add_argument("--build-dir", type=Path, default=Path("build"), help="the builds' folder (default build)")
+    parser.add_argument("--mechanisms", help="comma-separated mechanisms (default: all of the study's)")
     args = parser.parse_args(argv)
     study = load_study(find_study("serialize"))
-    builds = build_study(study, args.build_dir.resolve())
+    chosen = args.mechanisms.split(",") if args.mechanisms else list(study.mechanisms)
+    unknown = sorted(set(chosen) - set(study.mechanisms))
+    if unknown:
+        raise SystemExit(f"serialize_sizes: no mechanism {', '.join(unknown)} in the serialize study")
+    builds = build_study(study, args.build_dir.resolve(), chosen)
     rows: dict[str, list[str]] = {m: [] for m in MESSAGES}
     unavailable = []
     for name, build in builds.items():

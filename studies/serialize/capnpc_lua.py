@@ -201,6 +201,11 @@ class Emitter:
         self.depth -= 1
 
 
+def fields_of(node: Any) -> list[Any]:
+    """A struct node's fields; the text format leaves the list out when a struct has none."""
+    return list(node.struct.get("fields", []))
+
+
 def default_of(slot: Any) -> Any:
     """A slot's default as a Python value (0 / False / None when it has none)."""
     which = slot.defaultValue.which()
@@ -233,7 +238,7 @@ class StructWriter:
     # ---- shared helpers -------------------------------------------------------------------------------
 
     def fields(self, node: Any) -> list[Any]:
-        return sorted(node.struct.fields, key=lambda f: f.codeOrder)
+        return sorted(fields_of(node), key=lambda f: f.codeOrder)
 
     def members(self, node: Any) -> tuple[list[Any], list[Any]]:
         """(fields outside the union, union members) of a struct or group node."""
@@ -578,7 +583,8 @@ def list_ident(schema: Schema, element: Any, fail: Any) -> str:
         return "L_" + schema.qualified(schema.nodes[element.enum.typeId]).replace(".", "_")
     if kind in PRIMITIVES or kind in ("bool", "text", "data"):
         return "L_" + kind
-    raise fail(f"lists of {kind} are not supported")
+    plural = {"list": "lists", "anyPointer": "AnyPointers", "interface": "interfaces"}.get(kind, kind)
+    raise fail(f"lists of {plural} are not supported")
 
 
 def emit_list(schema: Schema, element: Any, out: Emitter) -> None:
@@ -681,7 +687,7 @@ def lists_used(schema: Schema, structs: list[Any]) -> list[Any]:
     seen: dict[str, Any] = {}
 
     def visit(node: Any) -> None:
-        for field in node.struct.fields:
+        for field in fields_of(node):
             if field.which() == "group":
                 visit(schema.nodes[field.group.typeId])
             elif field.slot.type.which() == "list":
@@ -704,6 +710,11 @@ def generate(schema: Schema, file_node: Any) -> str:
             raise GeneratorError(f"{schema.qualified(node)}: generic types are not supported")
         if node.which() == "interface":
             raise GeneratorError(f"{schema.qualified(node)}: interfaces are not supported")
+        for field in fields_of(node) if node.which() == "struct" else ():
+            if (field.which() == "slot" and field.slot.hadExplicitDefault
+                    and field.slot.type.which() in ("text", "data", "list", "struct", "anyPointer")):
+                raise GeneratorError(f"{schema.qualified(node)}.{field.name}: a pointer field with a default value "
+                                     "is not supported")
     structs = sorted((n for n in mine if n.which() == "struct" and not n.struct.isGroup),
                      key=lambda n: n.displayName)
     enums = sorted((n for n in mine if n.which() == "enum"), key=lambda n: n.displayName)
@@ -741,7 +752,7 @@ def generate(schema: Schema, file_node: Any) -> str:
         out(f"local {name}_measure, {name}_write, {name}_read")
     out()
     for node in structs:
-        for field in node.struct.fields:
+        for field in fields_of(node):
             if field.which() == "slot" and field.slot.type.which() == "struct":
                 target = schema.nodes[field.slot.type.struct.typeId]
                 if not target.displayName.startswith(prefix):

@@ -96,20 +96,22 @@ local function log_via_cxx()
       cap = math.max(#hs, #ts, 2 * cap, 16)
       headers, tags = ffi.new("bb_header[?]", cap), ffi.new("bb_str[?]", cap)
     end
-    c.timestamp, c.zone_id = t.timestamp, t.zoneId
+    -- A field the table leaves out gets the schema's default (schema/log.capnp), as an unset field would.
+    c.timestamp, c.zone_id = t.timestamp or 0, t.zoneId or 0
     set(c.client_ip, t.clientIp)
-    c.client_port, c.method = t.clientPort, METHOD[t.method]
+    c.client_port, c.method = t.clientPort or 0, t.method and METHOD[t.method] or 0
     set(c.host, t.host)
     set(c.uri, t.uri)
-    c.status, c.bytes_sent, c.request_time = t.status, t.bytesSent, t.requestTime
-    c.ssl, c.cache_status = t.ssl and 1 or 0, CACHE[t.cacheStatus]
+    c.status, c.bytes_sent, c.request_time = t.status or 200, t.bytesSent or 0, t.requestTime or 0
+    c.ssl, c.cache_status = t.ssl and 1 or 0, t.cacheStatus and CACHE[t.cacheStatus] or 0
     set(c.user_agent, t.userAgent)
     set(c.referer, t.referer)
     local u = t.upstream
     c.has_upstream = u and 1 or 0
     if u then
       set(c.upstream.addr, u.addr)
-      c.upstream.status, c.upstream.response_time, c.upstream.attempts = u.status, u.responseTime, u.attempts
+      c.upstream.status, c.upstream.response_time = u.status or 0, u.responseTime or 0
+      c.upstream.attempts = u.attempts or 1
     end
     for i = 1, #hs do
       set(headers[i - 1].name, hs[i].name)
@@ -118,7 +120,7 @@ local function log_via_cxx()
     for i = 1, #ts do set(tags[i - 1], ts[i]) end
     c.has_headers, c.headers, c.n_headers = t.headers and 1 or 0, headers, #hs
     c.has_tags, c.tags, c.n_tags = t.tags and 1 or 0, tags, #ts
-    c.edge_ratio, c.ray_id, c.colo = t.edgeRatio, t.rayId, t.colo
+    c.edge_ratio, c.ray_id, c.colo = t.edgeRatio or 1.0, t.rayId or 0, t.colo or -1
     check(s, lib.bbcapnp_log_encode(c, s.out, 1048576, s.len))
     return ffi.string(s.out, s.len[0])
   end
@@ -179,7 +181,7 @@ local function book_via_cxx()
     local next_phone = 0
     for i = 1, #ps do
       local p, o = ps[i], people[i - 1]
-      o.id = p.id
+      o.id = p.id or 0
       set(o.name, p.name)
       set(o.email, p.email)
       local phs = p.phones or {}
@@ -187,7 +189,7 @@ local function book_via_cxx()
       for k = 1, #phs do
         local ph = phones[next_phone]
         set(ph.number, phs[k].number)
-        ph.type = TYPE[phs[k].type]
+        ph.type = phs[k].type and TYPE[phs[k].type] or 0
         next_phone = next_phone + 1
       end
       local e = p.employment or {}

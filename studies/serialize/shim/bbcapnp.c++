@@ -49,6 +49,15 @@ capnp::Text::Reader text(const bb_str &s) { return capnp::Text::Reader(s.p, s.n)
     if ((s).p) (builder).set##Field(text(s)); \
   } while (0)
 
+// kj gives every exception a stack trace by unwinding the whole stack; called over FFI from a compiled
+// LuaJIT trace (machine code without unwind tables) that unwinding aborts the process. Every entry point
+// puts this on its stack (kj requires it there) to turn the traces off; the catch is still found, inside
+// this library, before the unwinder reaches LuaJIT's frames.
+class NoStackTrace final : public kj::ExceptionCallback {
+ public:
+  StackTraceMode stackTraceMode() override { return StackTraceMode::NONE; }
+};
+
 int fail(const kj::Exception &e) {
   last_error = e.getDescription().cStr();
   return 1;
@@ -90,6 +99,7 @@ extern "C" {
 const char *bbcapnp_error(void) { return last_error.c_str(); }
 
 int bbcapnp_log_encode(const bb_log *in, uint8_t *out, size_t cap, size_t *len) {
+  NoStackTrace no_trace;
   try {
     capnp::MallocMessageBuilder message(kj::arrayPtr(scratch, kFirstSegmentWords));
     auto r = message.initRoot<HttpLog>();
@@ -137,6 +147,7 @@ int bbcapnp_log_encode(const bb_log *in, uint8_t *out, size_t cap, size_t *len) 
 }
 
 int bbcapnp_log_decode(const uint8_t *msg, size_t len, bb_log *out) {
+  NoStackTrace no_trace;
   try {
     capnp::FlatArrayMessageReader message(words_of(msg, len));
     auto r = message.getRoot<HttpLog>();
@@ -181,6 +192,7 @@ int bbcapnp_log_decode(const uint8_t *msg, size_t len, bb_log *out) {
 }
 
 int bbcapnp_book_encode(const bb_book *in, uint8_t *out, size_t cap, size_t *len) {
+  NoStackTrace no_trace;
   try {
     capnp::MallocMessageBuilder message(kj::arrayPtr(scratch, kFirstSegmentWords));
     auto book = message.initRoot<AddressBook>();
@@ -215,6 +227,7 @@ int bbcapnp_book_encode(const bb_book *in, uint8_t *out, size_t cap, size_t *len
 }
 
 int bbcapnp_book_decode(const uint8_t *msg, size_t len, bb_book *out) {
+  NoStackTrace no_trace;
   try {
     capnp::FlatArrayMessageReader message(words_of(msg, len));
     auto book = message.getRoot<AddressBook>();
