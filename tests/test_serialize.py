@@ -23,10 +23,16 @@ GENERATOR = STUDY_DIR / "capnpc_lua.py"
 
 
 @pytest.fixture(scope="module")
-def capnp(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The study's Cap'n Proto build (generated Lua modules and the libcapnp shim), made as the study makes it."""
-    out = tmp_path_factory.mktemp("capnp") / "_capnp"
-    subprocess.run(["bash", str(STUDY_DIR / "build_capnp.sh"), str(out)], check=True, timeout=600)
+def builds(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return build_study(load_study(STUDY_DIR / "study.toml"), tmp_path_factory.mktemp("build"))
+
+
+@pytest.fixture(scope="module")
+def capnp(builds: dict) -> Path:
+    """The study's Cap'n Proto build (generated Lua modules and the libcapnp shim), as its mechanisms share it
+    (build_capnp.sh into {build}/../_capnp)."""
+    out = builds["capnp-lua"].build_dir.parent / "_capnp"
+    assert (out / "libbbcapnp.so").exists() and (out / "lua" / "log_capnp.lua").exists()
     return out
 
 
@@ -321,11 +327,6 @@ def test_the_generator_refuses_a_request_that_is_not_one(tmp_path: Path) -> None
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert re.fullmatch(r"capnpc_lua: capnp cannot read the CodeGeneratorRequest .+\n", done.stderr), done.stderr
-
-
-@pytest.fixture(scope="module")
-def builds(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return build_study(load_study(STUDY_DIR / "study.toml"), tmp_path_factory.mktemp("build"))
 
 
 def test_every_mechanism_that_builds_agrees_and_the_others_say_why(builds: dict) -> None:
