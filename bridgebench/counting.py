@@ -24,6 +24,11 @@ refuses to compare counts taken under different pinnings):
   a different instruction each run, and callgrind 3.19 aborts on some of them (measured on udf-trim: an
   assertion in its signal handling, vgCallgrind_post_signal, in 17 of 90 executions); GODEBUG turns that
   preemption off (other programs ignore the variable);
+- Go's threads spinning on one another: valgrind runs one thread at a time, so a Go thread that spins
+  waiting for another (idle Ps looking for work, a stop-the-world waiting for every P) counts instructions
+  until valgrind switches threads, a matter of time. GOMAXPROCS=1 leaves one P (measured on udf-trim: one
+  iteration in an execution counted up to ×1800 its median and executions of a cell up to ×130 apart; with
+  it, at most ×30 and 20 %). What is left apart is probably the GC pacer, which decides with measured time;
 - the wall clock: libfaketime holds it at one instant (the monotonic clocks the probes time with run on),
   because some runtimes seed their hashes with it (Lua 5.4's luai_makeseed: measured, executions of one
   cell counted up to 3.3 % apart with it running, the same to the instruction with it held).
@@ -51,6 +56,7 @@ GLIBC_TUNABLES = ("glibc.cpu.hwcaps=-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ
 STACK_BYTES = 8192  # argv + environment are padded to this many bytes (their strings and terminators)
 PAD = "BRIDGEBENCH_PAD"
 GODEBUG = "asyncpreemptoff=1"  # Go's signal-based preemption off (the module's doc says why)
+GOMAXPROCS = "1"  # one P: no Go thread spins on another under valgrind's one-at-a-time threads
 FAKETIME = "2000-01-01 00:00:00"  # the wall clock every counted execution sees
 FAKETIME_LIBRARY = "/usr/lib/*/faketime/libfaketime.so.1"
 # Children are traced so that work done in another process is seen (counts() refuses it), not missed.
@@ -111,7 +117,8 @@ def _cpu_model() -> str:
 def pinning() -> dict[str, Any]:
     """What the counts of a campaign were taken under; two campaigns' counts compare only if these match."""
     return {"valgrind": valgrind_version(), "tool": "callgrind", "aslr": "off (setarch -R)",
-            "glibc_tunables": GLIBC_TUNABLES, "godebug": GODEBUG, "stack_bytes": STACK_BYTES,
+            "glibc_tunables": GLIBC_TUNABLES, "godebug": GODEBUG, "gomaxprocs": GOMAXPROCS,
+            "stack_bytes": STACK_BYTES,
             "wall_clock": f"held at {FAKETIME}", "cpu": _cpu_model(), "arch": platform.machine()}
 
 
@@ -147,6 +154,7 @@ def command(argv: list[str], env: dict[str, str], out_dir: Path) -> tuple[list[s
                f"--callgrind-out-file={out_dir / OUT_FILE}", *argv]
     pinned = {k: v for k, v in env.items() if k != PAD} | {"GLIBC_TUNABLES": GLIBC_TUNABLES}
     pinned["GODEBUG"] = ",".join(p for p in (env.get("GODEBUG"), GODEBUG) if p)  # the last setting wins
+    pinned["GOMAXPROCS"] = GOMAXPROCS  # over a mechanism's own: counts are taken with one P
     faketime = faketime_library()
     if faketime:
         preload = " ".join(p for p in (faketime, env.get("LD_PRELOAD")) if p)

@@ -63,14 +63,16 @@ def test_the_command_pins_aslr_glibc_and_the_stack(tmp_path: Path) -> None:
         assert wrapped[-2:] == argv
         assert env["GLIBC_TUNABLES"] == counting.GLIBC_TUNABLES and env["LUA_CPATH"] == "/b/?.so"
         assert env["GODEBUG"] == "asyncpreemptoff=1"  # Go's timer signals: counts and callgrind both trip
+        assert env["GOMAXPROCS"] == "1"  # no Go thread spinning on another under valgrind
         if counting.faketime_library():
             assert env["FAKETIME"] == counting.FAKETIME and counting.faketime_library() in env["LD_PRELOAD"]
         strings = sum(len(a) + 1 for a in argv) + sum(len(k) + len(v) + 2 for k, v in env.items())
         assert strings == counting.STACK_BYTES
     with pytest.raises(counting.CountingError, match="more than"):
         counting.command(["x"], {"BIG": "y" * counting.STACK_BYTES}, out)
-    _, env = counting.command(["x"], {"GODEBUG": "madvdontneed=1"}, out)
+    _, env = counting.command(["x"], {"GODEBUG": "madvdontneed=1", "GOMAXPROCS": "4"}, out)
     assert env["GODEBUG"] == "madvdontneed=1,asyncpreemptoff=1"  # the mechanism's own settings are kept
+    assert env["GOMAXPROCS"] == "1"  # but not its own GOMAXPROCS: counts are taken with one P
 
 
 def test_a_study_widens_what_it_needs_only_when_counted(tmp_path: Path) -> None:

@@ -182,7 +182,8 @@ def metric_line(result: Analysis) -> str | None:
     return (f"metric: instructions executed (Ir) per iteration, counted by {p.get('tool', 'callgrind')} "
             f"({p.get('valgrind', 'valgrind')}) on {p.get('cpu', 'an unrecorded CPU')}, address-space "
             f"randomisation {p.get('aslr', 'off')}, glibc's routines pinned ({p.get('glibc_tunables', '?')}), "
-            + (f"GODEBUG={p['godebug']}, " if p.get("godebug") else "") +
+            + (f"GODEBUG={p['godebug']}, " if p.get("godebug") else "")
+            + (f"GOMAXPROCS={p['gomaxprocs']}, " if p.get("gomaxprocs") else "") +
             f"argv and environment padded to {p.get('stack_bytes', '?')} bytes, wall clock "
             f"{p.get('wall_clock', 'running')}. Counts leave out system calls "
             "and the kernel, waiting (I/O, locks, page faults), and what caches, memory and branch prediction "
