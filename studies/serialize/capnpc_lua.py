@@ -307,6 +307,15 @@ class StructWriter:
             return f"{self.ident_list(field, typ.list.elementType)}_measure({v})"
         raise self.fail(field, f"type {kind} is not supported")
 
+    def branches(self, fields: list[Any], condition: Any, body: Any) -> None:
+        """An if / elseif chain, one branch a union member: `condition(field)` then `body(field)`."""
+        for i, field in enumerate(fields):
+            self.out(("if " if i == 0 else "elseif ") + condition(field) + " then")
+            self.out.indent()
+            body(field)
+            self.out.dedent()
+        self.out("end")
+
     # ---- write ---------------------------------------------------------------------------------------
 
     def write_fields(self, node: Any, table: str) -> None:
@@ -316,16 +325,13 @@ class StructWriter:
             self.write_field(field, table)
         if union:
             offset = node.struct.discriminantOffset * 2
-            first = True
-            for field in union:
-                out(("if " if first else "elseif ") + f"{table}.{field.name} ~= nil then")
-                first = False
-                out.indent()
+
+            def write_member(field: Any) -> None:
                 if field.discriminantValue:
                     out(f"cast(T.u16, p + s + {offset})[0] = {field.discriminantValue}")
                 self.write_field(field, table)
-                out.dedent()
-            out("end")
+
+            self.branches(union, lambda f: f"{table}.{f.name} ~= nil", write_member)
 
     def write_field(self, field: Any, table: str) -> None:
         out = self.out
@@ -428,14 +434,8 @@ class StructWriter:
             offset = node.struct.discriminantOffset * 2
             d = self.fresh("d")
             out(f"local {d} = dw * 8 >= {offset + 2} and cast(T.u16, p + s + {offset})[0] or 0")
-            first = True
-            for field in union:
-                out(("if " if first else "elseif ") + f"{d} == {field.discriminantValue} then")
-                first = False
-                out.indent()
-                self.read_field(field, table)
-                out.dedent()
-            out("end")
+            self.branches(union, lambda f: f"{d} == {f.discriminantValue}",
+                          lambda f: self.read_field(f, table))
 
     def read_field(self, field: Any, table: str) -> None:
         out = self.out

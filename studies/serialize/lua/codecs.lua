@@ -53,9 +53,11 @@ end
 
 -- libcapnp through the shim: Lua tables to the flat C structs and back, as a user of a C++ library would.
 local shim = nil
+local ffi_string = nil  -- ffi.string, once the shim is loaded (Lua 5.4 has no ffi)
 local function load_shim()
   if shim then return shim end
   local ffi = require("ffi")
+  ffi_string = ffi.string
   local header = io.open(here() .. "/../shim/bbcapnp.h"):read("*a")
   ffi.cdef(header)
   local path = os.getenv("SERIALIZE_CAPNP_LIB")
@@ -66,6 +68,16 @@ end
 
 local function check(s, rc)
   if rc ~= 0 then error("capnp: " .. s.ffi.string(s.lib.bbcapnp_error()), 0) end
+end
+
+-- A bb_str of the shim: set from a Lua string (nil: a null pointer), read back to one (NULL: nil).
+local function set(field, v)
+  field.p, field.n = v, v and #v or 0
+end
+
+local function str(b)
+  if b.p == nil then return nil end
+  return ffi_string(b.p, b.n)
 end
 
 local function enum_names(values)
@@ -83,13 +95,6 @@ local function log_via_cxx()
   local c = ffi.new("bb_log")
   local headers, tags, cap = nil, nil, 0
   local d = ffi.new("bb_log")
-  local function set(field, v)
-    field.p, field.n = v, v and #v or 0
-  end
-  local function str(b)
-    if b.p == nil then return nil end
-    return ffi.string(b.p, b.n)
-  end
   local function encode(t)
     local hs, ts = t.headers or {}, t.tags or {}
     if #hs > cap or #ts > cap then
@@ -165,13 +170,6 @@ local function book_via_cxx()
   local TYPE_NAME = enum_names(TYPE)
   local c, d = ffi.new("bb_book"), ffi.new("bb_book")
   local people, phones, people_cap, phones_cap = nil, nil, 0, 0
-  local function set(field, v)
-    field.p, field.n = v, v and #v or 0
-  end
-  local function str(b)
-    if b.p == nil then return nil end
-    return ffi.string(b.p, b.n)
-  end
   local function encode(t)
     local ps = t.people or {}
     local n_phones = 0
