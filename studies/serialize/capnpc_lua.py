@@ -255,20 +255,11 @@ class StructWriter:
     # ---- measure: words out of line ------------------------------------------------------------------
 
     def measure_fields(self, node: Any, table: str, acc: str) -> None:
-        out = self.out
         plain, union = self.members(node)
         for field in plain:
             self.measure_field(field, table, acc)
         if union:
-            first = True
-            for field in union:
-                cond = f"{table}.{field.name} ~= nil"
-                out(("if " if first else "elseif ") + cond + " then")
-                first = False
-                out.indent()
-                self.measure_field(field, table, acc)
-                out.dedent()
-            out("end")
+            self.branches(union, lambda f: f"{table}.{f.name} ~= nil", lambda f: self.measure_field(f, table, acc))
 
     def measure_field(self, field: Any, table: str, acc: str) -> None:
         out = self.out
