@@ -252,6 +252,16 @@ class StructWriter:
     def enum_table(self, type_id: int) -> str:
         return "E_" + self.schema.qualified(self.schema.nodes[type_id]).replace(".", "_")
 
+    def present_group(self, field: Any, table: str, body: Any) -> None:
+        """A group's table, when the struct's table has one: `body(group node, Lua name of its table)`."""
+        g = self.fresh("g")
+        self.out(f"local {g} = {table}.{field.name}")
+        self.out(f"if {g} ~= nil then")
+        self.out.indent()
+        body(self.schema.nodes[field.group.typeId], g)
+        self.out.dedent()
+        self.out("end")
+
     # ---- measure: words out of line ------------------------------------------------------------------
 
     def measure_fields(self, node: Any, table: str, acc: str) -> None:
@@ -264,14 +274,7 @@ class StructWriter:
     def measure_field(self, field: Any, table: str, acc: str) -> None:
         out = self.out
         if field.which() == "group":
-            group = self.schema.nodes[field.group.typeId]
-            g = self.fresh("g")
-            out(f"local {g} = {table}.{field.name}")
-            out(f"if {g} ~= nil then")
-            out.indent()
-            self.measure_fields(group, g, acc)
-            out.dedent()
-            out("end")
+            self.present_group(field, table, lambda group, g: self.measure_fields(group, g, acc))
             return
         typ = field.slot.type
         kind = typ.which()
@@ -327,14 +330,7 @@ class StructWriter:
     def write_field(self, field: Any, table: str) -> None:
         out = self.out
         if field.which() == "group":
-            group = self.schema.nodes[field.group.typeId]
-            g = self.fresh("g")
-            out(f"local {g} = {table}.{field.name}")
-            out(f"if {g} ~= nil then")
-            out.indent()
-            self.write_fields(group, g)
-            out.dedent()
-            out("end")
+            self.present_group(field, table, lambda group, g: self.write_fields(group, g))
             return
         slot = field.slot
         typ = slot.type
