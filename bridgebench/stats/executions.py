@@ -33,7 +33,7 @@ MEAN_LINEAR_METHOD = "Student's t over process executions"
 RATIO_METHOD = "Welch's t over process executions (log scale)"
 
 
-def _t_quantile(p: float, df: int) -> float:
+def t_quantile(p: float, df: float) -> float:
     """Student's t quantile; scipy is imported on first use (importing it costs the CLI ~0.8 s to start)."""
     from scipy.stats import t as student_t
 
@@ -80,7 +80,7 @@ def over_executions(values: Sequence[float], *, confidence: float = 0.99,
     back = math.exp if scale == "log" else float
     if k < MIN_EXECUTIONS:
         return Estimate(back(centre), None, None, confidence, TOO_FEW, k)
-    half = _t_quantile((1 + confidence) / 2, k - 1) * float(np.std(y, ddof=1)) / math.sqrt(k)
+    half = t_quantile((1 + confidence) / 2, k - 1) * float(np.std(y, ddof=1)) / math.sqrt(k)
     return Estimate(back(centre), back(centre - half), back(centre + half), confidence,
                     MEAN_LOG_METHOD if scale == "log" else MEAN_LINEAR_METHOD, k)
 
@@ -103,5 +103,5 @@ def ratio_over_executions(a: Sequence[float], b: Sequence[float], *, confidence:
     if se == 0.0:
         return Estimate(math.exp(diff), math.exp(diff), math.exp(diff), confidence, RATIO_METHOD, k)
     df = (va + vb) ** 2 / (va ** 2 / (len(la) - 1) + vb ** 2 / (len(lb) - 1))
-    half = _t_quantile((1 + confidence) / 2, df) * se
+    half = t_quantile((1 + confidence) / 2, df) * se
     return Estimate(math.exp(diff), math.exp(diff - half), math.exp(diff + half), confidence, RATIO_METHOD, k)

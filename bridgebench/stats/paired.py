@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from bridgebench.stats.bootstrap import Estimate
+from bridgebench.stats.executions import t_quantile
 
 PAIRED_METHOD = "paired by round: Student's t on the rounds' log ratios"
 
@@ -37,8 +38,6 @@ def paired_ratio(a: Sequence[np.ndarray], b: Sequence[np.ndarray], *, confidence
         logs.append(math.log(mean_b / mean_a))
     k = len(logs)
     centre = float(np.mean(logs))
-    from scipy.stats import t as student_t  # imported when used: scipy costs the CLI ~0.8 s to start
-
-    half = float(student_t.ppf((1 + confidence) / 2, k - 1)) * float(np.std(logs, ddof=1)) / math.sqrt(k)
+    half = t_quantile((1 + confidence) / 2, k - 1) * float(np.std(logs, ddof=1)) / math.sqrt(k)
     return Estimate(math.exp(centre), math.exp(centre - half), math.exp(centre + half), confidence, PAIRED_METHOD,
                     k)
