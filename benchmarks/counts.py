@@ -2,7 +2,8 @@
 
 For a campaign that counted instructions (`run --metric instructions` or a budget with metric =
 "instructions"): per cell, how far its process executions' steady counts lie apart (the largest over the
-smallest, minus 1: 0 is the same count every time), and its class. With a timed campaign of the same study
+smallest, minus 1: 0 is the same count every time), its class, and its most deviant iteration (the largest
+count over its execution's median). With a timed campaign of the same study
 (`--timed`, from this store or `--timed-store`): per cell, the ratio to the baseline in counts beside the
 ratio in time, how far they disagree (count ratio over time ratio), and Spearman's rank correlation of the
 two over every cell with both, so a user can see when counts may stand in for time.
@@ -16,6 +17,8 @@ import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
 
 from bridgebench import beside
 from bridgebench.analysis import current_analysis
@@ -31,21 +34,36 @@ def spread(cell: Cell) -> float | None:
     return max(means) / min(means) - 1 if len(means) > 1 else None
 
 
-def spreads(counted: Analysis) -> None:
-    print("| Benchmark | Mechanism | Executions | Class | Steady count | Spread between executions |")
-    print("|---|---|---|---|---|---|")
+def worst_iteration(cell: Cell, counts: dict[tuple[int, str], np.ndarray]) -> float | None:
+    """The cell's most deviant iteration: over its executions, the largest count over that execution's median
+    (1: no iteration above the median; one far-off iteration moves a mean, not the median)."""
+    ratios = [float(a.max() / np.median(a)) for r in cell.per_execution
+              if (a := counts.get((r.execution_id, INSTRUCTIONS))) is not None and a.size and np.median(a) > 0]
+    return max(ratios) if ratios else None
+
+
+def spreads(counted: Analysis, store: Store) -> None:
+    ids = [r.execution_id for c in counted.cells for r in c.per_execution]
+    counts = store.series(ids, (INSTRUCTIONS,))
+    print("| Benchmark | Mechanism | Executions | Class | Steady count | Spread between executions | "
+          "Worst iteration / median |")
+    print("|---|---|---|---|---|---|---|")
     worst: dict[str, float] = {}
     for c in counted.cells:
         s = spread(c)
         perf = c.steady_performance
         shown = f"{perf.value * 1e9:,.0f} Ir" if perf else "—"
         print(f"| {c.benchmark} | {c.mechanism} | {c.executions_ok} | {c.classification or '—'} | {shown} | "
-              f"{'—' if s is None else f'{s:.4%}'} |")
+              f"{'—' if s is None else f'{s:.4%}'} | {fmt_ratio(worst_iteration(c, counts))} |")
         if s is not None:
             worst[c.mechanism] = max(worst.get(c.mechanism, 0.0), s)
     print()
     for mechanism, s in worst.items():
         print(f"{mechanism}: executions of one cell at most {s:.4%} apart")
+
+
+def fmt_ratio(r: float | None) -> str:
+    return "—" if r is None else f"×{r:.3g}"
 
 
 def versus_time(counted: Analysis, timed: Analysis) -> None:
@@ -67,11 +85,12 @@ def main() -> int:
     parser.add_argument("--timed", type=int, help="a timed campaign of the same study, to compare with")
     parser.add_argument("--timed-store", type=Path, help="where the timed campaign is (default: STORE)")
     args = parser.parse_args()
-    counted = current_analysis(Store(args.store, create=False), args.counted)
+    store = Store(args.store, create=False)
+    counted = current_analysis(store, args.counted)
     if counted.metric != INSTRUCTIONS:
         print(f"campaign {args.counted} measured {counted.metric}, not instructions", file=sys.stderr)
         return 2
-    spreads(counted)
+    spreads(counted, store)
     if args.timed is not None:
         timed = current_analysis(Store(args.timed_store or args.store, create=False), args.timed)
         if timed.metric == INSTRUCTIONS or timed.campaign.study != counted.campaign.study:

@@ -26,9 +26,10 @@ refuses to compare counts taken under different pinnings):
   preemption off (other programs ignore the variable);
 - Go's threads spinning on one another: valgrind runs one thread at a time, so a Go thread that spins
   waiting for another (idle Ps looking for work, a stop-the-world waiting for every P) counts instructions
-  until valgrind switches threads, a matter of time. GOMAXPROCS=1 leaves one P (measured on udf-trim: one
-  iteration in an execution counted up to ×1800 its median and executions of a cell up to ×130 apart; with
-  it, at most ×30 and 20 %). What is left apart is probably the GC pacer, which decides with measured time;
+  until valgrind switches threads, a matter of time. GOMAXPROCS=1 leaves one P (measured on udf-trim with
+  benchmarks/counts.py: executions of a cell up to ×132 apart, 40 of 60 cells within 10 %; with it, 54 of 60).
+  What is left apart comes from single far-off iterations (up to ×215 their execution's median), probably
+  the GC pacer, which decides with measured time;
 - the wall clock: libfaketime holds it at one instant (the monotonic clocks the probes time with run on),
   because some runtimes seed their hashes with it (Lua 5.4's luai_makeseed: measured, executions of one
   cell counted up to 3.3 % apart with it running, the same to the instruction with it held).
