@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bridgebench.stats import Estimate
-from bridgebench.stats.executions import too_few
+from bridgebench.stats.executions import MIN_EXECUTIONS, too_few
 
 FASTER, SLOWER, EQUIVALENT, UNDECIDED = "faster", "slower", "equivalent", "undecided"
 DECIDED = (FASTER, SLOWER, EQUIVALENT)
@@ -27,12 +27,13 @@ class Answer:
     why: str
 
 
-def answer(ratio: Estimate | None, equivalence: float) -> Answer:
-    """What one ratio B/A (of time per call) says, by the rule above."""
+def answer(ratio: Estimate | None, equivalence: float, needed: int = MIN_EXECUTIONS) -> Answer:
+    """What one ratio B/A (of time per call) says, by the rule above (`needed`: the executions a side needs
+    for an interval, named when it has fewer)."""
     if ratio is None:
         return Answer(UNDECIDED, "no ratio: a side has no steady state")
     if ratio.low is None or ratio.high is None:
-        return Answer(UNDECIDED, too_few(ratio.executions))
+        return Answer(UNDECIDED, too_few(ratio.executions, needed))
     shown = f"{ratio.low:.3f}–{ratio.high:.3f}"
     if ratio.high < 1:
         return Answer(FASTER, f"the interval {shown} lies below 1")

@@ -112,6 +112,12 @@ class Load:
     overload: float | None  # a target rate this many times the saturation (the method of wrk2 at 50 000/s)
     driver_cpus: str | None
     budgets: dict[str, LoadBudget]
+    # The cheapest server the study can run (an nginx `return 204`): measured at saturation only, it is the
+    # most this driver can send here, and every other figure is shown as a share of it.
+    ceiling: str | None = None
+    # Where a server answers what it counted itself (JSON, load/totals.py), asked settle_s after each run.
+    totals: str | None = None
+    settle_s: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -238,6 +244,10 @@ _LOAD_KEYS = _LOAD_BUDGET_KEYS | {
     "overload": ("a factor above 1 (2 sends twice the saturation rate)",
                  lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 1),
     "driver_cpus": _CPUS,
+    "ceiling": _STR,
+    "totals": _PATH,
+    "settle_s": ("a number of seconds from 0 to 60",
+                 lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 60),
 }
 _METHOD = ("an HTTP method in capitals", lambda v: isinstance(v, str) and re.fullmatch(r"[A-Z]+", v) is not None)
 _STATUS = ("an HTTP status from 100 to 599",
@@ -376,15 +386,17 @@ def load_study(path: Path) -> Study:
     if not _NAME.match(meta["name"]):
         raise loc.error("study", "name", f"expected letters, digits, '.', '_' or '-', got {meta['name']!r}")
 
-    budget_raw = require("budget")
-    budget_raw = dict(budget_raw) if isinstance(budget_raw, dict) else budget_raw
-    named = {}
-    if isinstance(budget_raw, dict):
-        named = {k: budget_raw.pop(k) for k in list(budget_raw) if isinstance(budget_raw[k], dict)}
-    default = _budget(loc, "budget", budget_raw, None)
-    budgets = {"default": default}
-    for name, sub in named.items():
-        budgets[name] = _budget(loc, f"budget.{name}", sub, default)
+    budgets: dict[str, Budget] = {}
+    if "budget" in raw or "benchmarks" in raw or "load" not in raw:  # a study of servers only needs none
+        budget_raw = require("budget")
+        budget_raw = dict(budget_raw) if isinstance(budget_raw, dict) else budget_raw
+        named = {}
+        if isinstance(budget_raw, dict):
+            named = {k: budget_raw.pop(k) for k in list(budget_raw) if isinstance(budget_raw[k], dict)}
+        default = _budget(loc, "budget", budget_raw, None)
+        budgets["default"] = default
+        for name, sub in named.items():
+            budgets[name] = _budget(loc, f"budget.{name}", sub, default)
 
     mechanisms: dict[str, Mechanism] = {}
     if not isinstance(require("mechanisms"), dict) or not raw["mechanisms"]:
@@ -540,9 +552,14 @@ def _load(loc: _Locator, data: Any, mechanisms: dict[str, Mechanism], check_file
     fractions = tuple(float(f) for f in data["fractions"])
     if len(set(fractions)) != len(fractions):
         raise loc.error("load", "fractions", "expected each fraction once")
+    ceiling = data.get("ceiling")
+    if ceiling is not None and not (ceiling in mechanisms and mechanisms[ceiling].is_server):
+        raise loc.error("load", "ceiling", f"expected one of the servers "
+                        f"({', '.join(m for m, mech in mechanisms.items() if mech.is_server)})")
     return Load(requests=tuple(requests), connections=data["connections"], fractions=tuple(sorted(fractions)),
                 overload=float(data["overload"]) if "overload" in data else None,
-                driver_cpus=data.get("driver_cpus"), budgets=budgets)
+                driver_cpus=data.get("driver_cpus"), budgets=budgets, ceiling=ceiling,
+                totals=data.get("totals"), settle_s=float(data.get("settle_s", 0.5)))
 
 
 def find_study(name_or_path: str) -> Path:

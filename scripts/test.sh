@@ -8,7 +8,7 @@ export PATH="$PWD/.venv/bin:$PATH"  # the Go toolchain install.sh chose
 .venv/bin/ruff check bridgebench tests benchmarks scripts
 # Go modules: vet, formatting, tests (extra build tags where a module has optional cgo parts).
 for module in probes/go bridgebench/load/driver benchmarks/hello studies/udf-trim/go studies/plugin-call/go \
-              studies/openapi-validate/go; do
+              studies/openapi-validate/go studies/nginx-logagg/collector; do
   (cd "$module" && go vet ./... && test -z "$(gofmt -l .)" && go test ./...)
 done
 # The wasip1 guests are built for another GOOS: vet them as such.

@@ -26,7 +26,7 @@ from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.campaign.config import LOAD, LoadOptions
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
-from bridgebench.load import analysis, driver, report
+from bridgebench.load import analysis, driver, report, totals
 from bridgebench.load.phases import Phase, phases, saturation_rates
 from bridgebench.load.result import LoadAnalysis
 from bridgebench.load.server import Server, ServerError
@@ -61,12 +61,14 @@ def options_for(study: Study, budget: str, mechanisms: list[str] | None, process
     return options
 
 
-def plan_runs(servers: list[str], phase_list: list[Phase], process_executions: int) -> list[Task]:
-    """Saturation runs first (round robin over the servers), then each round of the constant rates."""
+def plan_runs(servers: list[str], phase_list: list[Phase], process_executions: int, ceiling: str | None = None
+              ) -> list[Task]:
+    """Saturation runs first (round robin over the servers), then each round of the constant rates. The
+    driver's ceiling server runs at saturation only: its figure is the most the driver can send."""
     saturation = [p for p in phase_list if p.fraction is None]
     rates = [p for p in phase_list if p.fraction is not None]
     order = [(p.name, m, pexec) for group in (saturation, rates) for pexec in range(process_executions)
-             for p in group for m in servers]
+             for p in group for m in servers if p.fraction is None or m != ceiling]
     return [Task(seq, phase, mechanism, pexec) for seq, (phase, mechanism, pexec) in enumerate(order)]
 
 
@@ -75,16 +77,8 @@ def _cpus(cpus: str | None) -> tuple[str, ...]:
     """The taskset prefix pinning to `cpus`, or nothing where taskset is missing or the CPUs do not exist."""
     if not cpus or shutil.which("taskset") is None:
         return ()
-    wanted = _cpu_set(cpus)
+    wanted = analysis.cpu_set(cpus) or set()
     return ("taskset", "-c", cpus) if wanted <= os.sched_getaffinity(0) else ()
-
-
-def _cpu_set(cpus: str) -> set[int]:
-    out: set[int] = set()
-    for part in cpus.split(","):
-        lo, _, hi = part.partition("-")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return out
 
 
 def server_for(study: Study, build: BuildResult) -> Server:
@@ -127,9 +121,10 @@ def check(study: Study, builds: dict[str, BuildResult], mechanisms: tuple[str, .
     (or, where it expects none, the status most servers give). Rows are named `request:NAME`."""
     assert study.load is not None
     statuses: dict[str, dict[str, int | str]] = {r.name: {} for r in study.load.requests}
+    counted: dict[str, CheckRow] = {}
     for mechanism in mechanisms:
-        if not builds[mechanism].available:
-            continue
+        if not builds[mechanism].available or mechanism == study.load.ceiling:
+            continue  # the ceiling answers 204 to everything: it measures the driver, not the study's work
         try:
             with server_for(study, builds[mechanism]) as server:
                 for req in study.load.requests:
@@ -137,6 +132,8 @@ def check(study: Study, builds: dict[str, BuildResult], mechanisms: tuple[str, .
                         statuses[req.name][mechanism] = send_once(server, study, req.name)
                     except (OSError, http.client.HTTPException) as e:
                         statuses[req.name][mechanism] = f"no answer: {e}"
+                if study.load.totals:
+                    counted[mechanism] = _check_totals(study, server, mechanism, statuses)
         except ServerError as e:
             for req in study.load.requests:
                 statuses[req.name][mechanism] = str(e)
@@ -158,7 +155,33 @@ def check(study: Study, builds: dict[str, BuildResult], mechanisms: tuple[str, .
             rows.append(row)
             if on_row:
                 on_row(row)
+    for row in counted.values():
+        rows.append(row)
+        if on_row:
+            on_row(row)
     return rows
+
+
+def _check_totals(study: Study, server: Server, mechanism: str, statuses: dict[str, dict[str, int | str]]
+                  ) -> CheckRow:
+    """After one request of each variant: the server's own totals must hold exactly those (row `totals`)."""
+    assert study.load is not None and study.load.totals
+    answered = {r.name: 1 for r in study.load.requests if isinstance(statuses[r.name].get(mechanism), int)}
+    by_status: dict[str, int] = {}
+    for name in answered:
+        key = str(statuses[name][mechanism])
+        by_status[key] = by_status.get(key, 0) + 1
+    time.sleep(study.load.settle_s)
+    try:
+        doc = totals.fetch(server.port, study.load.totals)
+    except totals.TotalsError as e:
+        return CheckRow("totals", mechanism, "failed", None, str(e)[:300])
+    got = totals.compare(doc, answered_variants=answered, attempted_variants=answered, answered_statuses=by_status,
+                         variant_paths={r.name: r.path for r in study.load.requests})
+    if got is None:
+        return CheckRow("totals", mechanism, "agrees", "counts nothing", "")
+    return CheckRow("totals", mechanism, "agrees" if got.exact else "disagrees",
+                    f"{min(got.counted.values(), default=0)} of {got.answered}", "" if got.exact else got.describe())
 
 
 # --- one load run ------------------------------------------------------------------------------------
@@ -171,7 +194,7 @@ def execute(study: Study, build: BuildResult, options: LoadOptions, rate: float,
     assert study.load is not None
     started, t0 = time.time(), time.monotonic()
     driver_prefix = _cpus(study.load.driver_cpus)
-    driver_env = dict(os.environ) | ({"GOMAXPROCS": str(len(_cpu_set(study.load.driver_cpus)))}
+    driver_env = dict(os.environ) | ({"GOMAXPROCS": str(len(analysis.cpu_set(study.load.driver_cpus) or ()))}
                                      if driver_prefix and study.load.driver_cpus else {})
     server = server_for(study, build)
     ready = False
@@ -181,6 +204,8 @@ def execute(study: Study, build: BuildResult, options: LoadOptions, rate: float,
             result = driver.run(spec, server, rate=rate, connections=study.load.connections,
                                 warmup_s=options.warmup_s, duration_s=options.duration_s, prefix=driver_prefix,
                                 env=driver_env)
+            if study.load.totals and build.mechanism != study.load.ceiling:
+                result["totals"] = run_totals(study, server, result)
             exited = server.proc.poll() if server.proc else None
     except ServerError as e:  # before it was ready: it could not start; after: it left processes behind
         tail = server.stopped.stderr_tail if server.stopped else ""
@@ -203,6 +228,21 @@ def execute(study: Study, build: BuildResult, options: LoadOptions, rate: float,
                               disturbed=machine["disturbed"])
     return Execution(OK, "", 0, tail, ProbeOutput(times=[], answer="", info=result), None, started,
                      time.monotonic() - t0, checked)
+
+
+def run_totals(study: Study, server: Server, result: dict[str, Any]) -> dict[str, Any] | None:
+    """The server's own totals after a load run, against the driver's (None: the server counts nothing)."""
+    assert study.load is not None and study.load.totals
+    time.sleep(study.load.settle_s)  # the log phase runs after the answer; a timer may still hold counts
+    try:
+        doc = totals.fetch(server.port, study.load.totals)
+    except totals.TotalsError as e:
+        return {"error": str(e)[:300]}
+    got = totals.compare(doc, answered_variants=result.get("answered_variants") or {},
+                         attempted_variants=result.get("attempted_variants") or {},
+                         answered_statuses=result.get("answered_statuses") or {},
+                         variant_paths={r.name: r.path for r in study.load.requests})
+    return got.to_json() if got else None
 
 
 def all_censored(result: dict[str, Any]) -> bool:
@@ -265,7 +305,7 @@ class LoadKind:
     @staticmethod
     def plan(study: Study, options: LoadOptions, available: list[str]) -> list[Task]:
         assert study.load is not None
-        return plan_runs(available, phases(study.load), options.process_executions)
+        return plan_runs(available, phases(study.load), options.process_executions, study.load.ceiling)
 
     @staticmethod
     def check(study: Study, builds: dict[str, BuildResult], options: LoadOptions,

@@ -42,6 +42,9 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
                 metric: str | None = None) -> TimingOptions:
     """The options of a campaign: the named budget, with what the command line gives taking precedence.
     An adaptive setting given alone takes the others from the budget, or the DEFAULT_* values."""
+    if not study.budgets:
+        raise CampaignError(f"{study.name} has no benchmarks timed in iterations, only servers: use "
+                            f"`bridgebench load {study.name}`")
     if budget_name not in study.budgets:
         raise CampaignError(f"{study.path}: no budget '{budget_name}' (has: {', '.join(study.budgets)})")
     budget: Budget = study.budgets[budget_name]

@@ -88,8 +88,10 @@ def run(spec: Path, server: Server, *, rate: float, connections: int, warmup_s: 
     except subprocess.TimeoutExpired as e:
         raise DriverError(f"the load driver did not end {bound_s:g} s after it started") from e
     wall_s, after = time.monotonic() - t0, audit.sample()
-    own_s = _children_cpu_s() - driver_before + server.cpu_s() - server_before
+    server_s = server.cpu_s() - server_before
+    own_s = _children_cpu_s() - driver_before + server_s
     result = _result(done, "load run")
+    result["server_cpu_s"] = server_s  # the server's own CPU over the run, warm-up included
     result["machine"] = _audit(before, after, wall_s, own_s)
     return result
 

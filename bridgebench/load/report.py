@@ -12,7 +12,7 @@ from collections.abc import Callable
 from rich.console import Console
 
 from bridgebench import question
-from bridgebench.load.analysis import PERCENTILES
+from bridgebench.load.analysis import LIMITED_BY_DRIVER, PERCENTILES
 from bridgebench.load.phases import SATURATION
 from bridgebench.load.result import LoadAnalysis, LoadCell
 from bridgebench.report import html as page_html
@@ -51,15 +51,47 @@ def _statuses(cell: LoadCell) -> str:
     return ", ".join(f"{k}: {v}" for k, v in sorted(cell.statuses.items())) or "—"
 
 
+def _limited(a: LoadAnalysis, mechanism: str) -> bool:
+    cell = a.cell(SATURATION, mechanism)
+    return cell is not None and cell.driver_limited
+
+
+def _flags(cell: LoadCell) -> str:
+    """What holds a row's figures back: the driver's ceiling, or cores shared with the driver."""
+    out = []
+    if cell.driver_limited and cell.ceiling_share is not None:
+        out.append(f"limited by the driver ({cell.ceiling_share:.0%} of its ceiling)")
+    if cell.contended:
+        out.append("contended (shares cores with the driver)")
+    return "; ".join(out)
+
+
+def _label(a: LoadAnalysis, cell: LoadCell) -> str:
+    flags = [f for f, on in (("driver-limited", cell.driver_limited), ("contended", cell.contended)) if on]
+    return a.label(cell.mechanism) + (f" [{', '.join(flags)}]" if flags else "")
+
+
 def headline_lines(a: LoadAnalysis) -> list[str]:
     """The study's question answered in words, as a timing report's first lines are (question.py): each
-    server against the baseline at saturation, in time per request (faster: it answers more a second)."""
+    server against the baseline at saturation, in time per request (faster: it answers more a second), unless
+    either is held back by the driver; and each server's CPU per request against the baseline's."""
     lines = []
     for r in a.ratios:
         if r.a == a.baseline:  # the baseline's rate over the server's: the server's time per request over its
-            verdict = question.answer(r.ratio, a.equivalence)
+            if _limited(a, r.a) or _limited(a, r.b):
+                lines.append(f"{a.label(r.b)} vs {a.label(r.a)} at saturation: not compared, the driver's "
+                             "ceiling holds one of them back (see the CPU per request)")
+                continue
+            verdict = question.answer(r.ratio, a.equivalence, a.min_runs)
             lines.append(f"{a.label(r.b)} vs {a.label(r.a)} at saturation: {verdict.state} ({verdict.why}, in "
                          f"time per request, {a.confidence:.0%})")
+    for r in a.cpu_ratios:
+        verdict = question.answer(r.ratio, a.equivalence, a.min_runs)
+        mine, theirs = a.cell(a.cpu_phase or "", r.a), a.cell(a.cpu_phase or "", r.b)
+        us = (f"{mine.server_us.value:.2f} vs {theirs.server_us.value:.2f} µs, " if mine and theirs and
+              mine.server_us and theirs.server_us else "")
+        lines.append(f"{a.label(r.a)} vs {a.label(r.b)}, server CPU a request at {a.cpu_phase}: {us}"
+                     f"{verdict.state} ({verdict.why}, {a.confidence:.0%})")
     return lines
 
 
@@ -72,6 +104,30 @@ def _budget(a: LoadAnalysis) -> str:
             f"{load.connections} keep-alive connections{pinned}. Requests in the mix: {reqs}. Latency is "
             "timed from each request's intended send time; a request unanswered when the run ends is recorded "
             "at its latency so far (censored), never dropped.")
+
+
+def _us(f: Estimate | None) -> str:
+    return _fig(f, lambda v: f"{v:.2f} µs")
+
+
+def _lost(cell: LoadCell) -> str:
+    """Answers missing from the server's own counts (summed over runs), and what it says it lost."""
+    if cell.totals_errors:
+        return f"totals unread in {len(cell.totals_errors)} run(s): {cell.totals_errors[0]}"
+    if cell.lost is None:
+        return "—"
+    own = ", ".join(f"{k} {v}" for k, v in sorted(cell.server_lost.items()) if v)
+    return f"{cell.lost}" + (f" ({own})" if own else "")
+
+
+def _ceiling_line(a: LoadAnalysis) -> str | None:
+    if a.ceiling is None:
+        return None
+    rate = _fig(a.ceiling_rate, _rate)
+    return (f"The driver's ceiling: {a.label(a.ceiling)} answers {rate} req/s at saturation. A server within "
+            f"{LIMITED_BY_DRIVER:.0%} of it is marked as limited by the driver: its saturation figure may be the "
+            "driver's, and saturation ratios with it are not verdicts. Rows marked contended share cores with the "
+            "driver (this machine has too few to keep them apart): they measure the two together.")
 
 
 def _warnings(a: LoadAnalysis) -> list[str]:
@@ -99,9 +155,10 @@ def _saturation_rows(a: LoadAnalysis) -> list[list[str]]:
     for c in a.cells:
         if c.phase != SATURATION:
             continue
-        rows.append([a.label(c.mechanism), _fig(c.achieved, _rate), _fig(c.latency.get("p50"), _ms),
-                     _fig(c.latency.get("p99"), _ms), _statuses(c), _errors(c), f"{c.ok}/{c.planned}",
-                     str(len(c.disturbed))])
+        share = "—" if c.ceiling_share is None else f"{c.ceiling_share:.0%}"
+        rows.append([a.label(c.mechanism), _fig(c.achieved, _rate), share, _us(c.server_us),
+                     _fig(c.latency.get("p50"), _ms), _fig(c.latency.get("p99"), _ms), _lost(c), _statuses(c),
+                     _errors(c), f"{c.ok}/{c.planned}", str(len(c.disturbed)), _flags(c) or "—"])
     return rows
 
 
@@ -115,7 +172,22 @@ def _ratio_rows(a: LoadAnalysis) -> list[list[str]]:
         ci = "" if e.low is None or e.high is None else f" ({e.low:.3f}{DASH}{e.high:.3f})"
         verdict = (NO_INTERVAL if e.low is None or e.high is None else
                    "different" if e.low > 1 or e.high < 1 else "not told apart")
+        if _limited(a, r.a) or _limited(a, r.b):
+            verdict = "no verdict: limited by the driver"
         rows.append([f"{a.label(r.a)} / {a.label(r.b)}", f"×{e.value:.3f}{ci}", verdict])
+    return rows
+
+
+def _cpu_rows(a: LoadAnalysis) -> list[list[str]]:
+    rows = []
+    for r in a.cpu_ratios:
+        e = r.ratio
+        ci = "" if e.low is None or e.high is None else f" ({e.low:.3f}{DASH}{e.high:.3f})"
+        mine, theirs = a.cell(a.cpu_phase or "", r.a), a.cell(a.cpu_phase or "", r.b)
+        extra = (f"{mine.server_us.value - theirs.server_us.value:+.2f} µs" if mine and theirs and mine.server_us
+                 and theirs.server_us else "—")
+        rows.append([f"{a.label(r.a)} / {a.label(r.b)}", f"×{e.value:.3f}{ci}", extra,
+                     question.answer(e, a.equivalence, a.min_runs).state])
     return rows
 
 
@@ -124,9 +196,10 @@ def _rate_rows(a: LoadAnalysis) -> list[list[str]]:
     for c in a.cells:
         if c.fraction is None or c.fraction > 1:  # saturation and overload have their own tables
             continue
-        rows.append([c.phase, a.label(c.mechanism), _rate(c.intended_rate), _fig(c.achieved, _rate),
+        rows.append([c.phase, _label(a, c), _rate(c.intended_rate), _fig(c.achieved, _rate), _us(c.server_us),
                      *(_fig(c.latency.get(p), _ms) for p in PERCENTILES),
-                     str(c.censored), _statuses(c), _errors(c), f"{c.ok}/{c.planned}", str(len(c.disturbed))])
+                     str(c.censored), _lost(c), _statuses(c), _errors(c), f"{c.ok}/{c.planned}",
+                     str(len(c.disturbed))])
     return rows
 
 
@@ -139,7 +212,7 @@ def _overload_rows(a: LoadAnalysis) -> list[list[str]]:
         measured = c.merged
         rows.append([a.label(c.mechanism), _rate(p.intended_rate), _rate(p.saturation_rate), _fig(c.achieved, _rate),
                      _ms(measured.get("p50", math.nan)), _ms(p.p50_s), _ms(measured.get("max", math.nan)), _ms(p.max_s),
-                     f"{_ms(p.formula_p50_s)} / {_ms(p.formula_max_s)}", str(c.censored)])
+                     f"{_ms(p.formula_p50_s)} / {_ms(p.formula_max_s)}", str(c.censored), _lost(c)])
     return rows
 
 
@@ -156,18 +229,29 @@ SECTIONS: tuple[tuple[str, str, list[str], Callable[[LoadAnalysis], list[list[st
     ("check", "Answer check: the status each server gives each request, before anything is timed", [
         "request", "server", "check", "status", "detail"], _check_rows),
     ("saturation", "Saturation (closed loop): how many requests a second each server answers", [
-        "server", "req/s (99% CI)", "p50", "p99", "HTTP statuses", "errors", "runs", "disturbed"], _saturation_rows),
+        "server", "req/s (99% CI)", "of the ceiling", "server CPU/request", "p50", "p99", "counts lost",
+        "HTTP statuses", "errors", "runs", "disturbed", "held back by"], _saturation_rows),
     ("ratios", "Saturation ratios (99% CI: Welch's t on the log ratio, over process executions)", [
         "A / B", "ratio", "verdict"], _ratio_rows),
+    ("cpu", "Server CPU per request against the baseline, at the lightest constant rate (99% CI: Welch's t on "
+     "the log ratio, over process executions)", ["A / B", "ratio", "difference", "verdict"], _cpu_rows),
     ("rates", "Constant rates: latency from each request's intended send time (mean over process executions, "
-     "99% CI)", ["phase", "server", "target req/s", "achieved req/s", *PERCENTILES, "censored", "HTTP statuses",
-                 "errors", "runs", "disturbed"], _rate_rows),
+     "99% CI)", ["phase", "server", "target req/s", "achieved req/s", "server CPU/request", *PERCENTILES,
+                 "censored", "counts lost", "HTTP statuses", "errors", "runs", "disturbed"], _rate_rows),
     ("overload", "Overload: the seed's method (a target above saturation), and what throughput alone predicts", [
         "server", "target req/s", "saturation X", "achieved req/s", "p50 measured", "p50 predicted", "max measured",
-        "max predicted", "seed's formula p50 / max", "censored"], _overload_rows),
+        "max predicted", "seed's formula p50 / max", "censored", "counts lost"], _overload_rows),
     ("failures", "Failures", ["phase", "server", "what happened"], _problem_rows),
     ("disturbed", "Disturbed load runs", ["phase", "server", "why"], _disturbed_rows),
 )
+
+def informative(columns: list[str] | tuple[str, ...], rows: list[list[str]] | list[tuple[str, ...]]
+                ) -> tuple[list[str], list[list[str]]]:
+    """The columns some row has a figure in: a campaign without a ceiling server or a server's own totals
+    (or one recorded before they were measured) is not shown columns of dashes."""
+    keep = [i for i in range(len(columns)) if any(row[i] != "—" for row in rows)]
+    return [columns[i] for i in keep], [[row[i] for i in keep] for row in rows]
+
 
 OVERLOAD_NOTE = (
     "Above saturation the server answers X requests a second while R a second are due, so the request due at t "
@@ -183,6 +267,8 @@ def markdown(a: LoadAnalysis) -> str:
     out = [f"# {c.study}: load campaign {c.id}", ""]
     out += md_headline(headline_lines(a))
     out += [_budget(a), ""]
+    if line := _ceiling_line(a):
+        out += [line, ""]
     out += [f"> **Warning:** {w}" for w in _warnings(a)]
     out += [f"Machine: {c.machine}; git {c.git_sha[:12]}; started "
             f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(c.created))} UTC.", ""]
@@ -190,7 +276,8 @@ def markdown(a: LoadAnalysis) -> str:
         rows = rows_of(a)
         if not rows:
             continue
-        out += [f"## {title}", "", *md_table(tuple(columns), [tuple(r) for r in rows])]
+        shown, rows = informative(columns, rows)
+        out += [f"## {title}", "", *md_table(tuple(shown), [tuple(r) for r in rows])]
         if key == "overload":
             out += [OVERLOAD_NOTE, ""]
     unavailable = [m for m in a.mechanisms if not m.available]
@@ -305,13 +392,16 @@ def html(a: LoadAnalysis) -> str:
     body = [f"<h1>{e(c.study)}: load campaign {c.id}</h1>"]
     body += [f'<p class="headline">{e(line)}</p>' for line in headline_lines(a)]
     body.append(f'<p class="budget">{e(_budget(a))}</p>')
+    if line := _ceiling_line(a):
+        body.append(f'<p class="note">{e(line)}</p>')
     body += [f'<div class="warning">{e(w)}</div>' for w in _warnings(a)]
     for key, title, columns, rows_of in SECTIONS:
         rows = rows_of(a)
         if not rows:
             continue
+        shown, rows = informative(columns, rows)
         body.append(f'<h2 id="{key}">{e(title)}</h2>')
-        body.append(page_html.table(columns, rows))
+        body.append(page_html.table(shown, rows))
         if key == "overload":
             body.append(f'<p class="note">{e(OVERLOAD_NOTE)}</p>')
         if key == "rates" and (plot := rate_plot(a)):
@@ -340,12 +430,17 @@ def show(a: LoadAnalysis, console: Console) -> None:
         console.print(line, highlight=False)
     for w in _warnings(a):
         console.print(f"[yellow]warning:[/] {w}", highlight=False)
-    rows = [(cell.phase, a.label(cell.mechanism), _rate(cell.intended_rate) if cell.fraction else "closed",
+    if line := _ceiling_line(a):
+        console.print(line, highlight=False)
+    rows = [(cell.phase, _label(a, cell), _rate(cell.intended_rate) if cell.fraction else "closed",
              _rate(cell.achieved.value) if cell.achieved else "—",
-             *(_ms(cell.latency[p].value) if p in cell.latency else "—" for p in ("p50", "p99", "max")),
-             f"{cell.ok}/{cell.planned}") for cell in a.cells]
-    terminal.print_table(console, "Saturation and constant rates (means over process executions)",
-                         ("phase", "server", "target/s", "achieved/s", "p50", "p99", "max", "runs"), rows)
+             f"{cell.server_us.value:.2f}" if cell.server_us else "—",
+             *(_ms(cell.latency[p].value) if p in cell.latency else "—" for p in ("p50", "p99")),
+             "—" if cell.lost is None else str(cell.lost), f"{cell.ok}/{cell.planned}") for cell in a.cells]
+    columns, shown = informative(("phase", "server", "target/s", "achieved/s", "CPU µs/req", "p50", "p99", "lost",
+                                  "runs"), rows)
+    terminal.print_table(console, "Saturation and constant rates (means over process executions)", tuple(columns),
+                         [tuple(r) for r in shown])
     for r in _ratio_rows(a):
         console.print(f"saturation {r[0]}: {r[1]} ({r[2]})", highlight=False)
     for cell in a.cells:

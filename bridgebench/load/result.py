@@ -8,13 +8,13 @@ mechanism."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bridgebench.result import CampaignFacts, CheckAnswer, Failure, Mechanism, decode, encode
 from bridgebench.stats import Estimate
 
-LOAD_RESULT_VERSION = 2  # bump when a field changes meaning; a cached result of another version is recomputed
+LOAD_RESULT_VERSION = 3  # bump when a field changes meaning; a cached result of another version is recomputed
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,8 @@ class LoadRun:
     completed: int
     censored: int
     disturbed: str | None  # why the audit flagged the machine, or None
+    server_us: float | None = None  # the server's CPU per answered request, µs (warm-up included)
+    lost: int | None = None  # answers missing from the server's own totals (None: it counts nothing)
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,18 @@ class LoadCell:
     distribution: tuple[tuple[float, float], ...]  # merged latency: (percentile, seconds)
     per_execution: tuple[LoadRun, ...] = ()
     prediction: Prediction | None = None
+    server_us: Estimate | None = None  # the server's CPU per answered request, µs, over process executions
+    # The server's own totals against the driver's answers (load/totals.py), summed over the runs: answers
+    # missing from its counts (None: it counts nothing), and what it says it lost, by why.
+    lost: int | None = None
+    server_lost: dict[str, int] = field(default_factory=dict)
+    totals_errors: tuple[str, ...] = ()
+    # Against the driver: the achieved rate over the ceiling server's saturation rate, and whether this is
+    # within LIMITED_BY_DRIVER of it (the driver, not the server, may be what stops it); and whether the
+    # server's CPUs include the driver's (both then share cores: the figure measures the two together).
+    ceiling_share: float | None = None
+    driver_limited: bool = False
+    contended: bool = False
 
     @property
     def key(self) -> tuple[str, str]:
@@ -83,7 +97,8 @@ class LoadCell:
 
 @dataclass(frozen=True)
 class ServerRatio:
-    """Server a's saturation rate over server b's, over process executions (Welch's t on the logs)."""
+    """Server a's figure over server b's (the saturation rate, or the CPU per request), over process
+    executions (Welch's t on the logs)."""
 
     a: str
     b: str
@@ -122,6 +137,13 @@ class LoadAnalysis:
     cells: tuple[LoadCell, ...]
     ratios: tuple[ServerRatio, ...] = ()
     equivalence: float = 0.02  # a ratio within ±this of 1 answers "equivalent" (question.py)
+    ceiling: str | None = None  # the server that measures the driver's ceiling (not compared with the others)
+    ceiling_rate: Estimate | None = None  # its saturation rate
+    min_runs: int = 5  # process executions a figure needs for an interval
+    # The server's CPU per request against the baseline's, at the lightest constant rate (where the
+    # driver is furthest from its ceiling): what each way of working costs a request, throughput aside.
+    cpu_phase: str | None = None
+    cpu_ratios: tuple[ServerRatio, ...] = ()
     version: int = LOAD_RESULT_VERSION
 
     def cell(self, phase: str, mechanism: str) -> LoadCell | None:

@@ -40,9 +40,9 @@ def t_quantile(p: float, df: float) -> float:
     return float(student_t.ppf(p, df))
 
 
-def too_few(k: int | None) -> str:
+def too_few(k: int | None, needed: int = MIN_EXECUTIONS) -> str:
     """Why an estimate has no interval, with the count, for messages (the estimate's method is TOO_FEW)."""
-    return f"{TOO_FEW} ({k if k is not None else '?'} of the {MIN_EXECUTIONS} needed)"
+    return f"{TOO_FEW} ({k if k is not None else '?'} of the {needed} needed)"
 
 
 def each_look(confidence: float, looks: int) -> float:
@@ -68,8 +68,10 @@ def _values(values: Sequence[float], positive: bool, name: str) -> np.ndarray:
 
 
 def over_executions(values: Sequence[float], *, confidence: float = 0.99,
-                    scale: Literal["log", "linear"] = "log") -> Estimate | None:
-    """One number per process execution -> their mean with a Student-t interval; None for no numbers."""
+                    scale: Literal["log", "linear"] = "log", min_executions: int = MIN_EXECUTIONS
+                    ) -> Estimate | None:
+    """One number per process execution -> their mean with a Student-t interval (from `min_executions` of
+    them); None for no numbers."""
     _check(confidence)
     x = _values(values, scale == "log", "over_executions()")
     k = len(x)
@@ -78,14 +80,15 @@ def over_executions(values: Sequence[float], *, confidence: float = 0.99,
     y = np.log(x) if scale == "log" else x
     centre = float(np.mean(y))
     back = math.exp if scale == "log" else float
-    if k < MIN_EXECUTIONS:
+    if k < max(min_executions, 2):
         return Estimate(back(centre), None, None, confidence, TOO_FEW, k)
     half = t_quantile((1 + confidence) / 2, k - 1) * float(np.std(y, ddof=1)) / math.sqrt(k)
     return Estimate(back(centre), back(centre - half), back(centre + half), confidence,
                     MEAN_LOG_METHOD if scale == "log" else MEAN_LINEAR_METHOD, k)
 
 
-def ratio_over_executions(a: Sequence[float], b: Sequence[float], *, confidence: float = 0.99) -> Estimate:
+def ratio_over_executions(a: Sequence[float], b: Sequence[float], *, confidence: float = 0.99,
+                          min_executions: int = MIN_EXECUTIONS) -> Estimate:
     """B over A from one positive number per process execution a side (independent executions): the ratio
     of their geometric means, with Welch's t interval on the difference of mean logs. No interval when
     either side has fewer than MIN_EXECUTIONS."""
@@ -96,7 +99,7 @@ def ratio_over_executions(a: Sequence[float], b: Sequence[float], *, confidence:
         raise ValueError("ratio_over_executions() needs at least one value a side")
     diff = float(np.mean(lb) - np.mean(la))
     k = min(len(la), len(lb))
-    if k < MIN_EXECUTIONS:
+    if k < max(min_executions, 2):
         return Estimate(math.exp(diff), None, None, confidence, TOO_FEW, k)
     va, vb = float(np.var(la, ddof=1)) / len(la), float(np.var(lb, ddof=1)) / len(lb)
     se = math.sqrt(va + vb)

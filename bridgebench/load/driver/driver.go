@@ -45,15 +45,21 @@ func micros(d time.Duration) int64 {
 type tally struct {
 	sent, completed, censored int64
 	answered                  int64 // every answer, the warm-up's included: did the server answer at all?
-	errors                    map[string]int64
-	statuses                  map[int]int64
-	variants                  map[string]int64
-	latency, service, lag     *hdrhistogram.Histogram
+	// Over the whole run, the warm-up's included, for a server's own totals to be checked against: what was
+	// written to the server (an upper bound on what it could have counted) and what it answered, by variant
+	// and by status.
+	attemptedVariants, answeredVariants map[string]int64
+	answeredStatuses                    map[int]int64
+	errors                              map[string]int64
+	statuses                            map[int]int64
+	variants                            map[string]int64
+	latency, service, lag               *hdrhistogram.Histogram
 }
 
 func newTally() *tally {
 	return &tally{errors: map[string]int64{}, statuses: map[int]int64{}, variants: map[string]int64{},
-		latency: newHist(), service: newHist(), lag: newHist()}
+		attemptedVariants: map[string]int64{}, answeredVariants: map[string]int64{},
+		answeredStatuses: map[int]int64{}, latency: newHist(), service: newHist(), lag: newHist()}
 }
 
 func (t *tally) merge(o *tally) {
@@ -69,6 +75,15 @@ func (t *tally) merge(o *tally) {
 	}
 	for k, v := range o.variants {
 		t.variants[k] += v
+	}
+	for k, v := range o.attemptedVariants {
+		t.attemptedVariants[k] += v
+	}
+	for k, v := range o.answeredVariants {
+		t.answeredVariants[k] += v
+	}
+	for k, v := range o.answeredStatuses {
+		t.answeredStatuses[k] += v
 	}
 	t.latency.Merge(o.latency)
 	t.service.Merge(o.service)
@@ -214,10 +229,13 @@ func drive(p Plan, j int, start, recordFrom, end time.Time, t *tally, r *release
 		// whatever the number of connections (i mod len would give connection j the same variant for ever
 		// when the connections are a multiple of the mix, and a stuck connection would take a variant away).
 		n := (j + k) % len(p.Requests)
+		t.attemptedVariants[p.Names[n]]++
 		status, keepAlive, err := c.roundTrip(p.Requests[n], end)
 		done := time.Now()
 		if err == nil {
 			t.answered++
+			t.answeredVariants[p.Names[n]]++
+			t.answeredStatuses[status]++
 		}
 		if recorded {
 			t.sent++

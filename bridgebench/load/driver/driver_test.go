@@ -242,3 +242,54 @@ func TestEveryConnectionGoesRoundTheWholeMix(t *testing.T) {
 		t.Fatalf("answered %d, completed %d", got.answered, got.completed)
 	}
 }
+
+func TestWholeRunCountsBoundWhatTheServerCounted(t *testing.T) {
+	// The server counts every request it handles, by path; what the driver says it answered (warm-up
+	// included) can be no more than that, and what it wrote no less.
+	var mu sync.Mutex
+	counted := map[string]int64{}
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		counted[r.URL.Path]++
+		mu.Unlock()
+		if r.URL.Path == "/missing" {
+			w.WriteHeader(http.StatusNotFound)
+		}
+		_, _ = w.Write([]byte("ok"))
+	}))
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "spec.json")
+	if err := os.WriteFile(spec, []byte(`{"variants": [{"name": "a", "weight": 2, "method": "GET", "path": "/a"},
+		{"name": "missing", "weight": 1, "method": "GET", "path": "/missing"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(server.URL, "http://")
+	reqs, names, err := requests(spec, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Run(Plan{Addr: addr, Requests: reqs, Names: names, Rate: 0, Connections: 3, Warmup: 100 * time.Millisecond,
+		Duration: 200 * time.Millisecond}, time.Now())
+	server.Close() // waits for every handler: the counts are final
+	res := result(got, Plan{Rate: 0, Connections: 3, Duration: 200 * time.Millisecond})
+	mu.Lock()
+	defer mu.Unlock()
+	for name, path := range map[string]string{"a": "/a", "missing": "/missing"} {
+		if res.AnsweredVariants[name] == 0 || res.AnsweredVariants[name] > counted[path] ||
+			counted[path] > res.AttemptedVariants[name] {
+			t.Fatalf("%s: answered %d, server counted %d, attempted %d", name, res.AnsweredVariants[name],
+				counted[path], res.AttemptedVariants[name])
+		}
+	}
+	if res.AnsweredStatuses["404"] != res.AnsweredVariants["missing"] ||
+		res.AnsweredStatuses["200"] != res.AnsweredVariants["a"] || res.Answered != res.AnsweredVariants["a"]+
+		res.AnsweredVariants["missing"] {
+		t.Fatalf("answered statuses %v, variants %v, answered %d", res.AnsweredStatuses, res.AnsweredVariants,
+			res.Answered)
+	}
+	merged, err := merge([]Result{res, res})
+	if err != nil || merged.AnsweredVariants["a"] != 2*res.AnsweredVariants["a"] ||
+		merged.AnsweredStatuses["404"] != 2*res.AnsweredStatuses["404"] {
+		t.Fatalf("merge of the whole-run counts: %v %v", merged.AnsweredVariants, err)
+	}
+}

@@ -44,26 +44,30 @@ type spec struct {
 
 // Result is one load run as printed.
 type Result struct {
-	Protocol     string             `json:"protocol"`
-	Mode         string             `json:"mode"`
-	IntendedRate float64            `json:"intended_rate,omitempty"`
-	AchievedRate float64            `json:"achieved_rate"`
-	Connections  int                `json:"connections"`
-	WarmupS      float64            `json:"warmup_s"`
-	DurationS    float64            `json:"duration_s"`
-	Sent         int64              `json:"sent"`
-	Completed    int64              `json:"completed"`
-	Censored     int64              `json:"censored"`
-	Answered     int64              `json:"answered"` // answers in the whole run, warm-up included
-	Errors       map[string]int64   `json:"errors"`
-	Statuses     map[string]int64   `json:"statuses"`
-	Variants     map[string]int64   `json:"variants"`
-	Latency      map[string]float64 `json:"latency"`
-	Service      map[string]float64 `json:"service"`
-	Lag          map[string]float64 `json:"lag"`
-	Histograms   map[string]string  `json:"histograms"`   // base64 HdrHistogram V2, microseconds
-	Distribution [][2]float64       `json:"distribution"` // latency: [percentile, seconds], for plots
-	Merged       int                `json:"merged,omitempty"`
+	Protocol     string           `json:"protocol"`
+	Mode         string           `json:"mode"`
+	IntendedRate float64          `json:"intended_rate,omitempty"`
+	AchievedRate float64          `json:"achieved_rate"`
+	Connections  int              `json:"connections"`
+	WarmupS      float64          `json:"warmup_s"`
+	DurationS    float64          `json:"duration_s"`
+	Sent         int64            `json:"sent"`
+	Completed    int64            `json:"completed"`
+	Censored     int64            `json:"censored"`
+	Answered     int64            `json:"answered"` // answers in the whole run, warm-up included
+	Errors       map[string]int64 `json:"errors"`
+	Statuses     map[string]int64 `json:"statuses"`
+	Variants     map[string]int64 `json:"variants"`
+	// The whole run's, warm-up included (for checking a server's own totals): written, answered, by status.
+	AttemptedVariants map[string]int64   `json:"attempted_variants"`
+	AnsweredVariants  map[string]int64   `json:"answered_variants"`
+	AnsweredStatuses  map[string]int64   `json:"answered_statuses"`
+	Latency           map[string]float64 `json:"latency"`
+	Service           map[string]float64 `json:"service"`
+	Lag               map[string]float64 `json:"lag"`
+	Histograms        map[string]string  `json:"histograms"`   // base64 HdrHistogram V2, microseconds
+	Distribution      [][2]float64       `json:"distribution"` // latency: [percentile, seconds], for plots
+	Merged            int                `json:"merged,omitempty"`
 }
 
 // requests serialises the spec's variants and lays them out in a mix that repeats every sum(weights)
@@ -158,9 +162,12 @@ func decode(s string) (*hdrhistogram.Histogram, error) {
 }
 
 func result(t *tally, p Plan) Result {
-	statuses := map[string]int64{}
+	statuses, answeredStatuses := map[string]int64{}, map[string]int64{}
 	for k, v := range t.statuses {
 		statuses[strconv.Itoa(k)] = v
+	}
+	for k, v := range t.answeredStatuses {
+		answeredStatuses[strconv.Itoa(k)] = v
 	}
 	mode := "constant-rate"
 	if p.Rate == 0 {
@@ -172,7 +179,9 @@ func result(t *tally, p Plan) Result {
 		WarmupS:      p.Warmup.Seconds(), DurationS: p.Duration.Seconds(),
 		Sent: t.sent, Completed: t.completed, Censored: t.censored, Answered: t.answered,
 		Errors: t.errors, Statuses: statuses, Variants: t.variants,
-		Latency: percentiles(t.latency), Service: percentiles(t.service), Lag: percentiles(t.lag),
+		AttemptedVariants: t.attemptedVariants, AnsweredVariants: t.answeredVariants,
+		AnsweredStatuses: answeredStatuses,
+		Latency:          percentiles(t.latency), Service: percentiles(t.service), Lag: percentiles(t.lag),
 		Histograms: map[string]string{"latency": encode(t.latency), "service": encode(t.service),
 			"lag": encode(t.lag)},
 		Distribution: distribution(t.latency),
@@ -233,6 +242,16 @@ func merge(results []Result) (Result, error) {
 		}
 		for k, v := range r.Variants {
 			one.variants[k] = v
+		}
+		for k, v := range r.AttemptedVariants {
+			one.attemptedVariants[k] = v
+		}
+		for k, v := range r.AnsweredVariants {
+			one.answeredVariants[k] = v
+		}
+		for k, v := range r.AnsweredStatuses {
+			code, _ := strconv.Atoi(k)
+			one.answeredStatuses[code] = v
 		}
 		total.merge(one)
 	}

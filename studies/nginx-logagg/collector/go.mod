@@ -1,0 +1,3 @@
+module bridgebench/nginx-logagg/collector
+
+go 1.21

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# One nginx for one load run: serve.sh BUILD MODE WORKERS PORT
+# MODE: ceiling (return 204, nothing logged: the driver's ceiling), none, file, shared, local, ship
+# (lua/bb_logagg.lua says what each counts). Writes nginx.conf into a fresh prefix under BUILD/run, starts
+# the collector there for `ship`, runs nginx in the foreground, and on SIGTERM stops both and removes the
+# prefix. BB_DICT_SIZE sets the counts' shared dictionary (default 1m, the post's).
+set -euo pipefail
+build=$1 mode=$2 workers=$3 port=$4
+study=$(cd "$(dirname "$0")/.." && pwd)
+root=$build/nginx/root
+mkdir -p "$build/run"
+# A run stopped by SIGKILL could not remove its prefix: remove those whose nginx is gone.
+for old in "$build"/run/nginx-*; do
+  [ -d "$old" ] || continue
+  pid=$(cat "$old/nginx.pid" 2>/dev/null || true)
+  if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then rm -rf "$old"; fi
+done
+status='200 "ok"' missing='404'
+case $mode in
+  ceiling) log='' status='204' missing='204' ;;
+  none) log='' ;;
+  file) log='access_log @PREFIX@/access.log bb buffer=64k flush=100ms;' ;;
+  shared) log='log_by_lua_block { require("bb_logagg").count_shared() }' ;;
+  local) log='log_by_lua_block { require("bb_logagg").count_local() }' ;;
+  ship) log='log_by_lua_block { require("bb_logagg").ship() }' ;;
+  *) echo "serve.sh: unknown mode $mode (ceiling, none, file, shared, local, ship)" >&2; exit 2 ;;
+esac
+prefix=$(mktemp -d "$build/run/nginx-$port-XXXXXX")
+chmod 755 "$prefix"  # nginx started by root runs its workers as nobody: they read the access log here
+sed -e "s|@LOG@|$log|g" -e "s|@ROOT@|$root|g" -e "s|@PREFIX@|$prefix|g" -e "s|@WORKERS@|$workers|g" \
+    -e "s|@STUDY@|$study|g" -e "s|@MODE@|$mode|g" -e "s|@PORT@|$port|g" -e "s|@STATUS@|$status|g" \
+    -e "s|@MISSING@|$missing|g" -e "s|@DICT_SIZE@|${BB_DICT_SIZE:-1m}|g" \
+    "$study/nginx/nginx.conf.in" > "$prefix/nginx.conf"
+collector=
+if [ "$mode" = ship ]; then
+  "$build/collector" "$prefix/lines.sock" "$prefix/totals.sock" &
+  collector=$!
+  for _ in $(seq 100); do [ -S "$prefix/totals.sock" ] && break; sleep 0.05; done
+  [ -S "$prefix/totals.sock" ] || { echo "serve.sh: the collector did not start" >&2; exit 1; }
+  # nginx started by root runs its workers as nobody: they must reach the collector's sockets.
+  chmod 666 "$prefix/lines.sock" "$prefix/totals.sock"
+fi
+export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu
+"$root/usr/sbin/nginx" -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/error.log" &
+nginx=$!
+finish() {
+  if [ -n "$collector" ]; then kill "$collector" 2>/dev/null || true; wait "$collector" 2>/dev/null || true; fi
+  rm -rf "$prefix"
+}
+stop() {
+  kill -QUIT "$nginx" 2>/dev/null || true  # graceful: workers finish their requests
+  wait "$nginx" || true
+  [ -s "$prefix/error.log" ] && tail -5 "$prefix/error.log" >&2
+  finish
+  exit 0
+}
+trap stop TERM INT
+wait "$nginx" || { status=$?; tail -5 "$prefix/error.log" >&2; finish; exit "$status"; }
+finish
