@@ -397,9 +397,18 @@ def _audit_summary(executions: list[StoredExecution], exclude_disturbed: bool) -
                         float(sum(e.waited_s or 0.0 for e in executions)), asdict(audit.DEFAULT))
 
 
-def _with_decisions(store: Store, campaign_id: int, budget: AdaptiveBudget | None, cells: list[Cell]
-                    ) -> tuple[list[Cell], AdaptiveSummary | None]:
-    """With an adaptive budget: each cell's last verdict, and the budget's settings and rounds."""
+class _Decided(Protocol):
+    @property
+    def key(self) -> tuple[str, str]: ...
+
+
+D = TypeVar("D", bound=_Decided)
+
+
+def with_decisions(store: Store, campaign_id: int, budget: AdaptiveBudget | None, cells: list[D]
+                   ) -> tuple[list[D], AdaptiveSummary | None]:
+    """With an adaptive budget: each cell's last verdict (its `adaptive` field), and the budget's settings and
+    rounds. For a timing campaign's cells and a load campaign's alike."""
     if budget is None:
         return cells, None
     last = {(d["benchmark"], d["mechanism"]): d for d in store.decisions(campaign_id)}
@@ -409,7 +418,7 @@ def _with_decisions(store: Store, campaign_id: int, budget: AdaptiveBudget | Non
         d = last.get(cell.key)
         decision = CellDecision(d["state"], d["reason"], d["round"], d["half_width"]) if d else None
         states[d["state"] if d else "not judged"] += 1
-        out.append(replace(cell, adaptive=decision))
+        out.append(replace(cell, adaptive=decision))  # type: ignore[type-var]
     return out, AdaptiveSummary(budget.until_ci, budget.cap, budget.max_time_s, budget.first,
                                 max((d["round"] for d in last.values()), default=-1) + 1, dict(states),
                                 budget.until_decided)
@@ -471,7 +480,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = CONFIDENCE, s
             done = [f.result() for f in futures]
     else:
         done = [_analyse_benchmark(store, campaign_id, group, baseline, confidence, seed) for group in per_bench]
-    cells, adaptive = _with_decisions(store, campaign_id, options.adaptive, [c for group in done for c in group])
+    cells, adaptive = with_decisions(store, campaign_id, options.adaptive, [c for group in done for c in group])
 
     geomeans = {}
     # Over the benchmarks every mechanism ran, so that each mechanism's mean is over the same work.

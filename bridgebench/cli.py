@@ -446,6 +446,14 @@ def load(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
          duration: Annotated[float | None, typer.Option(help="Seconds recorded per load run.", min=0.001)] = None,
          warmup: Annotated[float | None, typer.Option(help="Seconds sent, not recorded, before.", min=0)] = None,
          mechanisms: Annotated[str | None, typer.Option(help="Comma-separated servers.")] = None,
+         until: Annotated[str | None, typer.Option("--until", help="Adaptive: more runs for each phase × server "
+                                                   "until the 99% CI half-widths of its achieved rate and its "
+                                                   "server CPU per request are at most this share, e.g. ci=5%.",
+                                                   metavar="ci=SHARE")] = None,
+         max_time: Annotated[str | None, typer.Option("--max-time", help="Adaptive: stop adding runs when the "
+                                                      "runs have taken this long (600, 10m, 1h).")] = None,
+         max_executions: Annotated[int | None, typer.Option("--max-executions", min=1, help="Adaptive: at most "
+                                                            "this many runs per phase × server.")] = None,
          resume: Annotated[bool, typer.Option("--resume", help="Continue the latest unfinished load "
                                               "campaign.")] = False,
          campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --resume: which one.")] = None,
@@ -455,9 +463,13 @@ def load(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
          as_json: JsonOpt = False) -> None:
     """Load a study's servers: build, check each request's answer, a closed-loop saturation phase, then
     constant rates at fractions of it (and above it), every run a fresh server; analyse and report."""
+    until_ci, until_decided = _until(until)
+    if until_decided:
+        fail("--until decided: a load campaign settles its cells by their intervals; give --until ci=SHARE")
+
     def options(study: Study) -> Options:
         return load_campaign.options_for(study, "quick" if quick else budget, _split(mechanisms), process_executions,
-                                         duration, warmup)
+                                         duration, warmup, until_ci, max_executions, _seconds(max_time, "--max-time"))
 
     _campaign(LOAD, study_name, options, resume, campaign_id, report_dir, build_dir, store_path, as_json)
 

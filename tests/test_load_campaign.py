@@ -280,3 +280,71 @@ def test_a_run_whose_every_measured_request_is_censored_is_a_measurement(result:
     from bridgebench.campaign.load import all_censored
 
     assert all_censored(result) is measured
+
+
+# --- an adaptive load campaign (`load --until ci=…`) ----------------------------------------------------
+def test_an_adaptive_load_campaign_adds_runs_until_its_figures_are_known_and_keeps_its_targets(
+        study: Path, tmp_path: Path) -> None:
+    code, stdout, stderr = run_load(study, tmp_path, "--mechanisms", "slow", "-p", "2", "--until", "ci=50%",
+                                    "--max-executions", "6", "--json")
+    assert code == 0, stderr
+    report = json.loads(stdout)
+    assert report["adaptive"]["first_process_executions"] == 2 and report["adaptive"]["max_process_executions"] == 6
+    for cell in report["cells"]:
+        decision = cell["adaptive"]
+        assert decision["state"] in ("settled", "capped"), cell
+        runs = len(cell["per_execution"])
+        # an interval needs 5 runs: no cell can settle before, and a capped one has its 6
+        assert runs >= load_analysis.MIN_RUNS and (decision["state"] == "settled" or runs == 6), cell
+        if decision["state"] == "settled":
+            assert decision["half_width"] <= 0.5 and cell["achieved"]["low"] is not None
+    # The constant rates aim at the mean of the first 2 saturation runs, whatever the rounds added after.
+    rows = executions(tmp_path)
+    first = [json.loads(r[5])["achieved_rate"] for r in rows if r[1] == "saturation" and r[3] < 2]
+    assert len([r for r in rows if r[1] == "saturation"]) > 2
+    for seq, phase, _mech, _pexec, status, info in rows:
+        if phase.startswith("rate-") and status == "ok":
+            fraction = float(phase.removeprefix("rate-").removesuffix("%")) / 100
+            assert json.loads(info)["intended_rate"] == pytest.approx(fraction * sum(first) / len(first)), seq
+    markdown = (tmp_path / "reports" / "load-fixture-1.md").read_text()
+    assert "Adaptive budget: after its first 2 runs" in markdown
+    assert "## Adaptive budget: how each cell ended" in markdown
+
+
+def test_max_time_stops_an_adaptive_load_campaign_with_cells_out_of_time(study: Path, tmp_path: Path) -> None:
+    # Every run lasts at least its 0.8 s of warm-up and recording, so 5 s hold at most 6 of the 20 runs the
+    # 4 cells need for an interval, on any machine.
+    code, stdout, stderr = run_load(study, tmp_path, "--mechanisms", "slow", "-p", "1", "--until", "ci=1%",
+                                    "--max-executions", "10", "--max-time", "5", "--json")
+    assert code == 0, stderr
+    states = [c["adaptive"]["state"] for c in json.loads(stdout)["cells"] if c["adaptive"]]
+    assert "out of time" in states and "settled" not in states
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (("--max-time", "10"), "give --until ci=SHARE"),
+    (("--until", "decided"), "--until decided: a load campaign settles its cells by their intervals"),
+    (("--until", "ci=150%"), "expected a share above 0 and below 1"),
+    (("--until", "ci=5%", "--max-executions", "1"), "expected at least the 2 runs"),
+])
+def test_adaptive_load_options_are_refused_in_one_line(study: Path, tmp_path: Path, extra: tuple[str, ...],
+                                                       message: str) -> None:
+    code, _, stderr = run_load(study, tmp_path, *extra)
+    assert code == 2 and message in stderr and len(stderr.strip().splitlines()) == 1, stderr
+
+
+def test_an_adaptive_load_cell_is_judged_by_its_least_known_figure() -> None:
+    from bridgebench.load.result import LoadCell
+    from bridgebench.stats import Estimate
+
+    def cell(achieved: Estimate | None, cpu: Estimate | None) -> LoadCell:
+        return LoadCell("saturation", "m", None, 5, 5, (), (), None, achieved, {}, {}, {}, {}, 0, 0, 0, {}, {}, (),
+                        server_us=cpu)
+
+    narrow = Estimate(100.0, 99.0, 101.0, 0.99, "t", 5)
+    wide = Estimate(10.0, 8.0, 12.0, 0.99, "t", 5)
+    none = Estimate(10.0, None, None, 0.99, "too few", 4)
+    assert load_analysis.widest(cell(narrow, wide)) is wide
+    assert load_analysis.widest(cell(narrow, none)) is none
+    assert load_analysis.widest(cell(narrow, None)) is narrow
+    assert load_analysis.widest(cell(None, None)) is None

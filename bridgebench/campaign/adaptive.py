@@ -42,7 +42,7 @@ from bridgebench.analysis import CONFIDENCE, analyse, estimates
 from bridgebench.campaign.config import AdaptiveBudget, looks
 from bridgebench.runner import Task
 from bridgebench.stats import Estimate
-from bridgebench.stats.executions import each_look, too_few
+from bridgebench.stats.executions import MIN_EXECUTIONS, each_look, too_few
 from bridgebench.store import Store
 
 OPEN, SETTLED, CAPPED, FAILING, OUT_OF_TIME = "open", "settled", "capped", "failing", "out of time"
@@ -65,15 +65,16 @@ def half_width(perf: Estimate | None) -> float | None:
 
 
 def decide(executions: int, classification: str | None, perf: Estimate | None, previous: str | None,
-           first: int, until_ci: float, cap: int) -> Decision:
-    """The rule above for one cell after a round (a pure function: the tests drive it directly)."""
+           first: int, until_ci: float, cap: int, needed: int = MIN_EXECUTIONS) -> Decision:
+    """The rule above for one cell after a round (a pure function: the tests drive it directly); `needed`:
+    the executions an interval takes (named when there are fewer)."""
     hw = half_width(perf)
     shown = f"±{hw:.1%}" if hw is not None else "none"
     if classification is None:
         return _without_success(executions, first)
     if hw is not None and hw <= until_ci and classification == previous:
         return Decision(SETTLED, f"CI {shown} ≤ ±{until_ci:.1%} and the class ({classification}) held", hw)
-    why = (too_few(perf.executions) if perf is not None and not perf.has_interval
+    why = (too_few(perf.executions, needed) if perf is not None and not perf.has_interval
            else f"CI {shown} > ±{until_ci:.1%}" if hw is None or hw > until_ci
            else f"class {previous or 'not judged'} → {classification} with the last execution")
     if executions >= cap:
@@ -133,6 +134,8 @@ def decide_baseline(executions: int, classification: str | None, others: list[st
 
 
 Judged = dict[Cell, tuple[int, str | None, Decision]]  # per cell: executions stored, class, the decision
+# A campaign kind's own rule for a round (a load campaign's, campaign/load.py): (open cells, round) -> Judged
+Judge = Callable[[list[Cell], int], Judged]
 
 
 def _judge_by_ci(store: Store, campaign_id: int, open_cells: list[Cell], budget: AdaptiveBudget,
@@ -225,8 +228,9 @@ class _Clock:
 
 
 def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudget, run_tasks: RunTasks,
-        baseline: str | None = None) -> None:
-    """Run the campaign's rounds until every cell is settled, capped, failing or out of time."""
+        baseline: str | None = None, judge: Judge | None = None) -> None:
+    """Run the campaign's rounds until every cell is settled, capped, failing or out of time. `judge`: the
+    campaign kind's own rule for a round, instead of a timing campaign's."""
     max_time_s = budget.max_time_s
     randomise, seed = budget.randomise, budget.seed
     aimed = budget.until_decided and baseline is not None and any(m == baseline for _, m in cells)
@@ -242,8 +246,9 @@ def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudge
             store.drop_unrun(campaign_id)
         clock.refresh()
         open_cells = [c for c in cells if state.get(c, OPEN) == OPEN]
-        judged = (_judge_question(store, campaign_id, open_cells, {c: state.get(c, OPEN) for c in cells}, budget,
-                                  baseline, seed) if aimed and baseline
+        judged = (judge(open_cells, round_) if judge is not None
+                  else _judge_question(store, campaign_id, open_cells, {c: state.get(c, OPEN) for c in cells}, budget,
+                                       baseline, seed) if aimed and baseline
                   else _judge_by_ci(store, campaign_id, open_cells, budget, seed + round_))
         decisions = []
         for cell in open_cells:

@@ -98,10 +98,19 @@ class LoadOptions:
     duration_s: float
     mechanisms: tuple[str, ...]
     seed: int = 0
+    # adaptive (`load --until ci=5%`): more runs for the cells whose achieved rate or server CPU per request
+    # is not yet known to within until_ci, at most max_process_executions a cell, within max_time_s
+    until_ci: float | None = None
+    max_process_executions: int | None = None
+    max_time_s: float | None = None
 
     @property
     def adaptive(self) -> AdaptiveBudget | None:
-        return None  # a load campaign runs its plan as it was made
+        if self.until_ci is None:
+            return None  # a load campaign runs its plan as it was made
+        return AdaptiveBudget(self.process_executions, self.until_ci,
+                              self.max_process_executions or self.process_executions, self.max_time_s or 0.0,
+                              False, self.seed)
 
     def calibrated(self, calibration: dict[str, Any] | None) -> LoadOptions:
         return self  # a load run has no iterations to classify

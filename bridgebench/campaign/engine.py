@@ -179,4 +179,4 @@ def run_pending(store: Store, kind: Kind, study: Study, campaign_id: int, option
         cells = list(dict.fromkeys((t.benchmark, t.mechanism) for t in store.planned(campaign_id)))
         adaptive.run(store, campaign_id, cells, budget,
                      lambda tasks, skip: run_tasks(store, campaign_id, tasks, execute, on_execution, skip),
-                     baseline=study.baseline)
+                     baseline=study.baseline, judge=kind.judge(store, campaign_id, options))

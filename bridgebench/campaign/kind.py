@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bridgebench.build import BuildResult
 from bridgebench.campaign.config import Options
 from bridgebench.runner import Execution, Task
 from bridgebench.store import Store
 from bridgebench.study import Study
+
+if TYPE_CHECKING:
+    from bridgebench.campaign.adaptive import Judge
 
 
 class CampaignError(Exception):
@@ -77,3 +80,6 @@ class Kind(Protocol):
 
     def failed(self, result: Any) -> str | None:
         """One line when some executions failed (recorded, the campaign went on), else None."""
+
+    def judge(self, store: Store, campaign_id: int, options: Options) -> Judge | None:
+        """An adaptive budget's rule for a round of this kind (None: a timing campaign's, adaptive.py)."""

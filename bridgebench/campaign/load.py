@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 from bridgebench import audit
 from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
+from bridgebench.campaign import adaptive
 from bridgebench.campaign.config import LOAD, LoadOptions
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
 from bridgebench.load import analysis, driver, report, totals
@@ -41,8 +43,14 @@ NO_RATE = "no rate"  # a constant-rate run whose server reached no saturation ra
 CHECK_TIMEOUT_S = 10.0
 
 
+# `load --until ci=…` given alone takes the others from these: twice the default budget's runs at most, and
+# the machine time of a default campaign's runs twice over.
+DEFAULT_CAP_FACTOR, DEFAULT_MAX_TIME_S = 2, 3600.0
+
+
 def options_for(study: Study, budget: str, mechanisms: list[str] | None, process_executions: int | None = None,
-                duration_s: float | None = None, warmup_s: float | None = None) -> LoadOptions:
+                duration_s: float | None = None, warmup_s: float | None = None, until_ci: float | None = None,
+                max_process_executions: int | None = None, max_time_s: float | None = None) -> LoadOptions:
     if study.load is None:
         raise CampaignError(f"{study.name} declares no [load]; its mechanisms are timed with `bridgebench run`")
     if budget not in study.load.budgets:
@@ -58,6 +66,17 @@ def options_for(study: Study, budget: str, mechanisms: list[str] | None, process
     if not (options.duration_s > 0 and options.warmup_s >= 0 and options.duration_s + options.warmup_s <= 3600):
         raise CampaignError(f"a load run of {options.warmup_s:g} + {options.duration_s:g} s: expected above 0 "
                             "and at most an hour")
+    if until_ci is None and (max_process_executions is not None or max_time_s is not None):
+        raise CampaignError("--max-executions and --max-time bound an adaptive load campaign: give --until ci=SHARE")
+    if until_ci is not None:
+        if not 0 < until_ci < 1:
+            raise CampaignError(f"--until ci={until_ci}: expected a share above 0 and below 1 (5% or 0.05)")
+        cap = max_process_executions or DEFAULT_CAP_FACTOR * options.process_executions
+        if cap < options.process_executions:
+            raise CampaignError(f"--max-executions {cap}: expected at least the {options.process_executions} runs "
+                                "every cell gets first")
+        options = replace(options, until_ci=until_ci, max_process_executions=cap,
+                          max_time_s=max_time_s or DEFAULT_MAX_TIME_S)
     return options
 
 
@@ -277,8 +296,8 @@ def executor(store: Store, study: Study, campaign_id: int, options: LoadOptions,
             fraction = fractions[task.benchmark]
             if fraction is None:
                 return execute(study, builds[task.mechanism], options, 0.0, spec)
-            if saturated is None:
-                saturated = saturation_rates(store.executions(campaign_id))
+            if saturated is None:  # the first runs' only: an adaptive round's extra ones must not move targets
+                saturated = saturation_rates(store.executions(campaign_id), first=options.process_executions)
             rates = saturated.get(task.mechanism)
             if not rates:
                 return _failed(NO_RATE, "no saturation run of this server succeeded, so there is no rate to aim "
@@ -336,6 +355,29 @@ class LoadKind:
     @staticmethod
     def failed(result: LoadAnalysis) -> str | None:
         return f"{result.failed} load run(s) failed (recorded; see Failures)" if result.failed else None
+
+    @staticmethod
+    def judge(store: Store, campaign_id: int, options: LoadOptions) -> adaptive.Judge | None:
+        budget = options.adaptive
+        if budget is None:
+            return None
+
+        def judged(open_cells: list[adaptive.Cell], _round: int) -> adaptive.Judged:
+            result = analysis.analyse(store, campaign_id)
+            stored: dict[adaptive.Cell, int] = {}
+            for e in store.executions(campaign_id):
+                stored[(e.benchmark, e.mechanism)] = stored.get((e.benchmark, e.mechanism), 0) + 1
+            out: adaptive.Judged = {}
+            for cell in open_cells:
+                c = result.cell(*cell)
+                measured = "measured" if c is not None and c.ok else None
+                widest = analysis.widest(c) if c is not None else None
+                out[cell] = (stored.get(cell, 0), measured,
+                             adaptive.decide(stored.get(cell, 0), measured, widest, measured, budget.first,
+                                             budget.until_ci, budget.cap, analysis.MIN_RUNS))
+            return out
+
+        return judged
 
 
 KIND = LoadKind()

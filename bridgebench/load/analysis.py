@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from bridgebench.analysis import cached
+from bridgebench.analysis import cached, with_decisions
 from bridgebench.campaign.config import LoadOptions, read
 from bridgebench.load import driver
 from bridgebench.load.phases import phases, saturation_rates
@@ -68,6 +68,18 @@ def contended(server_cpus: str | None, driver_cpus: str | None) -> bool:
     """Whether a server and the driver may share a core: their CPU lists overlap, or either is unpinned."""
     server, driver_ = cpu_set(server_cpus), cpu_set(driver_cpus)
     return server is None or driver_ is None or bool(server & driver_)
+
+
+def widest(cell: LoadCell) -> Estimate | None:
+    """What an adaptive load budget judges a cell by: the less certain of its achieved rate and its server
+    CPU per request (the figures its headline compares); latency percentiles are reported, not chased."""
+    figures = [f for f in (cell.achieved, cell.server_us) if f is not None]
+    if not figures:
+        return None
+    if any(not f.has_interval for f in figures):
+        return next(f for f in figures if not f.has_interval)
+    return max(figures, key=lambda f: (f.high - f.low) / f.value if f.value and f.high is not None
+               and f.low is not None else float("inf"))
 
 
 def server_us(result: dict[str, Any]) -> float | None:
@@ -175,6 +187,7 @@ def analyse(store: Store, campaign_id: int) -> LoadAnalysis:
     compared = [m for m in servers if m != ceiling]
     ratios = tuple(r for a in compared for b in compared if a != b
                    if (r := ratio(a, saturation.get(a, []), b, saturation.get(b, []))))
+    cells, adaptive = with_decisions(store, campaign_id, options.adaptive, cells)
     baseline = config.baseline if config.baseline in servers else (servers[0] if servers else None)
     lightest = min((p for p in phase_list if p.fraction is not None), key=lambda p: p.fraction or 0, default=None)
     cpu_ratios = _cpu_ratios(lightest.name, baseline, compared, executions) if lightest and baseline else ()
@@ -196,6 +209,7 @@ def analyse(store: Store, campaign_id: int) -> LoadAnalysis:
         min_runs=MIN_RUNS,
         cpu_phase=lightest.name if cpu_ratios and lightest else None,
         cpu_ratios=cpu_ratios,
+        adaptive=adaptive,
     )
 
 

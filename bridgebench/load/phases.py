@@ -27,10 +27,13 @@ def phases(load: Load) -> list[Phase]:
     return out
 
 
-def saturation_rates(executions: list[StoredExecution]) -> dict[str, list[float]]:
-    """Per server, the requests/s each of its successful saturation runs reached."""
+def saturation_rates(executions: list[StoredExecution], first: int | None = None) -> dict[str, list[float]]:
+    """Per server, the requests/s each of its successful saturation runs reached (with `first`: only its
+    first runs, those every cell gets before an adaptive budget's rounds)."""
     rates: dict[str, list[float]] = {}
     for e in executions:
+        if first is not None and e.pexec >= first:
+            continue
         if e.benchmark == SATURATION and e.status == OK and e.info_json:
             rates.setdefault(e.mechanism, []).append(json.loads(e.info_json)["achieved_rate"])
     return rates

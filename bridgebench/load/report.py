@@ -130,6 +130,22 @@ def _ceiling_line(a: LoadAnalysis) -> str | None:
             "driver (this machine has too few to keep them apart): they measure the two together.")
 
 
+def _adaptive_line(a: LoadAnalysis) -> str | None:
+    b = a.adaptive
+    if b is None:
+        return None
+    states = ", ".join(f"{state} {n}" for state, n in sorted(b.states.items()))
+    return (f"Adaptive budget: after its first {b.first_process_executions} runs, a cell got more until its achieved rate and its "
+            f"server CPU per request were known within ±{b.until_ci:.1%} (99 % CI half-width), at most {b.max_process_executions} "
+            f"runs a cell, within {b.max_time_s:g} s of runs in all. After {b.rounds} round(s): {states} "
+            "(see Adaptive budget).")
+
+
+def _adaptive_rows(a: LoadAnalysis) -> list[list[str]]:
+    return [[c.phase, a.label(c.mechanism), str(c.ok), c.adaptive.state, c.adaptive.reason] for c in a.cells
+            if c.adaptive is not None]
+
+
 def _warnings(a: LoadAnalysis) -> list[str]:
     out = []
     total = sum(c.ok for c in a.cells)
@@ -241,6 +257,8 @@ SECTIONS: tuple[tuple[str, str, list[str], Callable[[LoadAnalysis], list[list[st
     ("overload", "Overload: the seed's method (a target above saturation), and what throughput alone predicts", [
         "server", "target req/s", "saturation X", "achieved req/s", "p50 measured", "p50 predicted", "max measured",
         "max predicted", "seed's formula p50 / max", "censored", "counts lost"], _overload_rows),
+    ("adaptive", "Adaptive budget: how each cell ended", ["phase", "server", "runs", "state", "why"],
+     _adaptive_rows),
     ("failures", "Failures", ["phase", "server", "what happened"], _problem_rows),
     ("disturbed", "Disturbed load runs", ["phase", "server", "why"], _disturbed_rows),
 )
@@ -267,8 +285,9 @@ def markdown(a: LoadAnalysis) -> str:
     out = [f"# {c.study}: load campaign {c.id}", ""]
     out += md_headline(headline_lines(a))
     out += [_budget(a), ""]
-    if line := _ceiling_line(a):
-        out += [line, ""]
+    for line in (_adaptive_line(a), _ceiling_line(a)):
+        if line:
+            out += [line, ""]
     out += [f"> **Warning:** {w}" for w in _warnings(a)]
     out += [f"Machine: {c.machine}; git {c.git_sha[:12]}; started "
             f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime(c.created))} UTC.", ""]
@@ -392,8 +411,9 @@ def html(a: LoadAnalysis) -> str:
     body = [f"<h1>{e(c.study)}: load campaign {c.id}</h1>"]
     body += [f'<p class="headline">{e(line)}</p>' for line in headline_lines(a)]
     body.append(f'<p class="budget">{e(_budget(a))}</p>')
-    if line := _ceiling_line(a):
-        body.append(f'<p class="note">{e(line)}</p>')
+    for line in (_adaptive_line(a), _ceiling_line(a)):
+        if line:
+            body.append(f'<p class="note">{e(line)}</p>')
     body += [f'<div class="warning">{e(w)}</div>' for w in _warnings(a)]
     for key, title, columns, rows_of in SECTIONS:
         rows = rows_of(a)
@@ -430,8 +450,9 @@ def show(a: LoadAnalysis, console: Console) -> None:
         console.print(line, highlight=False)
     for w in _warnings(a):
         console.print(f"[yellow]warning:[/] {w}", highlight=False)
-    if line := _ceiling_line(a):
-        console.print(line, highlight=False)
+    for line in (_adaptive_line(a), _ceiling_line(a)):
+        if line:
+            console.print(line, highlight=False)
     rows = [(cell.phase, _label(a, cell), _rate(cell.intended_rate) if cell.fraction else "closed",
              _rate(cell.achieved.value) if cell.achieved else "—",
              f"{cell.server_us.value:.2f}" if cell.server_us else "—",

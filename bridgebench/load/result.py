@@ -11,7 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bridgebench.result import CampaignFacts, CheckAnswer, Failure, Mechanism, decode, encode
+from bridgebench.result import (
+    AdaptiveSummary,
+    CampaignFacts,
+    CellDecision,
+    CheckAnswer,
+    Failure,
+    Mechanism,
+    decode,
+    encode,
+)
 from bridgebench.stats import Estimate
 
 LOAD_RESULT_VERSION = 3  # bump when a field changes meaning; a cached result of another version is recomputed
@@ -89,6 +98,7 @@ class LoadCell:
     ceiling_share: float | None = None
     driver_limited: bool = False
     contended: bool = False
+    adaptive: CellDecision | None = None  # an adaptive budget's last verdict on the cell (`load --until`)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -144,6 +154,7 @@ class LoadAnalysis:
     # driver is furthest from its ceiling): what each way of working costs a request, throughput aside.
     cpu_phase: str | None = None
     cpu_ratios: tuple[ServerRatio, ...] = ()
+    adaptive: AdaptiveSummary | None = None  # `load --until ci=…`: its settings, rounds and how cells ended
     version: int = LOAD_RESULT_VERSION
 
     def cell(self, phase: str, mechanism: str) -> LoadCell | None:
