@@ -106,3 +106,11 @@ def test_load_report_formats_match_their_golden_files(load_result: LoadAnalysis,
 
 def test_load_terminal_report_matches_its_golden_file(load_result: LoadAnalysis) -> None:
     check("load.terminal.txt", terminal_text(lambda console: load_report.show(load_result, console)))
+
+
+@pytest.mark.parametrize(("seconds", "shown"), [(0.99996, "1 s"), (0.0009999, "1 ms"), (0.0123456, "12.3 ms"),
+                                                (1.5e-6, "1.5 µs"), (9999.6, "10000 s")])
+def test_a_duration_is_rounded_before_its_unit_is_chosen(seconds: float, shown: str) -> None:
+    from bridgebench.report.fmt import duration
+
+    assert duration(seconds) == shown  # never "1e+03 ms"

@@ -188,7 +188,7 @@ def analyse(store: Store, campaign_id: int) -> LoadAnalysis:
     ratios = tuple(r for a in compared for b in compared if a != b
                    if (r := ratio(a, saturation.get(a, []), b, saturation.get(b, []))))
     cells, adaptive = with_decisions(store, campaign_id, options.adaptive, cells)
-    baseline = config.baseline if config.baseline in servers else (servers[0] if servers else None)
+    baseline = config.baseline if config.baseline in compared else (compared[0] if compared else None)
     lightest = min((p for p in phase_list if p.fraction is not None), key=lambda p: p.fraction or 0, default=None)
     cpu_ratios = _cpu_ratios(lightest.name, baseline, compared, executions) if lightest and baseline else ()
     return LoadAnalysis(

@@ -135,10 +135,10 @@ def _adaptive_line(a: LoadAnalysis) -> str | None:
     if b is None:
         return None
     states = ", ".join(f"{state} {n}" for state, n in sorted(b.states.items()))
-    return (f"Adaptive budget: after its first {b.first_process_executions} runs, a cell got more until its achieved rate and its "
-            f"server CPU per request were known within ±{b.until_ci:.1%} (99 % CI half-width), at most {b.max_process_executions} "
-            f"runs a cell, within {b.max_time_s:g} s of runs in all. After {b.rounds} round(s): {states} "
-            "(see Adaptive budget).")
+    return (f"Adaptive budget: after its first {b.first_process_executions} runs, a cell got more until its "
+            f"achieved rate and its server CPU per request were known within ±{b.until_ci:.1%} (99 % CI "
+            f"half-width), at most {b.max_process_executions} runs a cell, within {b.max_time_s:g} s of runs in "
+            f"all. After {b.rounds} round(s): {states} (see Adaptive budget).")
 
 
 def _adaptive_rows(a: LoadAnalysis) -> list[list[str]]:
@@ -226,7 +226,7 @@ def _overload_rows(a: LoadAnalysis) -> list[list[str]]:
         if p is None:
             continue
         measured = c.merged
-        rows.append([a.label(c.mechanism), _rate(p.intended_rate), _rate(p.saturation_rate), _fig(c.achieved, _rate),
+        rows.append([_label(a, c), _rate(p.intended_rate), _rate(p.saturation_rate), _fig(c.achieved, _rate),
                      _ms(measured.get("p50", math.nan)), _ms(p.p50_s), _ms(measured.get("max", math.nan)), _ms(p.max_s),
                      f"{_ms(p.formula_p50_s)} / {_ms(p.formula_max_s)}", str(c.censored), _lost(c)])
     return rows

@@ -38,6 +38,7 @@ def duration(value: float | None, digits: int = 3, metric: str = SECONDS) -> str
         return "—"
     if value == 0:
         return "0 s" if metric == SECONDS else "0 Ir"
+    value = float(f"{value:.{digits}g}")  # rounded first, so 0.99996 s is "1 s", never "1e+03 ms"
     scale, unit = unit_for(value, metric)
     shown = value / scale
     return f"{shown:.0f} {unit}" if abs(shown) >= 10 ** digits else f"{shown:.{digits}g} {unit}"  # never "1.4e+02"
