@@ -211,3 +211,45 @@ def test_ctrl_c_during_a_load_campaign_leaves_no_nginx_nor_collector(builds: dic
     with interrupted_campaign(tmp_path) as code:
         assert code == 130
     assert left_behind(BUILD) == []
+
+
+def test_totals_still_catching_up_are_waited_for_and_a_stable_shortfall_is_lost() -> None:
+    # A real server on 127.0.0.1 whose counts grow by 4 with each read up to a limit: a collector draining
+    # its queue after the run. Whatever the machine's speed, reads are what move it.
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    reads = {"n": 0}
+    limit = {"n": 10}
+
+    class Totals(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # http.server's name
+            counted = min(2 + 4 * reads["n"], limit["n"])
+            reads["n"] += 1
+            body = json.dumps({"counts": {"status": {"200": counted}, "path": {"/a": counted}}, "lost": {}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Totals)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    def judge(doc: dict) -> totals.Totals | None:
+        return totals.compare(doc, answered_variants={"a": 10}, attempted_variants={"a": 10},
+                              answered_statuses={"200": 10}, variant_paths={"a": "/a"})
+
+    try:
+        port = server.server_address[1]
+        caught_up = totals.settled(port, "/t", 0, judge)
+        assert caught_up is not None and caught_up.exact and reads["n"] == 3  # 2, 6, then all 10
+        reads["n"], limit["n"] = 0, 7
+        short = totals.settled(port, "/t", 0, judge)
+        assert short is not None and short.lost == 3 and reads["n"] == 4  # 2, 6, 7, 7: stable, so lost
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -190,13 +190,12 @@ def _check_totals(study: Study, server: Server, mechanism: str, statuses: dict[s
     for name in answered:
         key = str(statuses[name][mechanism])
         by_status[key] = by_status.get(key, 0) + 1
-    time.sleep(study.load.settle_s)
     try:
-        doc = totals.fetch(server.port, study.load.totals)
+        got = totals.settled(server.port, study.load.totals, study.load.settle_s, lambda doc: totals.compare(
+            doc, answered_variants=answered, attempted_variants=answered, answered_statuses=by_status,
+            variant_paths={r.name: r.path for r in study.load.requests}))
     except totals.TotalsError as e:
         return CheckRow("totals", mechanism, "failed", None, str(e)[:300])
-    got = totals.compare(doc, answered_variants=answered, attempted_variants=answered, answered_statuses=by_status,
-                         variant_paths={r.name: r.path for r in study.load.requests})
     if got is None:
         return CheckRow("totals", mechanism, "agrees", "counts nothing", "")
     return CheckRow("totals", mechanism, "agrees" if got.exact else "disagrees",
@@ -252,15 +251,14 @@ def execute(study: Study, build: BuildResult, options: LoadOptions, rate: float,
 def run_totals(study: Study, server: Server, result: dict[str, Any]) -> dict[str, Any] | None:
     """The server's own totals after a load run, against the driver's (None: the server counts nothing)."""
     assert study.load is not None and study.load.totals
-    time.sleep(study.load.settle_s)  # the log phase runs after the answer; a timer may still hold counts
-    try:
-        doc = totals.fetch(server.port, study.load.totals)
+    try:  # the log phase runs after the answer; a timer, a buffer or a collector may still hold counts
+        got = totals.settled(server.port, study.load.totals, study.load.settle_s, lambda doc: totals.compare(
+            doc, answered_variants=result.get("answered_variants") or {},
+            attempted_variants=result.get("attempted_variants") or {},
+            answered_statuses=result.get("answered_statuses") or {},
+            variant_paths={r.name: r.path for r in study.load.requests}))
     except totals.TotalsError as e:
         return {"error": str(e)[:300]}
-    got = totals.compare(doc, answered_variants=result.get("answered_variants") or {},
-                         attempted_variants=result.get("attempted_variants") or {},
-                         answered_statuses=result.get("answered_statuses") or {},
-                         variant_paths={r.name: r.path for r in study.load.requests})
     return got.to_json() if got else None
 
 

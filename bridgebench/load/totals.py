@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 TIMEOUT_S = 10.0
+SETTLE_BOUND_S = 15.0  # how long a server's counts may keep catching up after a run before a shortfall is a loss
 
 
 class TotalsError(Exception):
@@ -73,6 +76,22 @@ def fetch(port: int, path: str) -> dict[str, Any]:
             isinstance(g, dict) and all(isinstance(n, int | float) for n in g.values()) for g in counts.values()))):
         raise TotalsError(f"GET {path}: expected {{\"counts\": {{group: {{key: n}}}} or null, \"lost\": {{}}}}")
     return doc
+
+
+def settled(port: int, path: str, settle_s: float, judge: Callable[[dict[str, Any]], Totals | None],
+            bound_s: float = SETTLE_BOUND_S) -> Totals | None:
+    """The server's totals, judged, `settle_s` after a run; while they fall short and still grow between two
+    reads, asked again every `settle_s` (at least 0.1 s), up to `bound_s`. A collector or a log buffer that
+    lags behind is waited for; a count that stays short is lost. TotalsError when they cannot be read."""
+    deadline = time.monotonic() + bound_s
+    previous: Totals | None = None
+    while True:
+        time.sleep(settle_s if previous is None else max(settle_s, 0.1))
+        got = judge(fetch(port, path))
+        if (got is None or got.lost == 0 or (previous is not None and got.counted == previous.counted)
+                or time.monotonic() >= deadline):
+            return got
+        previous = got
 
 
 def _path(url_path: str) -> str:
