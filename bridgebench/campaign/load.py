@@ -43,8 +43,8 @@ NO_RATE = "no rate"  # a constant-rate run whose server reached no saturation ra
 CHECK_TIMEOUT_S = 10.0
 
 
-# `load --until ci=…` given alone takes the others from these: twice the default budget's runs at most, and
-# the machine time of a default campaign's runs twice over.
+# `load --until ci=…` given alone takes the others from these: at most twice the budget's runs a cell, and
+# at most an hour of runs in all.
 DEFAULT_CAP_FACTOR, DEFAULT_MAX_TIME_S = 2, 3600.0
 
 
@@ -191,9 +191,7 @@ def _check_totals(study: Study, server: Server, mechanism: str, statuses: dict[s
         key = str(statuses[name][mechanism])
         by_status[key] = by_status.get(key, 0) + 1
     try:
-        got = totals.settled(server.port, study.load.totals, study.load.settle_s, lambda doc: totals.compare(
-            doc, answered_variants=answered, attempted_variants=answered, answered_statuses=by_status,
-            variant_paths={r.name: r.path for r in study.load.requests}))
+        got = _totals(study, server, answered, answered, by_status)
     except totals.TotalsError as e:
         return CheckRow("totals", mechanism, "failed", None, str(e)[:300])
     if got is None:
@@ -248,15 +246,23 @@ def execute(study: Study, build: BuildResult, options: LoadOptions, rate: float,
                      time.monotonic() - t0, checked)
 
 
+def _totals(study: Study, server: Server, answered: dict[str, int], attempted: dict[str, int],
+            statuses: dict[str, int]) -> totals.Totals | None:
+    """The server's totals against what was answered and attempted, once they have settled (the log phase runs
+    after the answer; a timer, a buffer or a collector may still hold counts)."""
+    assert study.load is not None and study.load.totals
+    paths = {r.name: r.path for r in study.load.requests}
+    return totals.settled(server.port, study.load.totals, study.load.settle_s, lambda doc: totals.compare(
+        doc, answered_variants=answered, attempted_variants=attempted, answered_statuses=statuses,
+        variant_paths=paths))
+
+
 def run_totals(study: Study, server: Server, result: dict[str, Any]) -> dict[str, Any] | None:
     """The server's own totals after a load run, against the driver's (None: the server counts nothing)."""
     assert study.load is not None and study.load.totals
-    try:  # the log phase runs after the answer; a timer, a buffer or a collector may still hold counts
-        got = totals.settled(server.port, study.load.totals, study.load.settle_s, lambda doc: totals.compare(
-            doc, answered_variants=result.get("answered_variants") or {},
-            attempted_variants=result.get("attempted_variants") or {},
-            answered_statuses=result.get("answered_statuses") or {},
-            variant_paths={r.name: r.path for r in study.load.requests}))
+    try:
+        got = _totals(study, server, result.get("answered_variants") or {}, result.get("attempted_variants") or {},
+                      result.get("answered_statuses") or {})
     except totals.TotalsError as e:
         return {"error": str(e)[:300]}
     return got.to_json() if got else None
