@@ -253,3 +253,9 @@ def test_totals_still_catching_up_are_waited_for_and_a_stable_shortfall_is_lost(
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_study_of_servers_only_points_run_to_load(tmp_path: Path) -> None:
+    done = bridgebench("run", "nginx-logagg", "--store", str(tmp_path / "s.sqlite"), cwd=REPO)
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "error: nginx-logagg has no benchmarks timed in iterations, only servers: use `bridgebench load nginx-logagg`")
