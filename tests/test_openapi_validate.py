@@ -172,7 +172,8 @@ def test_the_tight_loop_quick_budget_runs_every_validator(tmp_path: Path) -> Non
 
 def test_the_load_quick_budget_runs_every_phase_on_the_one_worker_servers(tmp_path: Path) -> None:
     done = bridgebench("load", "openapi-validate", "--quick", "--mechanisms", ",".join(("ceiling", *SERVERS)),
-                       "--store", str(tmp_path / "s.sqlite"), "--report-dir", str(tmp_path), "--json", cwd=REPO,
+                       "--warmup", "0.2", "--duration", "0.5", "--store", str(tmp_path / "s.sqlite"),
+                       "--report-dir", str(tmp_path), "--json", cwd=REPO,
                        timeout=600)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
