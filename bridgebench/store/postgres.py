@@ -8,6 +8,7 @@ string itself; `name` (what messages and reports show) never holds a password.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import zlib
 from typing import Any
@@ -83,7 +84,11 @@ class AdvisoryLock:
 
     def release(self) -> None:
         if self.conn is not None:
-            self.conn.close()  # ending the session drops its advisory locks
+            # Unlocked explicitly: closing alone drops the lock only when the server's backend has ended,
+            # after close() returns, so a claim right after could still find it held (a CI run did).
+            with contextlib.suppress(psycopg.Error):
+                self.conn.execute("SELECT pg_advisory_unlock(%s::int4, %s::int4)", (_LOCK_SPACE, self.key))
+            self.conn.close()  # ending the session drops its advisory locks anyway
             self.conn = None
 
     def __enter__(self) -> AdvisoryLock:
