@@ -368,17 +368,14 @@ class LoadKind:
 
         def judged(open_cells: list[adaptive.Cell], _round: int) -> adaptive.Judged:
             result = analysis.analyse(store, campaign_id)
-            stored: dict[adaptive.Cell, int] = {}
-            for e in store.executions(campaign_id):
-                stored[(e.benchmark, e.mechanism)] = stored.get((e.benchmark, e.mechanism), 0) + 1
             out: adaptive.Judged = {}
             for cell in open_cells:
                 c = result.cell(*cell)
+                stored = c.ok + len(c.failures) if c is not None else 0
                 measured = "measured" if c is not None and c.ok else None
                 widest = analysis.widest(c) if c is not None else None
-                out[cell] = (stored.get(cell, 0), measured,
-                             adaptive.decide(stored.get(cell, 0), measured, widest, measured, budget.first,
-                                             budget.until_ci, budget.cap, analysis.MIN_RUNS))
+                out[cell] = (stored, measured, adaptive.decide(stored, measured, widest, measured, budget.first,
+                                                               budget.until_ci, budget.cap, analysis.MIN_RUNS))
             return out
 
         return judged

@@ -109,7 +109,7 @@ def _run(execution: StoredExecution, result: dict[str, Any]) -> LoadRun:
                    execution.disturbed, server_us(result), _lost(result))
 
 
-def _totals(results: list[dict[str, Any]]) -> tuple[int | None, dict[str, int], tuple[str, ...]]:
+def _summed_totals(results: list[dict[str, Any]]) -> tuple[int | None, dict[str, int], tuple[str, ...]]:
     """Summed over runs: answers missing from the server's counts, what it says it lost, and the runs whose
     totals could not be read."""
     counted = [r["totals"] for r in results if isinstance(r.get("totals"), dict)]
@@ -136,7 +136,7 @@ def _cell(phase: str, fraction: float | None, mechanism: str, planned: int, runs
     achieved = figure([r["achieved_rate"] for r in results])
     # what the driver was asked for or gave, whichever is more: a target above its ceiling is its limit too
     share = max(achieved.value, intended or 0.0) / ceiling if achieved and ceiling else None
-    lost, server_lost, totals_errors = _totals(results)
+    lost, server_lost, totals_errors = _summed_totals(results)
     return LoadCell(
         phase=phase, mechanism=mechanism, fraction=fraction, planned=planned, ok=len(ok), failures=failures,
         disturbed=disturbed, intended_rate=intended,
@@ -190,7 +190,7 @@ def analyse(store: Store, campaign_id: int) -> LoadAnalysis:
     cells, adaptive = with_decisions(store, campaign_id, options.adaptive, cells)
     baseline = config.baseline if config.baseline in compared else (compared[0] if compared else None)
     lightest = min((p for p in phase_list if p.fraction is not None), key=lambda p: p.fraction or 0, default=None)
-    cpu_ratios = _cpu_ratios(lightest.name, baseline, compared, executions) if lightest and baseline else ()
+    cpu_ratios = _cpu_ratios(lightest.name, baseline, compared, cells) if lightest and baseline else ()
     return LoadAnalysis(
         campaign=CampaignFacts.of(campaign, len(planned), len(executions)),
         confidence=CONFIDENCE,
@@ -213,16 +213,12 @@ def analyse(store: Store, campaign_id: int) -> LoadAnalysis:
     )
 
 
-def _cpu_ratios(phase: str, baseline: str, servers: list[str], executions: list[StoredExecution]
+def _cpu_ratios(phase: str, baseline: str, servers: list[str], cells: list[LoadCell]
                 ) -> tuple[ServerRatio, ...]:
     """Each server's CPU per request over the baseline's in one phase (a: the server, b: the baseline;
-    Welch's t on the logs, over runs)."""
-    per_server: dict[str, list[float]] = {}
-    for e in executions:
-        if e.benchmark == phase and e.status == "ok" and e.info_json:
-            u = server_us(json.loads(e.info_json))
-            if u:
-                per_server.setdefault(e.mechanism, []).append(u)
+    Welch's t on the logs, over the cells' runs)."""
+    per_server = {c.mechanism: [r.server_us for r in c.per_execution if r.server_us]
+                  for c in cells if c.phase == phase}
     base = per_server.get(baseline, [])
     return tuple(ServerRatio(m, baseline, ratio_over_executions(base, per_server[m], confidence=CONFIDENCE,
                                                                  min_executions=MIN_RUNS))

@@ -178,6 +178,10 @@ def _saturation_rows(a: LoadAnalysis) -> list[list[str]]:
     return rows
 
 
+def _ratio_ci(e: Estimate) -> str:
+    return "" if e.low is None or e.high is None else f" ({e.low:.3f}{DASH}{e.high:.3f})"
+
+
 def _ratio_rows(a: LoadAnalysis) -> list[list[str]]:
     rows = []
     servers = [m.mechanism for m in a.mechanisms]
@@ -185,7 +189,7 @@ def _ratio_rows(a: LoadAnalysis) -> list[list[str]]:
         if servers.index(r.a) > servers.index(r.b):
             continue  # each pair once, in the study's order
         e = r.ratio
-        ci = "" if e.low is None or e.high is None else f" ({e.low:.3f}{DASH}{e.high:.3f})"
+        ci = _ratio_ci(e)
         verdict = (NO_INTERVAL if e.low is None or e.high is None else
                    "different" if e.low > 1 or e.high < 1 else "not told apart")
         if _limited(a, r.a) or _limited(a, r.b):
@@ -198,7 +202,7 @@ def _cpu_rows(a: LoadAnalysis) -> list[list[str]]:
     rows = []
     for r in a.cpu_ratios:
         e = r.ratio
-        ci = "" if e.low is None or e.high is None else f" ({e.low:.3f}{DASH}{e.high:.3f})"
+        ci = _ratio_ci(e)
         mine, theirs = a.cell(a.cpu_phase or "", r.a), a.cell(a.cpu_phase or "", r.b)
         extra = (f"{mine.server_us.value - theirs.server_us.value:+.2f} µs" if mine and theirs and mine.server_us
                  and theirs.server_us else "—")
