@@ -38,7 +38,8 @@ def main() -> None:
     campaigns = [c for c in store.campaigns("selftest") if c.state == "done"]
     if not campaigns:
         sys.exit(f"delta_sweep: no finished self-test campaign in {args.store}")
-    own = sorted({read(c).options.delta_relative for c in campaigns})
+    # the δ each execution was classified with: its campaign's, or by its length where calibrated so
+    own = sorted({read(c).options.delta_for(e.wall_s) for c in campaigns for e in store.executions(c.id)})
     right = {(b, d): 0 for b in PLANTED_CLASS for d in deltas}
     total = dict.fromkeys(PLANTED_CLASS, 0)
     for campaign in campaigns:
@@ -52,7 +53,7 @@ def main() -> None:
                     right[cell.benchmark, d] += str(classify_execution(times, delta_relative=d).kind) \
                         == PLANTED_CLASS[cell.benchmark]
     print(f"{len(campaigns)} self-test campaigns in {args.store}; their own δ: "
-          f"{', '.join(f'{d:.1%}' for d in own)} (marked *)")
+          f"{', '.join(f'{d:.1%}' for d in own)}, each execution's by its length where calibrated so (marked *)")
     print("| planted | " + " | ".join(f"δ {d:.1%}{' *' if d in own else ''}" for d in deltas) + " |")
     print("|---" * (len(deltas) + 1) + "|")
     for bench, kind in PLANTED_CLASS.items():

@@ -30,7 +30,7 @@ import numpy as np
 
 from bridgebench import audit, beside, jitdiag
 from bridgebench.answers import majority
-from bridgebench.campaign.config import AdaptiveBudget, TimingOptions, read
+from bridgebench.campaign.config import AdaptiveBudget, DeltaTable, TimingOptions, delta_for, read
 from bridgebench.counting import INSTRUCTIONS, analysed
 from bridgebench.counting import SECONDS as SECONDS_METRIC
 from bridgebench.differ import UNCHANGED, compare_cells
@@ -161,27 +161,30 @@ def rules(delta_relative: float, metric: str = SECONDS_METRIC) -> str:
 
 
 def _classify(store: Store, executions: Sequence[StoredExecution], arrays: list[np.ndarray],
-              delta_relative: float, metric: str = SECONDS_METRIC) -> list[ExecutionClass | None]:
-    """Each execution's classification: made once per execution, rules version and δ, kept in the store,
-    and read back after that (a re-judged campaign classifies only its new executions). None for all when
-    the shortest series is too short for changepoints."""
+              deltas: Sequence[float], metric: str = SECONDS_METRIC) -> list[ExecutionClass | None]:
+    """Each execution's classification, with its own δ (by its length, TimingOptions.delta_for): made once
+    per execution, rules version and δ, kept in the store, and read back after that (a re-judged campaign
+    classifies only its new executions). None for all when the shortest series is too short for changepoints."""
     if too_short_for_changepoints(min(len(t) for t in arrays)):
         return [None] * len(arrays)
-    key = rules(delta_relative, metric)
-    kept = store.execution_classes([e.id for e in executions], key)
+    keys = [rules(d, metric) for d in deltas]
+    kept: dict[int, dict] = {}
+    for key in set(keys):
+        kept.update(store.execution_classes([e.id for e, k in zip(executions, keys, strict=True) if k == key], key))
     out: list[ExecutionClass | None] = []
-    made = {}
-    for e, t in zip(executions, arrays, strict=True):
+    made: dict[str, dict[int, dict]] = defaultdict(dict)
+    for e, t, delta, key in zip(executions, arrays, deltas, keys, strict=True):
         record = kept.get(e.id)
         if record is not None and record["n"] == len(t):
             out.append(from_record(record))
         else:
             quantum = analysed(1) / (e.batch or 1) if metric == INSTRUCTIONS else None  # one instruction
-            cls = classify_execution(t, delta_relative=delta_relative, quantum=quantum)
+            cls = classify_execution(t, delta_relative=delta, quantum=quantum)
             out.append(cls)
-            made[e.id] = to_record(cls)
+            made[key][e.id] = to_record(cls)
     with contextlib.suppress(StoreWriteError):  # a cache: a store that cannot take it still analyses
-        store.save_execution_classes(key, made)
+        for key, records in made.items():
+            store.save_execution_classes(key, records)
     return out
 
 
@@ -248,8 +251,13 @@ class _CellInput:
     disturbed: int
     excluded: int
     machine: str  # the campaign's own machine: the one that ran an execution that names none
-    delta_relative: float = DEFAULT_DELTA_RELATIVE  # the campaign's δ for the warm-up classification
+    delta_relative: float = DEFAULT_DELTA_RELATIVE  # the campaign's δ for the warm-up classification…
+    delta_by_length: DeltaTable = ()  # …or, calibrated, each execution's by its length (config.delta_for)
     metric: str = SECONDS_METRIC  # what the iterations measure (counting.METRICS)
+
+    def deltas(self) -> list[float]:
+        """The δ each good execution is classified with."""
+        return [delta_for(e.wall_s, self.delta_by_length, self.delta_relative) for e in self.good]
 
 
 def _read(store: Store, executions: Sequence[StoredExecution], metric: str = SECONDS_METRIC
@@ -274,7 +282,7 @@ def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int) -> 
     if not c.good:
         return cell, {}
     arrays, counters = _read(store, c.good, c.metric)
-    classes = _classify(store, c.good, arrays, c.delta_relative, c.metric)
+    classes = _classify(store, c.good, arrays, c.deltas(), c.metric)
     summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", c.benchmark,
                                                                                       c.mechanism))
     runs = tuple(_run(e, t, cls, k, c.machine, c.metric == SECONDS_METRIC)
@@ -362,8 +370,8 @@ def _verdicts(executions: list[StoredExecution]) -> dict[int, tuple[str, str]]:
 
 
 def _cell_inputs(executions: list[StoredExecution], keys: Iterable[tuple[str, str]],
-                 exclude_disturbed: bool, machine: str = "", delta_relative: float = DEFAULT_DELTA_RELATIVE,
-                 metric: str = SECONDS_METRIC) -> dict[tuple[str, str], _CellInput]:
+                 exclude_disturbed: bool, machine: str = "", options: TimingOptions | None = None
+                 ) -> dict[tuple[str, str], _CellInput]:
     verdicts = _verdicts(executions)
     by_key: dict[tuple[str, str], list[StoredExecution]] = defaultdict(list)
     for e in executions:
@@ -377,8 +385,9 @@ def _cell_inputs(executions: list[StoredExecution], keys: Iterable[tuple[str, st
         good = tuple(e for e in ok if not (exclude_disturbed and e.disturbed))
         rss = [e.peak_rss_kb for e in mine if e.peak_rss_kb]
         out[key] = _CellInput(key[0], key[1], good, failures, float(np.median(rss)) if rss else None,
-                              sum(1 for e in mine if e.disturbed), len(ok) - len(good), machine, delta_relative,
-                              metric)
+                              sum(1 for e in mine if e.disturbed), len(ok) - len(good), machine,
+                              *((options.delta_relative, options.delta_by_length, options.metric) if options
+                                else ()))
     return out
 
 
@@ -467,8 +476,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = CONFIDENCE, s
     # The cells are what the campaign planned: a benchmark may leave some mechanisms out (its `mechanisms`).
     measured = {(t.benchmark, t.mechanism) for t in planned}
     keys = [(b, m) for b in benchmarks for m in available if (b, m) in measured]
-    inputs = _cell_inputs(executions, keys, exclude_disturbed, campaign.machine, options.delta_relative,
-                          options.metric)
+    inputs = _cell_inputs(executions, keys, exclude_disturbed, campaign.machine, options)
     per_bench = [[inputs[(b, m)] for m in available if (b, m) in inputs] for b in benchmarks]
     per_bench = [group for group in per_bench if group]
     if workers is None:
@@ -516,9 +524,9 @@ def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, co
     executions = store.executions(campaign_id)
     stored: Counter[tuple[str, str]] = Counter((e.benchmark, e.mechanism) for e in executions)
     options = read(store.campaign(campaign_id)).options
-    delta = options.delta_relative if isinstance(options, TimingOptions) else DEFAULT_DELTA_RELATIVE
-    metric = options.metric if isinstance(options, TimingOptions) else SECONDS_METRIC
-    inputs = _cell_inputs(executions, keys, exclude_disturbed=False, delta_relative=delta, metric=metric)
+    timing = options if isinstance(options, TimingOptions) else None
+    metric = timing.metric if timing else SECONDS_METRIC
+    inputs = _cell_inputs(executions, keys, exclude_disturbed=False, options=timing)
     out = {}
     for key in keys:
         good = inputs[key].good
@@ -526,7 +534,7 @@ def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, co
             out[key] = (stored[key], None, None, None)
             continue
         arrays, _ = _read(store, good, metric)
-        classes = _classify(store, good, arrays, delta, metric)
+        classes = _classify(store, good, arrays, inputs[key].deltas(), metric)
         summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", *key),
                             bootstrap=False)  # the budget judges by the interval over executions only
         before = None

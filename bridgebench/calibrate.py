@@ -7,11 +7,14 @@ the machine's own drift look like warm-ups and slowdowns; too large hides a prog
 1 % suits some machines and not others, so this command runs a constant program (probes/c/constant.c,
 unlike the self-test's planted workload) as fresh process executions, classifies each at a range of δ,
 and takes the smallest δ at which at least FLAT_TARGET of them are flat: the smallest shift this machine
-does not make by itself. It stores that with the machine; every campaign created on the machine after it
-is judged with it (the campaign's options keep the δ, so its analysis never changes afterwards), and the
-report says which δ, and whether calibrated. It records too what it saw: the start-up profile (each tenth
-of the iterations against the second half's median), the largest segment shift per execution, and the
-spread between executions.
+does not make by itself. A longer execution meets more of the machine's steps, so it does this at several
+execution lengths (rounds of one execution of each length, so that the machine's mood hits them alike),
+and every execution of a campaign is later judged with the δ of the length nearest its own
+(config.delta_for). It stores that with the machine; every campaign created on the machine after it
+is judged with it (the campaign's options keep the δ by length, so its analysis never changes afterwards),
+and the report says which δ, and whether calibrated. It records too what it saw at each length: the
+start-up profile (each tenth of the iterations against the second half's median), the largest segment
+shift per execution, and the spread between executions.
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ from bridgebench.study import PROBES_DIR
 
 DELTAS = (0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10)
 FLAT_TARGET = 0.95  # the self-test's goal for a planted flat workload on a quiet machine
-EXECUTIONS, ITERATIONS = 100, 100
+# Fresh processes per length, and the lengths in iterations of 1.4–2.2 ms (methodology §3): about 0.2, 0.5
+# and 1.5 s, from the self-test's executions (0.36 s) to lua-vms's (about 1 s with start-up and warm-up).
+EXECUTIONS, LENGTHS = 60, (100, 250, 700)
 PASSES = 170  # passes over the array an iteration: 1.4–2.0 ms on the project's VMs (methodology §3)
 TIMEOUT_S = 120.0
 
@@ -65,6 +70,29 @@ class Calibration:
     @property
     def when(self) -> str:
         return time.strftime("%Y-%m-%d", time.gmtime(self.created))
+
+    @property
+    def execution_s(self) -> float:
+        """How long an execution of this length runs its iterations (the median iteration's worth)."""
+        return self.iterations * self.iteration_ms / 1e3
+
+
+@dataclass(frozen=True)
+class MachineCalibration:
+    """One `bridgebench calibrate`: a Calibration per execution length, shortest first. Stored as JSON with
+    the machine; a record stored before lengths existed is one Calibration, and reads as one length."""
+
+    machine: str
+    created: float
+    lengths: tuple[Calibration, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"machine": self.machine, "created": self.created, "lengths": [c.to_json() for c in self.lengths]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MachineCalibration:
+        lengths = [Calibration.from_json(c) for c in data.get("lengths") or [data]]
+        return cls(data["machine"], data["created"], tuple(sorted(lengths, key=lambda c: c.execution_s)))
 
 
 def flat_share(series: list[np.ndarray], delta: float) -> float:
@@ -106,6 +134,12 @@ def judge(series: list[np.ndarray], machine: str) -> Calibration:
         startup_profile=tuple(float(x) for x in profile))
 
 
+def judge_lengths(series: dict[int, list[np.ndarray]], machine: str) -> MachineCalibration:
+    """The calibration at each length measured (iterations -> its executions' series), shortest first."""
+    lengths = sorted((judge(s, machine) for s in series.values()), key=lambda c: c.execution_s)
+    return MachineCalibration(machine, min(c.created for c in lengths), tuple(lengths))
+
+
 def build(build_dir: Path) -> Path:
     """The constant program, compiled into the build folder."""
     folder = build_dir / "calibrate"
@@ -119,20 +153,24 @@ def build(build_dir: Path) -> Path:
     return binary
 
 
-def measure(build_dir: Path, executions: int = EXECUTIONS, iterations: int = ITERATIONS, passes: int = PASSES,
-            on_execution: Callable[[int, Execution], None] | None = None) -> list[np.ndarray]:
-    """Run the constant program as `executions` fresh process executions, one after another, through the
-    harness's own launcher; each one's iteration times. A failed execution stops the calibration."""
+def measure(build_dir: Path, executions: int = EXECUTIONS, lengths: tuple[int, ...] = LENGTHS,
+            passes: int = PASSES, on_execution: Callable[[int, int, Execution], None] | None = None
+            ) -> dict[int, list[np.ndarray]]:
+    """Run the constant program as `executions` fresh process executions at each length (in iterations),
+    in rounds of one execution of each length, through the harness's own launcher; each one's iteration
+    times by length. A failed execution stops the calibration."""
     binary = build(build_dir)
-    series = []
+    series: dict[int, list[np.ndarray]] = {n: [] for n in dict.fromkeys(lengths)}
     for i in range(executions):
-        run = execute([str(binary), str(iterations), str(passes)], {"PATH": "/usr/bin:/bin"}, binary.parent,
-                      iterations, TIMEOUT_S)
-        if on_execution:
-            on_execution(i, run)
-        if run.status != OK or run.output is None:
-            raise CalibrationError(f"the constant program's execution {i + 1} failed: {run.status}: {run.detail}")
-        series.append(np.asarray(run.output.times, dtype=np.float64))
+        for n in series:
+            run = execute([str(binary), str(n), str(passes)], {"PATH": "/usr/bin:/bin"}, binary.parent, n,
+                          TIMEOUT_S)
+            if on_execution:
+                on_execution(i, n, run)
+            if run.status != OK or run.output is None:
+                raise CalibrationError(f"the constant program's execution {i + 1} of {n} iterations failed: "
+                                       f"{run.status}: {run.detail}")
+            series[n].append(np.asarray(run.output.times, dtype=np.float64))
     return series
 
 

@@ -710,25 +710,29 @@ def doctor(as_json: JsonOpt = False) -> None:
 @app.command()
 def calibrate(store_location: StoreOpt = DEFAULT_STORE, build_dir: BuildDirOpt = Path("build"),
               executions: Annotated[int, typer.Option("-p", "--process-executions", min=2, max=1000,
-                                                      help="Fresh processes of the constant program.")]
+                                                      help="Fresh processes of the constant program, per length.")]
               = calibration.EXECUTIONS,
-              iterations: Annotated[int, typer.Option("-i", "--iterations", min=50, max=100_000,
-                                                      help="Iterations each (50 or more: they are classified).")]
-              = calibration.ITERATIONS,
+              iterations: Annotated[list[int] | None, typer.Option(
+                  "-i", "--iterations", min=50, max=100_000,
+                  help="An execution length, in iterations (50 or more: they are classified); repeat for "
+                       "several (default: 100, 250 and 700).")] = None,
               as_json: JsonOpt = False) -> None:
-    """Measure how far this machine moves a constant program's speed by itself, and store the δ that follows
-    with the machine: campaigns created on it afterwards classify warm-up with it (methodology §3)."""
+    """Measure how far this machine moves a constant program's speed by itself, at several execution lengths,
+    and store the δ that follows at each with the machine: campaigns created on it afterwards classify each
+    execution's warm-up with the δ of the length nearest its own (methodology §3)."""
     store = _store(store_location)
     machine = calibration.this_machine()
+    lengths = tuple(dict.fromkeys(iterations or calibration.LENGTHS))
 
-    def progress(i: int, run: Execution) -> None:
+    def progress(i: int, n: int, run: Execution) -> None:
         if not as_json:
-            err.print(f"[{i + 1}/{executions}] constant program: {run.status}, {run.wall_s:.2f} s", highlight=False)
+            err.print(f"[{i + 1}/{executions}] constant program, {n} iterations: {run.status}, {run.wall_s:.2f} s",
+                      highlight=False)
 
     _signals_stop_the_run()
     try:
-        series = calibration.measure(build_dir, executions, iterations, on_execution=progress)
-        result = calibration.judge(series, machine)
+        result = calibration.judge_lengths(
+            calibration.measure(build_dir, executions, lengths, on_execution=progress), machine)
     except calibration.CalibrationError as e:  # the constant program failed to build or run
         fail(str(e), EXIT_FAILED_EXECUTIONS)
     except KeyboardInterrupt:

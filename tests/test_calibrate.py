@@ -4,13 +4,16 @@ by the campaigns created on it afterwards."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import bridgebench, rows
 
-from bridgebench.calibrate import DELTAS, FLAT_TARGET, choose_delta, judge
+from bridgebench.analysis import rules
+from bridgebench.calibrate import DELTAS, FLAT_TARGET, MachineCalibration, choose_delta, judge, judge_lengths
+from bridgebench.campaign.config import delta_for, delta_table
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 
 
@@ -45,6 +48,37 @@ def test_a_machine_too_noisy_for_any_delta_says_so() -> None:
     assert not c.reached and c.delta_relative == max(DELTAS)
 
 
+def test_each_length_gets_its_own_delta_and_a_longer_one_never_a_smaller_delta() -> None:
+    rng = np.random.default_rng(3)
+    short, long = executions(rng, 20, 0.0), executions(rng, 20, 0.03)
+    m = judge_lengths({100: short, 400: [np.tile(t, 4) for t in long]}, "m")
+    assert [c.iterations for c in m.lengths] == [100, 400]
+    assert m.lengths[0].delta_relative == 0.005 and 0.03 <= m.lengths[1].delta_relative <= 0.04
+    table = delta_table(m.to_json())
+    assert [s for s, _ in table] == pytest.approx([0.2, 0.8], rel=0.01)
+    assert [d for _, d in table] == [0.005, m.lengths[1].delta_relative]
+    # a longer length measured a smaller δ by chance: it takes the shorter one's
+    dipped = {"lengths": [{"iterations": 100, "iteration_ms": 2.0, "delta_relative": 0.05},
+                          {"iterations": 700, "iteration_ms": 2.0, "delta_relative": 0.03}]}
+    assert delta_table(dipped) == ((0.2, 0.05), (1.4, 0.05))
+    # a record stored before lengths existed is one length; one without its length has no table
+    old = {**m.lengths[1].to_json()}
+    assert delta_table(old) == ((pytest.approx(0.8, rel=0.01), m.lengths[1].delta_relative),)
+    assert MachineCalibration.from_json(old).lengths == (m.lengths[1],)
+    assert delta_table({"delta_relative": 0.03}) == ()
+
+
+def test_an_execution_is_judged_with_the_delta_of_the_length_nearest_its_own() -> None:
+    table = ((0.2, 0.04), (0.5, 0.06), (1.5, 0.10))
+    assert delta_for(0.01, table, 0.01) == 0.04  # shorter than all: the shortest
+    assert delta_for(0.3, table, 0.01) == 0.04  # log-nearest: 0.3 is ×1.5 from 0.2 and ×1.67 from 0.5…
+    assert delta_for(0.33, table, 0.01) == 0.06  # …and 0.33 ×1.65 from 0.2, ×1.52 from 0.5
+    assert delta_for(1.0, table, 0.01) == 0.10
+    assert delta_for(60.0, table, 0.01) == 0.10
+    assert delta_for(1.0, (), 0.01) == 0.01  # no table: the campaign's one δ
+    assert delta_for(math.sqrt(0.2 * 0.5), table, 0.01) == 0.06  # a tie: the longer length
+
+
 def test_calibrate_stores_the_delta_and_later_campaigns_on_the_machine_use_it(basic_study: Path,
                                                                            tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
@@ -53,23 +87,32 @@ def test_calibrate_stores_the_delta_and_later_campaigns_on_the_machine_use_it(ba
                          cwd=tmp_path)
     assert before.returncode == 0, before.stderr
     assert "the default: this machine was not calibrated" in before.stdout
-    done = bridgebench("calibrate", "-p", "3", "-i", "60", "--store", str(store), "--build-dir", str(tmp_path / "b"),
-                       "--json", cwd=tmp_path)
+    done = bridgebench("calibrate", "-p", "3", "-i", "60", "-i", "180", "--store", str(store), "--build-dir",
+                       str(tmp_path / "b"), "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout)
-    assert found["delta_relative"] in DELTAS and found["executions"] == 3 and found["iterations"] == 60
+    found = json.loads(done.stdout)["lengths"]
+    assert [c["iterations"] for c in found] == [60, 180] and all(c["executions"] == 3 for c in found)
+    assert all(c["delta_relative"] in DELTAS for c in found)
     assert len(rows(store, "SELECT * FROM calibration")) == 1
     after = bridgebench("run", str(basic_study), "--benchmarks", "ok", "-p", "2", "-i", "60", "--store", str(store),
                         "--json", cwd=tmp_path)
     assert after.returncode == 0, after.stderr
     options = [json.loads(c)["options"] for (c,) in rows(store, "SELECT config_json FROM campaign ORDER BY id")]
     assert options[0]["delta_relative"] == DEFAULT_DELTA_RELATIVE and options[0]["delta_calibrated"] is None
-    assert options[1]["delta_relative"] == found["delta_relative"] and options[1]["delta_calibrated"]
-    # the campaign's executions are classified with the machine's δ, and kept under a key that says so
-    keys = {k for (k,) in rows(store, "SELECT DISTINCT rules FROM execution_class")}
-    assert len(keys) == (1 if found["delta_relative"] == DEFAULT_DELTA_RELATIVE else 2)
+    assert not options[0].get("delta_by_length")
+    table = [tuple(e) for e in options[1]["delta_by_length"]]
+    assert [d for _, d in table] == [found[0]["delta_relative"], max(c["delta_relative"] for c in found)]
+    assert options[1]["delta_relative"] == found[0]["delta_relative"] and options[1]["delta_calibrated"]
+    # each execution is classified with the δ of the length nearest its own, and kept under a key that says so
+    walls = [w for (w,) in rows(store, "SELECT wall_s FROM execution WHERE campaign_id=2 AND status='ok'")]
+    expected = {rules(delta_for(w, tuple(table), 0.0)) for w in walls}
+    keys = {k for (k,) in rows(store, "SELECT DISTINCT rules FROM execution_class WHERE execution_id IN "
+                                      "(SELECT id FROM execution WHERE campaign_id=2)")}
+    assert keys == expected
     report = bridgebench("report", "2", "--store", str(store), cwd=tmp_path)
-    assert f"δ {found['delta_relative']:.1%} the same (this machine's, calibrated" in report.stdout
+    words = (f"δ by execution length: {table[0][1]:.1%} ({table[0][0]:.2g} s), {table[1][1]:.1%} "
+             f"({table[1][0]:.2g} s), each execution's from the length nearest its own (this machine's, calibrated")
+    assert " ".join(words.split()) in " ".join(report.stdout.split())
 
 
 def test_calibrate_refuses_too_few_iterations_to_classify(tmp_path: Path) -> None:

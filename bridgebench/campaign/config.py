@@ -4,6 +4,7 @@ every part that needs it (resume, the fleet's workers, the analysis, `list`)."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -40,6 +41,32 @@ def looks(first: int, cap: int) -> int:
     return max(cap - first + 1, 1)
 
 
+# δ by execution length: (an execution's seconds, the δ calibrated at that length), shortest first, δ never
+# smaller for a longer length (calibrate.py; methodology §3).
+DeltaTable = tuple[tuple[float, float], ...]
+
+
+def delta_table(calibration: dict[str, Any]) -> DeltaTable:
+    """A stored calibration's δ by length. A longer execution meets at least the machine's steps a shorter one
+    does, so each length's δ is raised to the largest of the shorter ones' (their measured δ can dip below by
+    chance). A calibration stored before lengths existed is one length."""
+    lengths = sorted((float(c["iterations"]) * float(c["iteration_ms"]) / 1e3, float(c["delta_relative"]))
+                     for c in calibration.get("lengths") or [calibration] if "iteration_ms" in c)
+    table, largest = [], 0.0
+    for seconds, delta in lengths:
+        largest = max(largest, delta)
+        table.append((seconds, largest))
+    return tuple(table)
+
+
+def delta_for(seconds: float, table: DeltaTable, fallback: float) -> float:
+    """The δ an execution of `seconds` is classified with: the one calibrated at the length nearest its own on
+    a log scale (a tie takes the longer); `fallback` with no table."""
+    if not table or seconds <= 0:
+        return fallback
+    return min(table, key=lambda entry: (abs(math.log(entry[0] / seconds)), -entry[0]))[1]
+
+
 @dataclass(frozen=True)
 class TimingOptions:
     budget: str
@@ -63,6 +90,7 @@ class TimingOptions:
     # calibrated one (calibrate.py), else the default. Stored, so the analysis never changes afterwards.
     delta_relative: float = DEFAULT_DELTA_RELATIVE
     delta_calibrated: str | None = None  # when the machine was calibrated (YYYY-MM-DD), None: the default
+    delta_by_length: DeltaTable = ()  # calibrated by execution length (delta_for); () : delta_relative for all
     # What each iteration measures: wall time ("seconds"), or instructions counted under callgrind
     # ("instructions", counting.py), with what the counts were taken under (counting.pinning()).
     metric: str = SECONDS
@@ -75,7 +103,13 @@ class TimingOptions:
         if calibration is None or self.metric != SECONDS:
             return self
         when = time.strftime("%Y-%m-%d", time.gmtime(calibration["created"]))
-        return replace(self, delta_relative=float(calibration["delta_relative"]), delta_calibrated=when)
+        table = delta_table(calibration)
+        shortest = table[0][1] if table else float(calibration["delta_relative"])
+        return replace(self, delta_relative=shortest, delta_calibrated=when, delta_by_length=table)
+
+    def delta_for(self, seconds: float) -> float:
+        """The δ an execution that ran `seconds` is classified with."""
+        return delta_for(seconds, self.delta_by_length, self.delta_relative)
 
     @property
     def adaptive(self) -> AdaptiveBudget | None:
@@ -87,7 +121,8 @@ class TimingOptions:
 
     @classmethod
     def from_stored(cls, stored: dict[str, Any]) -> TimingOptions:
-        return cls(**{**stored, "benchmarks": tuple(stored["benchmarks"]), "mechanisms": tuple(stored["mechanisms"])})
+        return cls(**{**stored, "benchmarks": tuple(stored["benchmarks"]), "mechanisms": tuple(stored["mechanisms"]),
+                      "delta_by_length": tuple(tuple(e) for e in stored.get("delta_by_length", ()))})
 
 
 @dataclass(frozen=True)

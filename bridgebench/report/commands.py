@@ -10,7 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from bridgebench.build import BuildResult
-from bridgebench.calibrate import FLAT_TARGET, Calibration
+from bridgebench.calibrate import FLAT_TARGET, MachineCalibration
+from bridgebench.campaign.config import delta_table
 from bridgebench.environment import Finding as Advice
 from bridgebench.fleet import Status
 from bridgebench.selftest import FAIL, INCONCLUSIVE, PASS, Tally
@@ -83,22 +84,30 @@ def status(st: Status, console: Console) -> None:
     console.print(table)
 
 
-def calibration_lines(c: Calibration) -> list[str]:
-    """What `bridgebench calibrate` found, in plain lines (readable piped as well as on a terminal)."""
-    shares = ", ".join(f"{float(d):.1%}: {s:.0%}" for d, s in c.flat_by_delta.items())
-    shifts = ", ".join(f"P{p} {v:.2%}" for p, v in c.largest_shift.items())
-    verdict = (f"δ = {c.delta_relative:.1%}: the smallest δ at which at least {FLAT_TARGET:.0%} of the constant "
-               "program's executions are flat" if c.reached else
-               f"δ = {c.delta_relative:.1%}, the largest tried, and still fewer than {FLAT_TARGET:.0%} of the "
-               "constant program's executions are flat: this machine is too noisy for a classification to mean "
-               "much (`bridgebench doctor`)")
-    return [
-        f"machine {c.machine}: {c.executions} process executions × {c.iterations} iterations of a constant "
-        f"program ({c.iteration_ms:.2f} ms an iteration)",
-        f"flat at each δ: {shares}",
-        f"largest segment shift per execution (δ = 0): {shifts}",
-        f"spread between executions (CV of their medians): {c.between_executions_cv:.2%}",
-        "start-up profile (each tenth of the iterations ÷ the second half's median): "
-        + " ".join(f"{x:.3f}" for x in c.startup_profile),
-        verdict + "; stored with the machine: campaigns created on it from now on are classified with it",
-    ]
+def calibration_lines(m: MachineCalibration) -> list[str]:
+    """What `bridgebench calibrate` found, in plain lines (readable piped as well as on a terminal): each
+    length's findings, then the δ campaigns will use at each."""
+    lines = [f"machine {m.machine}: {m.lengths[0].executions} process executions of a constant program at each "
+             f"of {len(m.lengths)} length(s)"]
+    for c in m.lengths:
+        shares = ", ".join(f"{float(d):.1%}: {s:.0%}" for d, s in c.flat_by_delta.items())
+        shifts = ", ".join(f"P{p} {v:.2%}" for p, v in c.largest_shift.items())
+        verdict = (f"δ = {c.delta_relative:.1%}: the smallest δ at which at least {FLAT_TARGET:.0%} of its "
+                   "executions are flat" if c.reached else
+                   f"δ = {c.delta_relative:.1%}, the largest tried, and still fewer than {FLAT_TARGET:.0%} of its "
+                   "executions are flat: this machine is too noisy for a classification of executions this long "
+                   "to mean much (`bridgebench doctor`)")
+        lines += [
+            f"{c.iterations} iterations ({c.execution_s:.2f} s an execution, {c.iteration_ms:.2f} ms an iteration):",
+            f"  flat at each δ: {shares}",
+            f"  largest segment shift per execution (δ = 0): {shifts}",
+            f"  spread between executions (CV of their medians): {c.between_executions_cv:.2%}",
+            "  start-up profile (each tenth of the iterations ÷ the second half's median): "
+            + " ".join(f"{x:.3f}" for x in c.startup_profile),
+            f"  {verdict}",
+        ]
+    table = ", ".join(f"{d:.1%} ({s:.2g} s)" for s, d in delta_table(m.to_json()))
+    lines.append(f"δ by execution length (never smaller for a longer one): {table}; stored with the machine: each "
+                 "execution of a campaign created on it from now on is classified with the δ of the length "
+                 "nearest its own")
+    return lines

@@ -253,6 +253,11 @@ def delta_words(options: dict) -> str:
     """The δ the campaign's warm-up classification used, and where it came from."""
     delta = options.get("delta_relative", DEFAULT_DELTA_RELATIVE)
     when = options.get("delta_calibrated")
+    table = options.get("delta_by_length") or ()
+    if when and len(table) > 1:
+        by_length = ", ".join(f"{d:.1%} ({s:.2g} s)" for s, d in table)
+        return (f"segments within δ the same, δ by execution length: {by_length}, each execution's from the length "
+                f"nearest its own (this machine's, calibrated {when})")
     return (f"segments within δ {delta:.1%} the same (this machine's, calibrated {when})" if when
             else f"segments within δ {delta:.1%} the same (the default: this machine was not calibrated)")
 
