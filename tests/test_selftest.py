@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from bridgebench import counting, selftest
+from bridgebench.analysis import interval_looks
+from bridgebench.campaign import timing
 from bridgebench.campaign.kind import CampaignError
 from bridgebench.selftest import MIN_ITERATIONS, _phase_found
 from bridgebench.store import Store
@@ -150,3 +152,16 @@ def test_a_budget_too_short_for_the_planted_phases_is_refused(tmp_path: Path, mo
     with pytest.raises(CampaignError, match="budget 'few' has 2 process executions a cell; a verdict needs an "
                                             "interval, and an interval 3"):
         selftest.run_selftest(Store(tmp_path / "s.sqlite"), tmp_path / "build", 1, "few")
+
+
+def test_the_power_budget_spends_its_rounds_on_the_twins_ratios_and_pays_for_its_looks() -> None:
+    """`--budget power` (methodology §6): the default's first executions, then rounds aimed at the question
+    (each twin's ratio to A until decided) up to a cap, judged at the confidence its looks need."""
+    study = load_study(STUDIES_DIR / "selftest" / "study.toml")
+    options = timing.options_for(study, "power", None, None, seed=1)
+    budget = options.adaptive
+    assert budget is not None and budget.until_decided
+    assert budget.first == study.budgets["default"].process_executions and budget.cap > budget.first
+    assert options.mechanisms == study.budgets["default"].mechanisms  # A, A again, +5 %, +2 %
+    assert interval_looks(options, study.baseline) == budget.cap - budget.first + 1
+    assert interval_looks(timing.options_for(study, "default", None, None, seed=1), study.baseline) == 1
