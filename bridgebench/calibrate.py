@@ -80,7 +80,7 @@ class Calibration:
 @dataclass(frozen=True)
 class MachineCalibration:
     """One `bridgebench calibrate`: a Calibration per execution length, shortest first. Stored as JSON with
-    the machine; a record stored before lengths existed is one Calibration, and reads as one length."""
+    the machine; campaigns read it as a δ by length (config.delta_table)."""
 
     machine: str
     created: float
@@ -88,11 +88,6 @@ class MachineCalibration:
 
     def to_json(self) -> dict[str, Any]:
         return {"machine": self.machine, "created": self.created, "lengths": [c.to_json() for c in self.lengths]}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> MachineCalibration:
-        lengths = [Calibration.from_json(c) for c in data.get("lengths") or [data]]
-        return cls(data["machine"], data["created"], tuple(sorted(lengths, key=lambda c: c.execution_s)))
 
 
 def flat_share(series: list[np.ndarray], delta: float) -> float:
@@ -160,7 +155,7 @@ def measure(build_dir: Path, executions: int = EXECUTIONS, lengths: tuple[int, .
     in rounds of one execution of each length, through the harness's own launcher; each one's iteration
     times by length. A failed execution stops the calibration."""
     binary = build(build_dir)
-    series: dict[int, list[np.ndarray]] = {n: [] for n in dict.fromkeys(lengths)}
+    series: dict[int, list[np.ndarray]] = {n: [] for n in lengths}
     for i in range(executions):
         for n in series:
             run = execute([str(binary), str(n), str(passes)], {"PATH": "/usr/bin:/bin"}, binary.parent, n,
