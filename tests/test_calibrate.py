@@ -14,6 +14,7 @@ from conftest import bridgebench, rows
 from bridgebench.analysis import rules
 from bridgebench.calibrate import DELTAS, FLAT_TARGET, choose_delta, judge, judge_lengths
 from bridgebench.campaign.config import delta_for, delta_table
+from bridgebench.report.tables import deltas_by_length
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 
 
@@ -55,20 +56,24 @@ def test_each_length_gets_its_own_delta_and_a_longer_one_never_a_smaller_delta()
     assert [c.iterations for c in m.lengths] == [100, 400]
     assert m.lengths[0].delta_relative == 0.005 and 0.03 <= m.lengths[1].delta_relative <= 0.04
     table = delta_table(m.to_json())
-    assert [s for s, _ in table] == pytest.approx([0.2, 0.8], rel=0.01)
-    assert [d for _, d in table] == [0.005, m.lengths[1].delta_relative]
-    # a longer length measured a smaller δ by chance: it takes the shorter one's
-    dipped = {"lengths": [{"iterations": 100, "iteration_ms": 2.0, "delta_relative": 0.05},
-                          {"iterations": 700, "iteration_ms": 2.0, "delta_relative": 0.03}]}
-    assert delta_table(dipped) == ((0.2, 0.05), (1.4, 0.05))
+    assert [s for s, _, _ in table] == pytest.approx([0.2, 0.8], rel=0.01)
+    assert [(d, ok) for _, d, ok in table] == [(0.005, True), (m.lengths[1].delta_relative, True)]
+    # a longer length measured a smaller δ by chance: it takes the shorter one's, and a δ that did not reach
+    # the flat share at a shorter length does not at a longer one either
+    dipped = {"lengths": [{"iterations": 100, "iteration_ms": 2.0, "delta_relative": 0.05, "reached": True},
+                          {"iterations": 250, "iteration_ms": 2.0, "delta_relative": 0.10, "reached": False},
+                          {"iterations": 700, "iteration_ms": 2.0, "delta_relative": 0.03, "reached": True}]}
+    assert delta_table(dipped) == ((0.2, 0.05, True), (0.5, 0.10, False), (1.4, 0.10, False))
+    assert deltas_by_length(delta_table(dipped)) == ("5.0% (0.2 s), 10.0% (0.5 s, not reached: too few flat even "
+                                                     "so), 10.0% (1.4 s, not reached: too few flat even so)")
     # a record stored before lengths existed is one length; one without its length has no table
     old = {**m.lengths[1].to_json()}
-    assert delta_table(old) == ((pytest.approx(0.8, rel=0.01), m.lengths[1].delta_relative),)
+    assert delta_table(old) == ((pytest.approx(0.8, rel=0.01), m.lengths[1].delta_relative, True),)
     assert delta_table({"delta_relative": 0.03}) == ()
 
 
 def test_an_execution_is_judged_with_the_delta_of_the_length_nearest_its_own() -> None:
-    table = ((0.2, 0.04), (0.5, 0.06), (1.5, 0.10))
+    table = ((0.2, 0.04, True), (0.5, 0.06, True), (1.5, 0.10, False))
     assert delta_for(0.01, table, 0.01) == 0.04  # shorter than all: the shortest
     assert delta_for(0.3, table, 0.01) == 0.04  # log-nearest: 0.3 is ×1.5 from 0.2 and ×1.67 from 0.5…
     assert delta_for(0.33, table, 0.01) == 0.06  # …and 0.33 ×1.65 from 0.2, ×1.52 from 0.5
@@ -100,7 +105,7 @@ def test_calibrate_stores_the_delta_and_later_campaigns_on_the_machine_use_it(ba
     assert options[0]["delta_relative"] == DEFAULT_DELTA_RELATIVE and options[0]["delta_calibrated"] is None
     assert not options[0].get("delta_by_length")
     table = [tuple(e) for e in options[1]["delta_by_length"]]
-    assert [d for _, d in table] == [found[0]["delta_relative"], max(c["delta_relative"] for c in found)]
+    assert [d for _, d, _ in table] == [found[0]["delta_relative"], max(c["delta_relative"] for c in found)]
     assert options[1]["delta_relative"] == found[0]["delta_relative"] and options[1]["delta_calibrated"]
     # each execution is classified with the δ of the length nearest its own, and kept under a key that says so
     walls = [w for (w,) in rows(store, "SELECT wall_s FROM execution WHERE campaign_id=2 AND status='ok'")]
@@ -109,8 +114,8 @@ def test_calibrate_stores_the_delta_and_later_campaigns_on_the_machine_use_it(ba
                                       "(SELECT id FROM execution WHERE campaign_id=2)")}
     assert keys == expected
     report = bridgebench("report", "2", "--store", str(store), cwd=tmp_path)
-    words = (f"δ by execution length: {table[0][1]:.1%} ({table[0][0]:.2g} s), {table[1][1]:.1%} "
-             f"({table[1][0]:.2g} s), each execution's from the length nearest its own (this machine's, calibrated")
+    words = (f"δ by execution length: {deltas_by_length(table)}, each execution's from the length nearest its own "
+             "(this machine's, calibrated")
     assert " ".join(words.split()) in " ".join(report.stdout.split())
 
 

@@ -41,21 +41,24 @@ def looks(first: int, cap: int) -> int:
     return max(cap - first + 1, 1)
 
 
-# δ by execution length: (an execution's seconds, the δ calibrated at that length), shortest first, δ never
-# smaller for a longer length (calibrate.py; methodology §3).
-DeltaTable = tuple[tuple[float, float], ...]
+# δ by execution length: (an execution's seconds, the δ calibrated at that length, whether that δ reached the
+# calibration's share of flat executions), shortest first, δ never smaller for a longer length (calibrate.py;
+# methodology §3).
+DeltaTable = tuple[tuple[float, float, bool], ...]
 
 
 def delta_table(calibration: dict[str, Any]) -> DeltaTable:
     """A stored calibration's δ by length. A longer execution meets at least the machine's steps a shorter one
     does, so each length's δ is raised to the largest of the shorter ones' (their measured δ can dip below by
-    chance). A calibration stored before lengths existed is one length."""
-    lengths = sorted((float(c["iterations"]) * float(c["iteration_ms"]) / 1e3, float(c["delta_relative"]))
+    chance), and is not reached where a shorter one's was not. A calibration stored before lengths existed is
+    one length."""
+    lengths = sorted((float(c["iterations"]) * float(c["iteration_ms"]) / 1e3, float(c["delta_relative"]),
+                      bool(c.get("reached", True)))
                      for c in calibration.get("lengths") or [calibration] if "iteration_ms" in c)
-    table, largest = [], 0.0
-    for seconds, delta in lengths:
-        largest = max(largest, delta)
-        table.append((seconds, largest))
+    table, largest, reached = [], 0.0, True
+    for seconds, delta, ok in lengths:
+        largest, reached = max(largest, delta), reached and ok
+        table.append((seconds, largest, reached))
     return tuple(table)
 
 

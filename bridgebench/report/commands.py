@@ -14,6 +14,7 @@ from bridgebench.calibrate import FLAT_TARGET, MachineCalibration
 from bridgebench.campaign.config import delta_table
 from bridgebench.environment import Finding as Advice
 from bridgebench.fleet import Status
+from bridgebench.report.tables import deltas_by_length
 from bridgebench.selftest import FAIL, INCONCLUSIVE, PASS, Tally
 from bridgebench.study import Study
 
@@ -106,7 +107,7 @@ def calibration_lines(m: MachineCalibration) -> list[str]:
             + " ".join(f"{x:.3f}" for x in c.startup_profile),
             f"  {verdict}",
         ]
-    table = ", ".join(f"{d:.1%} ({s:.2g} s)" for s, d in delta_table(m.to_json()))
+    table = deltas_by_length(delta_table(m.to_json()))
     lines.append(f"δ by execution length (never smaller for a longer one): {table}; stored with the machine: each "
                  "execution of a campaign created on it from now on is classified with the δ of the length "
                  "nearest its own")

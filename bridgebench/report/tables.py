@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 
 from bridgebench import jitdiag, question
 from bridgebench.counting import INSTRUCTIONS
@@ -249,15 +250,20 @@ def jit_rows(result: Analysis) -> list[tuple[str, ...]]:
              c.jit.words()) for c in result.cells if c.jit]
 
 
+def deltas_by_length(table: Iterable[Sequence]) -> str:
+    """A calibrated δ table in words: each length's δ, and where even that δ left too few executions flat."""
+    return ", ".join(f"{d:.1%} ({s:.2g} s{'' if reached else ', not reached: too few flat even so'})"
+                     for s, d, reached in table)
+
+
 def delta_words(options: dict) -> str:
     """The δ the campaign's warm-up classification used, and where it came from."""
     delta = options.get("delta_relative", DEFAULT_DELTA_RELATIVE)
     when = options.get("delta_calibrated")
     table = options.get("delta_by_length") or ()
-    if when and len(table) > 1:
-        by_length = ", ".join(f"{d:.1%} ({s:.2g} s)" for s, d in table)
-        return (f"segments within δ the same, δ by execution length: {by_length}, each execution's from the length "
-                f"nearest its own (this machine's, calibrated {when})")
+    if when and table:
+        return (f"segments within δ the same, δ by execution length: {deltas_by_length(table)}, each execution's "
+                f"from the length nearest its own (this machine's, calibrated {when})")
     return (f"segments within δ {delta:.1%} the same (this machine's, calibrated {when})" if when
             else f"segments within δ {delta:.1%} the same (the default: this machine was not calibrated)")
 
