@@ -719,7 +719,7 @@ def calibrate(store_location: StoreOpt = DEFAULT_STORE, build_dir: BuildDirOpt =
               as_json: JsonOpt = False) -> None:
     """Measure how far this machine moves a constant program's speed by itself, at several execution lengths,
     and store the δ that follows at each with the machine: campaigns created on it afterwards classify each
-    execution's warm-up with the δ of the length nearest its own (methodology §3)."""
+    of their executions with the δ of the length nearest its own (methodology §3)."""
     store = _store(store_location)
     machine = calibration.this_machine()
     lengths = tuple(dict.fromkeys(iterations or calibration.LENGTHS))
