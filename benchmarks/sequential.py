@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bridgebench import question
-from bridgebench.analysis import ratio_between
+from bridgebench.analysis import Rounds, Side, ratio_between
 from bridgebench.campaign.adaptive import stopping_confidence
 from bridgebench.stats import Estimate
 
@@ -48,12 +48,12 @@ def one_pair(rng: np.random.Generator, truth: float, first: int, cap: int, sd: f
     """What the budget decided for one planted pair, and whether the report's final interval excludes 1 (and
     whether a plain 99 % one would)."""
     stop_confidence = stopping_confidence(first, cap)
-    a: dict[int, tuple[str, np.ndarray]] = {}
-    b: dict[int, tuple[str, np.ndarray]] = {}
+    a: Rounds = {}
+    b: Rounds = {}
     state = question.UNDECIDED
     for r in range(cap):
-        a[r] = ("m", execution(rng, 1.0, sd, mode_rate, mode_factor))
-        b[r] = ("m", execution(rng, truth, sd, mode_rate, mode_factor))
+        a[r] = Side("m", execution(rng, 1.0, sd, mode_rate, mode_factor))
+        b[r] = Side("m", execution(rng, truth, sd, mode_rate, mode_factor))
         if r + 1 < first:
             continue
         ratio = ratio_between(a, b, confidence=stop_confidence, same_campaign=True)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from multiprocessing import get_context
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
@@ -61,6 +61,7 @@ from bridgebench.stats import (
 )
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE, RULES_VERSION, from_record, to_record
 from bridgebench.stats.executions import each_look, ratio_over_executions
+from bridgebench.stats.lockstep import lockstep_ratio
 from bridgebench.stats.paired import paired_ratio
 from bridgebench.stats.summary import NOT_CLASSIFIED
 from bridgebench.store import SECONDS, Store, StoredExecution, StoreError, StoreWriteError
@@ -103,7 +104,17 @@ def _stream(seed: int, *parts: object) -> np.random.Generator:
     return np.random.default_rng([seed, *(zlib.crc32(repr(p).encode()) for p in parts)])
 
 
-Rounds = dict[int, tuple[str, np.ndarray]]  # per round (pexec): the machine, and the steady iterations
+class Side(NamedTuple):
+    """One execution's share of a ratio: its machine and steady iterations, and, when it ran in a lock-step
+    block, the block and the mean of each round's turn in which every iteration was steady."""
+
+    machine: str
+    steady: np.ndarray
+    block: str | None = None
+    turns: dict[int, float] = {}  # noqa: RUF012 (never mutated: a NamedTuple's default)
+
+
+Rounds = dict[int, Side]  # per round (pexec)
 
 PAIRED_MIN_ROUNDS = 5
 """Fewest shared rounds for a paired ratio; below, Welch's t over the two sides' executions. Pairing removes
@@ -121,12 +132,29 @@ def ratio_between(samples_a: Rounds, samples_b: Rounds, *, confidence: float, sa
     means, log scale), with no interval when a side has fewer than stats.executions.MIN_EXECUTIONS.
     Neither rule resamples, so a report and a diff print the same interval for the same pair."""
     shared = sorted(set(samples_a) & set(samples_b))
+    blocks = _lockstep_blocks(samples_a, samples_b, shared) if same_campaign else []
+    if blocks:
+        return lockstep_ratio(blocks, confidence=confidence)
     if (same_campaign and len(shared) >= PAIRED_MIN_ROUNDS
             and all(samples_a[r][0] == samples_b[r][0] for r in shared)):
-        return paired_ratio([samples_a[r][1] for r in shared], [samples_b[r][1] for r in shared],
+        return paired_ratio([samples_a[r].steady for r in shared], [samples_b[r].steady for r in shared],
                             confidence=confidence)
-    return ratio_over_executions([float(np.mean(t)) for _, t in samples_a.values()],
-                                 [float(np.mean(t)) for _, t in samples_b.values()], confidence=confidence)
+    return ratio_over_executions([float(np.mean(s.steady)) for s in samples_a.values()],
+                                 [float(np.mean(s.steady)) for s in samples_b.values()], confidence=confidence)
+
+
+def _lockstep_blocks(samples_a: Rounds, samples_b: Rounds, shared: list[int]
+                     ) -> list[tuple[list[float], list[float]]]:
+    """The turn means of the rounds where both sides were steady, in every block both sides ran in."""
+    out = []
+    for r in shared:
+        a, b = samples_a[r], samples_b[r]
+        if a.block is None or a.block != b.block:
+            continue
+        both = sorted(set(a.turns) & set(b.turns))
+        if both:
+            out.append(([a.turns[i] for i in both], [b.turns[i] for i in both]))
+    return out
 
 
 class Series:
@@ -148,8 +176,18 @@ class Series:
 
 
 def steady_rounds(runs: Sequence[Run], times: Sequence[np.ndarray]) -> Rounds:
-    kept = {r.pexec: (r.machine, t[r.steady_mask()]) for r, t in zip(runs, times, strict=True)}
-    return {k: v for k, v in kept.items() if len(v[1]) > 1}
+    kept = {r.pexec: _side(r, t) for r, t in zip(runs, times, strict=True)}
+    return {k: v for k, v in kept.items() if len(v.steady) > 1}
+
+
+def _side(run: Run, times: np.ndarray) -> Side:
+    mask = run.steady_mask()
+    if run.block is None:
+        return Side(run.machine, times[mask])
+    turn = max(1, run.turn)
+    turns = {r: float(np.mean(times[r * turn:(r + 1) * turn])) for r in range(len(times) // turn)
+             if mask[r * turn:(r + 1) * turn].all()}
+    return Side(run.machine, times[mask], run.block, turns)
 
 
 # --- one benchmark × mechanism ---------------------------------------------------------------------------
@@ -217,7 +255,15 @@ def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
         changepoints=tuple(s.start for s in cls.segments[1:]) if cls else (),
         segments=segments, steady_ranges=ranges, outliers=tuple(int(i) for i in np.flatnonzero(outliers)),
         steady_mean=float(np.mean(times[mask])) if mask.any() else None, counters=means,
-        machine=e.machine or machine, jit=jitdiag.record(e.info_json))
+        machine=e.machine or machine, jit=jitdiag.record(e.info_json), **_pairing(e.info_json))
+
+
+def _pairing(info_json: str | None) -> dict[str, Any]:
+    """The lock-step block an execution ran in and its turn, from what the harness stored with it."""
+    pairing = json.loads(info_json).get("pairing") if info_json else None
+    if not isinstance(pairing, dict) or not isinstance(pairing.get("block"), str) or pairing.get("members", 0) < 2:
+        return {}
+    return {"block": pairing["block"], "turn": int(pairing.get("turn") or 1)}
 
 
 def _counter_means(counters: list[dict[str, np.ndarray]]) -> dict[str, float]:

@@ -30,7 +30,7 @@ from bridgebench import calibrate as calibration
 from bridgebench.build import BuildResult, build_study
 from bridgebench.campaign import engine, kinds, timing
 from bridgebench.campaign import load as load_campaign
-from bridgebench.campaign.config import Options, read
+from bridgebench.campaign.config import SEQUENTIAL, Options, read
 from bridgebench.campaign.kind import CampaignError, CheckRow, Kind
 from bridgebench.campaign.kinds import LOAD, TIMING
 from bridgebench.compare import DiffError, compare
@@ -98,6 +98,13 @@ MechanismsOpt = Annotated[str | None, typer.Option(help="Comma-separated mechani
 RandomOrderOpt = Annotated[bool, typer.Option("--random-order", help="Shuffle each round.")]
 SeedOpt = Annotated[int, typer.Option(help="Seed for --random-order and the bootstrap.")]
 BuildDirOpt = Annotated[Path, typer.Option(help="Where builds go.")]
+PairingOpt = Annotated[str | None, typer.Option(
+    "--pairing", metavar="lockstep|sequential", help="lockstep (timed, with a baseline: the default): a "
+    "benchmark's mechanisms run as live processes on one CPU taking turns iteration by iteration; sequential: "
+    "one process execution after another.")]
+LayoutOpt = Annotated[str | None, typer.Option(
+    "--layout", metavar="drawn|fixed", help="drawn (timed: the default): each process execution draws where "
+    "its code and data land in memory; fixed: where the paths put them.")]
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
@@ -421,7 +428,7 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
                                                      "executions have taken this long (600, 10m, 1h).")] = None,
         max_executions: Annotated[int | None, typer.Option("--max-executions", min=1, help="Adaptive: at most "
                                                            "this many process executions per cell.")] = None,
-        metric: MetricOpt = None,
+        metric: MetricOpt = None, pairing: PairingOpt = None, layout: LayoutOpt = None,
         resume: Annotated[bool, typer.Option("--resume", help="Continue the latest unfinished campaign.")] = False,
         campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --resume: which one.")] = None,
         report_dir: Annotated[Path, typer.Option(help="Where the reports are written.")] = Path("results"),
@@ -432,7 +439,8 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
     def options(study: Study) -> Options:
         return timing.options_for(study, "quick" if quick else budget, _split(benchmarks), _split(mechanisms),
                                   process_executions, iterations, timeout, random_order, seed, wait_quiet,
-                                  *_adaptive(until, max_executions, max_time), metric=metric)
+                                  *_adaptive(until, max_executions, max_time), metric=metric, pairing=pairing,
+                                  layout_=layout)
 
     _campaign(TIMING, study_name, options, resume, campaign_id, report_dir, build_dir, store_path, as_json, seed,
               exclude_disturbed)
@@ -496,7 +504,8 @@ def enqueue(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
     try:
         fleet.require_postgres(store)  # before building anything
         options = timing.options_for(study, "quick" if quick else budget, _split(benchmarks), _split(mechanisms),
-                                     process_executions, iterations, timeout, random_order, seed, metric=metric)
+                                     process_executions, iterations, timeout, random_order, seed, metric=metric,
+                                     pairing=SEQUENTIAL)  # a fleet's workers each run single executions
         fleet.refuse_a_second(store, study, options)  # before building; enqueue checks again, under a lock
         builds, rows = _build_and_check(TIMING, study, options, build_dir, as_json)
         cid = fleet.enqueue(store, study, options, builds, rows)

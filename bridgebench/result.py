@@ -21,7 +21,7 @@ from bridgebench.jitdiag import JitRecord, JitSummary
 from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 
-RESULT_VERSION = 8  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 9  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 T = TypeVar("T")
@@ -69,6 +69,8 @@ class Run:
     counters: dict[str, float]  # per counter reported per iteration: its mean over the same iterations
     machine: str = ""  # the machine that ran it
     jit: JitRecord | None = None  # what LuaJIT's trace compiler did in it (jitdiag.py), where the probe says
+    block: str | None = None  # the lock-step block it ran in (lockstep.py), None: it ran alone
+    turn: int = 1  # in a block, the iterations of each of its turns (round r is iterations [r·turn, (r+1)·turn))
 
     def steady_mask(self) -> np.ndarray:
         """True for the iterations the analysis counts: inside a steady range and not an outlier."""
@@ -164,6 +166,7 @@ class CheckAnswer:
     detail: str
     batch: int | None
     iterations: int | None = None  # sized to the budget's time per execution (None: the budget's iterations)
+    stepped: bool | None = None  # its probe speaks the stepped mode, so it can run in lock-step blocks
 
 
 @dataclass(frozen=True)

@@ -152,7 +152,7 @@ def test_machines_are_told_apart_only_when_they_differ(tmp_path: Path, slower: f
 
 
 def _rounds(rounds: dict[int, str], rng: np.random.Generator) -> analysis.Rounds:
-    return {r: (machine, rng.normal(1.0, 0.01, 30)) for r, machine in rounds.items()}
+    return {r: analysis.Side(machine, rng.normal(1.0, 0.01, 30)) for r, machine in rounds.items()}
 
 
 FIVE = {r: "m" for r in range(5)}

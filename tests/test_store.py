@@ -19,13 +19,14 @@ def test_a_version_1_store_gains_the_batch_and_audit_columns(tmp_path: Path) -> 
     with sqlite3.connect(path) as db:  # make it look like a store written by schema 1
         db.execute("ALTER TABLE check_answer DROP COLUMN batch")
         db.execute("ALTER TABLE check_answer DROP COLUMN iterations")
+        db.execute("ALTER TABLE check_answer DROP COLUMN stepped")
         for column in (*AUDIT, "machine"):
             db.execute(f"ALTER TABLE execution DROP COLUMN {column}")
         db.execute("UPDATE meta SET value='1' WHERE key='schema_version'")
     store = Store(path)
-    assert {"batch", "iterations"} <= {r[1] for r in store.db.execute("PRAGMA table_info(check_answer)")}
+    assert {"batch", "iterations", "stepped"} <= {r[1] for r in store.db.execute("PRAGMA table_info(check_answer)")}
     assert {*AUDIT, "machine"} <= {r[1] for r in store.db.execute("PRAGMA table_info(execution)")}
-    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "8"
+    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "9"
 
 
 def test_a_version_7_store_gains_the_calibration_table(tmp_path: Path) -> None:
@@ -104,7 +105,7 @@ def test_a_version_3_store_keeps_every_iteration_bit_for_bit_and_analyses_the_sa
     store.close()
     _as_schema_3(path)
     migrated = Store(path)
-    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "8"
+    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "9"
     tables = {r[0] for r in migrated.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "iteration" not in tables and "iteration_counter" not in tables
     for eid, (times, counters) in written.items():

@@ -70,6 +70,12 @@ def delta_for(seconds: float, table: DeltaTable, fallback: float) -> float:
     return min(table, key=lambda entry: (abs(math.log(entry[0] / seconds)), -entry[0]))[1]
 
 
+SEQUENTIAL, LOCKSTEP = "sequential", "lockstep"
+PAIRINGS = (LOCKSTEP, SEQUENTIAL)
+FIXED, DRAWN = "fixed", "drawn"
+LAYOUTS = (DRAWN, FIXED)
+
+
 @dataclass(frozen=True)
 class TimingOptions:
     budget: str
@@ -99,6 +105,12 @@ class TimingOptions:
     metric: str = SECONDS
     counting: dict[str, Any] | None = None
     count_sizes: bool = False  # each benchmark at its count_param (study.Benchmark.param_for)
+    # How the executions of a benchmark's mechanisms are paired (methodology §12): SEQUENTIAL, one after the
+    # other (rounds, RMIT blocks), or LOCKSTEP, live together on one CPU taking turns iteration by iteration.
+    pairing: str = SEQUENTIAL
+    # Where a probe's code and data land in memory: FIXED by the paths and environment, or DRAWN per
+    # execution (a random-length environment entry and, in the Lua probe, a random-length allocation).
+    layout: str = FIXED
 
     def calibrated(self, calibration: dict[str, Any] | None) -> TimingOptions:
         """These options judged with the machine's calibration (the latest `bridgebench calibrate` stored).

@@ -10,11 +10,11 @@ from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
-from bridgebench import audit, counting
+from bridgebench import audit, counting, layout, lockstep
 from bridgebench.analysis import WRONG_ANSWER, Series, analyse, current_analysis
 from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
-from bridgebench.campaign.config import TIMING, TimingOptions
+from bridgebench.campaign.config import DRAWN, FIXED, LAYOUTS, LOCKSTEP, PAIRINGS, SEQUENTIAL, TIMING, TimingOptions
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
 from bridgebench.placeholders import expand, expand_all
 from bridgebench.report import FORMATS, WRITTEN_AFTER_A_RUN, render, terminal
@@ -39,9 +39,11 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
                 timeout_s: float | None = None, randomise: bool = False, seed: int = 0,
                 wait_quiet_s: float = 0.0, until_ci: float | None = None, max_process_executions: int | None = None,
                 max_time_s: float | None = None, until_decided: bool | None = None,
-                metric: str | None = None) -> TimingOptions:
+                metric: str | None = None, pairing: str | None = None, layout_: str | None = None) -> TimingOptions:
     """The options of a campaign: the named budget, with what the command line gives taking precedence.
-    An adaptive setting given alone takes the others from the budget, or the DEFAULT_* values."""
+    An adaptive setting given alone takes the others from the budget, or the DEFAULT_* values. Timed, the
+    mechanisms of a study with a baseline (a ratio question) run in lock-step blocks and every execution
+    draws its memory layout, unless told otherwise."""
     if not study.budgets:
         raise CampaignError(f"{study.name} has no benchmarks timed in iterations, only servers: use "
                             f"`bridgebench load {study.name}`")
@@ -96,6 +98,16 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
                           count_sizes=True)
     elif budget.count_sizes:
         options = replace(options, count_sizes=True)
+    if pairing is not None and pairing not in PAIRINGS:
+        raise CampaignError(f"--pairing {pairing}: expected one of {', '.join(PAIRINGS)}")
+    if layout_ is not None and layout_ not in LAYOUTS:
+        raise CampaignError(f"--layout {layout_}: expected one of {', '.join(LAYOUTS)}")
+    timed = options.metric == counting.SECONDS
+    if not timed and pairing == LOCKSTEP:
+        raise CampaignError("--pairing lockstep: counted instructions do not drift with the machine; nothing to pair")
+    options = replace(options,
+                      pairing=pairing or (LOCKSTEP if timed and study.baseline else SEQUENTIAL),
+                      layout=layout_ or (DRAWN if timed else FIXED))
     given = (until_ci, max_process_executions, max_time_s, until_decided or None)
     if budget.until_ci is not None or any(v is not None for v in given):
         pexecs = options.process_executions
@@ -183,6 +195,19 @@ def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, optio
     return replace(row, iterations=sized_iterations(per_iteration, options.execution_s, least, options.iterations))
 
 
+def _check_run(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float, metric: str
+               ) -> tuple[Execution, bool | None]:
+    """One check run, and whether the probe speaks the stepped mode: timed, it is first asked to (a block of
+    one), and a probe that answers with its batch output is run again in batch mode."""
+    if metric != counting.SECONDS:
+        return measure(metric)(argv, env, cwd, CHECK_ITERATIONS, timeout_s), None
+    member = lockstep.Member(argv, env, cwd, CHECK_ITERATIONS)
+    run = lockstep.run_block([member], timeout_s=timeout_s, seed="check")[0]
+    if run.detail.startswith(lockstep.NOT_STEPPED):  # its batch output, or nothing: batch mode says which
+        return execute(argv, env, cwd, CHECK_ITERATIONS, timeout_s), False
+    return run, True
+
+
 def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, ...], timeout_s: float,
           on_row: Callable[[CheckRow], None] | None = None, options: TimingOptions | None = None) -> list[CheckRow]:
     """Run every available mechanism once on each benchmark's check input and compare the answers
@@ -191,15 +216,15 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
     rows: list[CheckRow] = []
     metric = options.metric if options is not None else counting.SECONDS
     available = [b for b in builds.values() if b.available]
-    run_probe = measure(metric)
     for benchmark in benchmarks:
         bench = study.benchmarks[benchmark]
         runs: dict[str, Execution] = {}
+        stepped: dict[str, bool | None] = {}
         for build in available:
             if not study.runs(benchmark, build.mechanism):
                 continue
             argv, env = command_for(study, build, benchmark, bench.check_param, CHECK_ITERATIONS, metric=metric)
-            runs[build.mechanism] = run_probe(argv, env, study.dir, CHECK_ITERATIONS, timeout_s)
+            runs[build.mechanism], stepped[build.mechanism] = _check_run(argv, env, study.dir, timeout_s, metric)
         reference = bench.expect
         if reference is None:
             reference = majority(r.output.answer for r in runs.values() if r.status == OK and r.output)
@@ -214,6 +239,7 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
                                run.output.batch)
             else:
                 row = CheckRow(benchmark, mechanism, "agrees", run.output.answer, "", run.output.batch)
+            row = replace(row, stepped=stepped[mechanism] if row.status == "agrees" else None)
             if options is not None:
                 row = _size(study, builds[mechanism], benchmark, row, options)
             rows.append(row)
@@ -242,23 +268,70 @@ def _without_uncountable(rows: list[CheckRow], builds: dict[str, BuildResult]) -
 def executor(store: Store, study: Study, campaign_id: int, options: TimingOptions,
              builds: dict[str, BuildResult]) -> Iterator[Execute]:
     """One process execution of a planned task: its probe, with the batch size the answer check calibrated
-    and the iterations it sized (read once), after waiting for a quiet machine if the options ask."""
+    and the iterations it sized (read once), after waiting for a quiet machine if the options ask. Paired in
+    lock-step, the first task of a block runs the whole block (the pending tasks of its benchmark and round
+    whose probes speak the stepped mode) and the block's other tasks are then answered from what it ran."""
     checked = {(r["benchmark"], r["mechanism"]): r for r in store.check_answers(campaign_id)}
     run_probe = measure(options.metric)
+    ran: dict[Task, Execution] = {}  # a block's executions not yet asked for
+    cpu = lockstep.lock_cpu()
 
-    def run(task: Task) -> Execution:
+    def command(task: Task, iterations: int) -> tuple[list[str], dict[str, str], dict[str, int] | None]:
         bench = study.benchmarks[task.benchmark]
         row = checked.get((task.benchmark, task.mechanism), {})
-        iterations = row.get("iterations") or options.iterations
         argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param_for(options.count_sizes),
                                 iterations, row.get("batch"), options.metric)
-        waited = audit.wait_quiet(options.wait_quiet_s) if options.wait_quiet_s > 0 else 0.0
-        done = run_probe(argv, env, study.dir, iterations, options.timeout_s)
-        if waited and done.machine:
-            done = replace(done, machine=replace(done.machine, waited_s=waited))
-        return done
+        drawn = layout.draw() if options.layout == DRAWN else None
+        return argv, layout.applied(env, drawn) if drawn else env, drawn
+
+    def sized(task: Task) -> int:
+        return checked.get((task.benchmark, task.mechanism), {}).get("iterations") or options.iterations
+
+    def stepped(task: Task) -> bool:
+        return options.pairing == LOCKSTEP and bool(checked.get((task.benchmark, task.mechanism), {}).get("stepped"))
+
+    def quiet() -> float:
+        return audit.wait_quiet(options.wait_quiet_s) if options.wait_quiet_s > 0 else 0.0
+
+    def alone(task: Task) -> Execution:
+        iterations = sized(task)
+        argv, env, drawn = command(task, iterations)
+        waited = quiet()
+        return _marked(run_probe(argv, env, study.dir, iterations, options.timeout_s), drawn, waited)
+
+    def block(task: Task) -> Execution:
+        tasks = [t for t in store.pending(campaign_id)
+                 if (t.benchmark, t.pexec) == (task.benchmark, task.pexec) and stepped(t)] or [task]
+        if task not in tasks:
+            tasks.append(task)
+        rounds, turn = lockstep.turns([sized(t) for t in tasks])
+        members, draws = [], []
+        for t, k in zip(tasks, turn, strict=True):
+            argv, env, drawn = command(t, rounds * k)
+            members.append(lockstep.Member(argv, env, study.dir, rounds * k, k))
+            draws.append(drawn)
+        waited = quiet()
+        runs = lockstep.run_block(members, timeout_s=options.timeout_s, cpu=cpu,
+                                  seed=f"{options.seed}:{task.benchmark}:{task.pexec}")
+        for t, r, drawn in zip(tasks, runs, draws, strict=True):
+            ran[t] = _marked(r, drawn, waited / len(tasks))
+        return ran.pop(task)
+
+    def run(task: Task) -> Execution:
+        if task in ran:
+            return ran.pop(task)
+        return block(task) if stepped(task) else alone(task)
 
     yield run
+
+
+def _marked(run: Execution, drawn: dict[str, int] | None, waited: float) -> Execution:
+    """The execution with the layout it drew (kept with the probe's other fields) and the wait before it."""
+    if drawn is not None and run.output is not None:
+        run = replace(run, output=replace(run.output, info={**run.output.info, "layout": drawn}))
+    if waited and run.machine:
+        run = replace(run, machine=replace(run.machine, waited_s=waited))
+    return run
 
 
 def _renderer(format_: str) -> Renderer:

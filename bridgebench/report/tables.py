@@ -154,6 +154,21 @@ def ratio_methods(result: Analysis) -> str:
     return ", ".join(f"{method} ({n})" for method, n in sorted(counts.items()))
 
 
+def pairing_words(result: Analysis) -> str:
+    """How the campaign paired its executions and drew its layouts, naming the cells a lock-step campaign ran
+    alone (their probes have no stepped mode), for the method line."""
+    o = result.campaign.options
+    if result.metric != "seconds" or "pairing" not in o:
+        return ""
+    words = ("lock-step blocks (a benchmark's mechanisms as live processes on one CPU, taking turns iteration by "
+             "iteration)" if o["pairing"] == "lockstep" else "sequential (one process execution after another)")
+    alone = sorted({r.mechanism for r in result.check if r.stepped is False})
+    if o["pairing"] == "lockstep" and alone:
+        words += f"; not paired, their probes have no stepped mode: {', '.join(alone)}"
+    drawn = "drawn per execution" if o.get("layout") == "drawn" else "fixed by the paths"
+    return f"; pairing: {words}; memory layout {drawn}"
+
+
 def budget_line(result: Analysis) -> str:
     c = result.campaign
     o = c.options
@@ -172,7 +187,7 @@ def budget_line(result: Analysis) -> str:
             f"git {c.git_sha[:12]}; machine {c.machine}; method: {', '.join(methods(result)) or '—'}"
             + (f", {delta_words(o)}" if any(c.classification not in (None, NOT_CLASSIFIED) for c in result.cells)
                else "")
-            + (f"; ratios: {ratios}" if ratios else ""))
+            + (f"; ratios: {ratios}" if ratios else "") + pairing_words(result))
 
 
 def metric_line(result: Analysis) -> str | None:

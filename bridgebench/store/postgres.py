@@ -158,3 +158,5 @@ class Backend:
             db.execute("ALTER TABLE execution ADD COLUMN IF NOT EXISTS machine TEXT")
         if version < 7:
             db.execute("ALTER TABLE check_answer ADD COLUMN IF NOT EXISTS iterations BIGINT")
+        if version < 9:
+            db.execute("ALTER TABLE check_answer ADD COLUMN IF NOT EXISTS stepped BIGINT")

@@ -26,7 +26,7 @@ from bridgebench.store import postgres as store_postgres
 from bridgebench.store import sqlite as store_sqlite
 from bridgebench.store.encoding import FLOAT64, SECONDS, from_blob, to_blob
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 _SCHEMA = """  -- {id}, {int}… are the backend's column types (store_*.SCALARS)
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -61,7 +61,8 @@ CREATE TABLE IF NOT EXISTS check_answer (
     answer TEXT,
     detail TEXT NOT NULL,
     batch {int},                  -- calls per iteration the probe calibrated; timed runs reuse it
-    iterations {int}{order},      -- (schema 7) iterations a timed run of this cell makes, when sized to a time
+    iterations {int},             -- (schema 7) iterations a timed run of this cell makes, when sized to a time
+    stepped {int}{order},         -- (schema 9) the probe speaks the stepped mode (lock-step blocks); NULL: not asked
     PRIMARY KEY (campaign_id, benchmark, mechanism)
 );
 CREATE TABLE IF NOT EXISTS planned (
@@ -207,6 +208,10 @@ def _backend(location: Path | str) -> store_sqlite.Backend | store_postgres.Back
     """PostgreSQL for a postgresql:// (or postgres://) connection string, else an SQLite file."""
     text = str(location)
     return store_postgres.Backend(text) if store_postgres.is_location(text) else store_sqlite.Backend(text)
+
+
+def _flag(value: bool | None) -> int | None:
+    return None if value is None else int(value)
 
 
 class _Connection:
@@ -372,20 +377,23 @@ class Store:
         return [dict(zip(keys, r, strict=True)) | {"available": bool(r[2])} for r in rows]
 
     def record_check(self, campaign_id: int,
-                     rows: list[tuple[str, str, str, str | None, str, int | None, int | None]]) -> None:
-        """(benchmark, mechanism, status, answer, detail, batch, iterations) per row."""
+                     rows: list[tuple[str, str, str, str | None, str, int | None, int | None]]
+                     | list[tuple[str, str, str, str | None, str, int | None, int | None, bool | None]]) -> None:
+        """(benchmark, mechanism, status, answer, detail, batch, iterations[, stepped]) per row."""
         with self.transaction() as db:
             db.executemany("INSERT INTO check_answer (campaign_id, benchmark, mechanism, status, answer, detail, batch,"
-                           " iterations) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id, benchmark,"
-                           " mechanism) DO UPDATE SET status=excluded.status, answer=excluded.answer,"
-                           " detail=excluded.detail, batch=excluded.batch, iterations=excluded.iterations",
-                           [(campaign_id, *r) for r in rows])
+                           " iterations, stepped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                           " ON CONFLICT (campaign_id, benchmark, mechanism) DO UPDATE SET status=excluded.status,"
+                           " answer=excluded.answer,"
+                           " detail=excluded.detail, batch=excluded.batch, iterations=excluded.iterations,"
+                           " stepped=excluded.stepped",
+                           [(campaign_id, *r[:7], _flag(r[7] if len(r) > 7 else None)) for r in rows])
 
     def check_answers(self, campaign_id: int) -> list[dict[str, Any]]:
-        rows = self.db.execute("SELECT benchmark, mechanism, status, answer, detail, batch, iterations FROM"
+        rows = self.db.execute("SELECT benchmark, mechanism, status, answer, detail, batch, iterations, stepped FROM"
                                f" check_answer WHERE campaign_id=? ORDER BY {self.backend.ORDER}", (campaign_id,))
-        keys = ("benchmark", "mechanism", "status", "answer", "detail", "batch", "iterations")
-        return [dict(zip(keys, r, strict=True)) for r in rows]
+        keys = ("benchmark", "mechanism", "status", "answer", "detail", "batch", "iterations", "stepped")
+        return [dict(zip(keys, r, strict=True)) | {"stepped": None if r[7] is None else bool(r[7])} for r in rows]
 
     # --- executions ----------------------------------------------------------------------------------
     def planned(self, campaign_id: int) -> list[Task]:

@@ -76,6 +76,8 @@ class Backend:
             _add_columns(db, "execution", ("machine TEXT",))
         if version < 7:  # iterations sized per cell to a time per execution
             _add_columns(db, "check_answer", ("iterations INTEGER",))
+        if version < 9:  # whether each cell's probe speaks the stepped mode (lock-step blocks)
+            _add_columns(db, "check_answer", ("stepped INTEGER",))
 
 
 def _add_columns(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> None:

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bbstep.h"
+
 #define CELLS 4096 /* 32 KiB of doubles: fits the first-level cache of the CPUs this runs on */
 
 static double now(void) {
@@ -43,11 +45,14 @@ int main(int argc, char **argv) {
     if (!times || !cells) return 1;
     for (int i = 0; i < CELLS; i++) cells[i] = 1.0 + (double)i / CELLS;
     volatile double sink = 0.0;
+    bbstep_ready();
     for (long i = 0; i < iterations; i++) {
+        bbstep_wait();
         double t0 = now();
         double r = work(cells, passes);
         times[i] = now() - t0;
         sink += r; /* keeps the work live */
+        bbstep_done(times[i]);
     }
     printf("{\"protocol\":\"bridgebench/1\",\"answer\":\"passes=%ld\",\"times\":[", passes);
     for (long i = 0; i < iterations; i++) printf("%s%.9e", i ? "," : "", times[i]);

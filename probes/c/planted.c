@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "bbcount.h"
+#include "bbstep.h"
 
 static double clock_s(clockid_t clock) {
     struct timespec ts;
@@ -67,7 +68,9 @@ int main(int argc, char **argv) {
     double *cpu_s = malloc(sizeof(double) * (size_t)iterations);
     if (!times || !cpu_s) return 1;
     volatile unsigned long long sink = 0;
+    bbstep_ready();
     for (long i = 0; i < iterations; i++) {
+        bbstep_wait();
         double factor = scale;
         if (i < warm_iters) factor *= warm_factor;
         if (slow_from > 0 && i >= slow_from) factor *= slow_factor;
@@ -81,6 +84,7 @@ int main(int argc, char **argv) {
         cpu_s[i] = cpu() - c0;
         times[i] = t1 - t0;
         sink ^= r;  /* keeps the work live */
+        bbstep_done(times[i]);
     }
     /* The answer is the work asked for, not the work done, so every mechanism agrees. */
     printf("{\"protocol\":\"bridgebench/1\",\"answer\":\"work=%ld\",\"times\":[", base);

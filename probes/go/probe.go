@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -89,8 +90,43 @@ type runner struct {
 	op      Op
 	clk     *clock
 	samples []metrics.Sample
-	iter    int    // iteration in progress, for error messages (0: calibration)
-	answer  Answer // nil: the raw result is the answer
+	iter    int      // iteration in progress, for error messages (0: calibration)
+	answer  Answer   // nil: the raw result is the answer
+	step    *stepper // nil: iterations back to back (batch mode)
+}
+
+// Ready is what a probe in stepped mode says once it is set up (and calibrated).
+const Ready = "bridgebench-stepped/1 ready"
+
+// stepper is the stepped mode of the protocol (BRIDGEBENCH_STEPPED=1, bridgebench/lockstep.py): the
+// harness says "g" before each iteration, and the probe answers with the iteration's seconds on a line.
+type stepper struct {
+	in    *bufio.Reader
+	out   io.Writer
+	ready bool
+}
+
+// wait says Ready before the first iteration, then waits for the harness's "g".
+func (s *stepper) wait(i int) error {
+	if !s.ready {
+		if _, err := fmt.Fprintln(s.out, Ready); err != nil {
+			return fmt.Errorf("stepped mode: saying ready: %w", err)
+		}
+		s.ready = true
+	}
+	b, err := s.in.ReadByte()
+	if err != nil {
+		return fmt.Errorf("stepped mode: expected \"g\" before iteration %d, got %v", i, err)
+	}
+	if b != 'g' {
+		return fmt.Errorf("stepped mode: expected \"g\" before iteration %d, got %q", i, b)
+	}
+	return nil
+}
+
+func (s *stepper) done(seconds float64) error {
+	_, err := fmt.Fprintf(s.out, "%.9e\n", seconds)
+	return err
 }
 
 // Run does what Main does except reading os.Args, printing and exiting: it calls setup(param), times
@@ -108,6 +144,10 @@ type Answer func(raw string) (string, error)
 
 // RunWith is Run with an answer transform (nil: the raw result is the answer).
 func RunWith(setup Setup, answer Answer, iterations int, param string, batch int) (Result, error) {
+	return runWith(setup, answer, iterations, param, batch, nil)
+}
+
+func runWith(setup Setup, answer Answer, iterations int, param string, batch int, step *stepper) (Result, error) {
 	res := Result{Protocol: Protocol, Go: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	switch {
 	case setup == nil:
@@ -141,6 +181,7 @@ func RunWith(setup Setup, answer Answer, iterations int, param string, batch int
 
 	r := newRunner(op, clk)
 	r.answer = answer
+	r.step = step
 
 	// Pre-allocate everything the loop writes.
 	res.Times = make([]float64, iterations)
@@ -203,6 +244,11 @@ func (r *runner) loop(res *Result, batch int) error {
 	runtime.ReadMemStats(new(runtime.MemStats))
 	for i := range res.Times {
 		r.iter = i + 1
+		if r.step != nil {
+			if err := r.step.wait(i + 1); err != nil {
+				return err
+			}
+		}
 		c0 := processCPU()
 		b0, o0, g0 := r.counters()
 		countStart()
@@ -230,6 +276,11 @@ func (r *runner) loop(res *Result, batch int) error {
 		} else if ans != res.Answer {
 			return fmt.Errorf("iteration %d answered differently: %s, iteration 1 answered %s",
 				i+1, quote(ans), quote(res.Answer))
+		}
+		if r.step != nil {
+			if err := r.step.done(res.Times[i]); err != nil {
+				return fmt.Errorf("stepped mode: answering iteration %d: %w", i+1, err)
+			}
 		}
 	}
 	return nil
@@ -356,7 +407,11 @@ func MainWith(setup Setup, answer Answer) {
 		fmt.Fprintf(os.Stderr, "probe: %s; usage: %s ITERATIONS PARAM [BATCH|auto]\n", err, os.Args[0])
 		os.Exit(2)
 	}
-	res, err := RunWith(setup, answer, iterations, param, batch)
+	var step *stepper
+	if os.Getenv("BRIDGEBENCH_STEPPED") == "1" {
+		step = &stepper{in: bufio.NewReader(os.Stdin), out: os.Stdout}
+	}
+	res, err := runWith(setup, answer, iterations, param, batch, step)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "probe: "+oneLine(err.Error()))
 		os.Exit(1)

@@ -1,10 +1,14 @@
 package probe
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
+	"math"
 	"math/bits"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -361,5 +365,34 @@ func TestAnswerTransformRunsOnEveryIterationAndCanFail(t *testing.T) {
 	_, err = RunWith(setup, func(string) (string, error) { return "", errors.New("not JSON") }, 2, "p", 1)
 	if err == nil || !strings.Contains(err.Error(), "the answer of iteration 1: not JSON") {
 		t.Errorf("a failing transform must fail the run, got %v", err)
+	}
+}
+
+func TestSteppedModeWaitsForEachGoAndAnswersWithTheSeconds(t *testing.T) {
+	var out bytes.Buffer
+	step := &stepper{in: bufio.NewReader(strings.NewReader("ggg")), out: &out}
+	res, err := runWith(func(string) (Op, func(), error) { return func() (string, error) { return "x", nil }, nil, nil },
+		nil, 3, "p", 1, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 || lines[0] != Ready {
+		t.Fatalf("want ready and three answers, got %q", lines)
+	}
+	for i, line := range lines[1:] {
+		if got, err := strconv.ParseFloat(line, 64); err != nil || math.Abs(got-res.Times[i]) > 1e-9*math.Max(1, got) {
+			t.Fatalf("answer %d is %q, the iteration took %g", i+1, line, res.Times[i])
+		}
+	}
+}
+
+func TestSteppedModeStopsOnAnythingButGo(t *testing.T) {
+	var out bytes.Buffer
+	step := &stepper{in: bufio.NewReader(strings.NewReader("gx")), out: &out}
+	_, err := runWith(func(string) (Op, func(), error) { return func() (string, error) { return "x", nil }, nil, nil },
+		nil, 3, "p", 1, step)
+	if err == nil || !strings.Contains(err.Error(), "before iteration 2") {
+		t.Fatalf("want an error naming iteration 2, got %v", err)
 	}
 }

@@ -3,6 +3,11 @@
 -- The benchmark file returns a table with run(param) -> answer string, and optionally batch: how many
 -- calls of the measured operation one run() makes (figures are then reported per call). Nothing is
 -- printed inside the timed loop; one JSON object (protocol bridgebench/1) is printed on stdout after it.
+-- Stepped mode (BRIDGEBENCH_STEPPED=1, bridgebench/lockstep.py): after loading the benchmark the probe
+-- says "bridgebench-stepped/1 ready" and then runs each iteration only when the harness sends "g" on
+-- stdin, answering with that iteration's seconds on a line of its own; the JSON object still comes last.
+-- BRIDGEBENCH_HEAP_PAD=N: N bytes allocated before the benchmark loads, so that where its code and data
+-- land in memory is drawn per process execution (the harness draws N) instead of fixed by the paths.
 local clock = require("bbclock")
 
 local bench_file, iterations, param = arg[1], tonumber(arg[2]), arg[3]
@@ -11,6 +16,9 @@ if not bench_file or not iterations or iterations < 1 or iterations % 1 ~= 0 the
   os.exit(2)
 end
 param = tonumber(param) or param
+
+local stepped = os.getenv("BRIDGEBENCH_STEPPED") == "1"
+local heap_pad = string.rep("\0", tonumber(os.getenv("BRIDGEBENCH_HEAP_PAD") or "0") or 0)  -- kept alive
 
 -- Loading the benchmark is its start-up (an FFI library opened, tables built): timed, reported apart.
 local setup_t0 = clock.now()
@@ -71,7 +79,20 @@ end
 local nothing = function() end
 local count_start, count_stop = clock.count_start or nothing, clock.count_stop or nothing
 local first_answer = nil
+local stdin, stdout = io.stdin, io.stdout
+local function step()  -- wait for the harness's turn; anything but "g" ends the process
+  local go = stdin:read(1)
+  if go ~= "g" then
+    io.stderr:write("probe: stepped mode: expected \"g\" on stdin, got " .. (go and string.format("%q", go) or "end of input") .. "\n")
+    os.exit(2)
+  end
+end
+if stepped then
+  stdout:write("bridgebench-stepped/1 ready\n")
+  stdout:flush()
+end
 for i = 1, iterations do
+  if stepped then step() end
   if diag then diag.at = i end
   local c0 = cpu()  -- the CPU clock is read outside the timed region
   count_start()
@@ -82,6 +103,10 @@ for i = 1, iterations do
   cpu_s[i] = cpu() - c0
   times[i] = t1 - t0
   heap_kb[i] = collectgarbage("count")
+  if stepped then
+    stdout:write(string.format("%.17g\n", times[i]))
+    stdout:flush()
+  end
   -- Every iteration must compute the same answer; compared outside the timed region.
   if i == 1 then
     first_answer = answer
@@ -173,6 +198,7 @@ io.stdout:write('{"protocol":"bridgebench/1"',
   ',"clock_resolution_s":', string.format("%.17g", clock.resolution()),
   ',"batch":', string.format("%d", batch),
   ',"setup_s":', string.format("%.17g", setup_s),
+  ',"heap_pad":', string.format("%d", #heap_pad),
   ',"answer":', json_string(first_answer),
   ',"times":', json_numbers(times),
   diag and (',"jit":' .. jit_record()) or "",

@@ -1,0 +1,326 @@
+"""Lock-step blocks: one fresh process per mechanism of a benchmark, all pinned to one CPU, taking turns
+iteration by iteration in an order drawn afresh every round.
+
+This VM's speed steps by 10–50 % for 50 ms to minutes, one vCPU at a time. Processes that live at the same
+time on the same vCPU and take turns see the same steps, so the ratio of their adjacent turns cancels them
+(docs/methodology.md §12). The probe speaks the stepped mode of the protocol (protocol.py): once set up it
+says READY, then runs one iteration for each "g" it reads on stdin and answers with that iteration's seconds
+on a line; after its last iteration it prints its JSON object as in batch mode and exits.
+
+A block stores one execution per member, as a sequential campaign does; each carries its place in the block
+(`pairing` in the probe's other fields): the block's token, the CPU, its turn (iterations a turn), the
+rounds, and its position in each round's drawn order. A member that answers out of turn, too late, with
+something that is not a number, or dies mid-block fails with the reason; the others go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import select
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from bridgebench import audit
+from bridgebench.protocol import ProtocolError, parse
+from bridgebench.runner import (
+    CRASHED,
+    MAX_STDOUT,
+    OK,
+    PROTOCOL,
+    SPAWN_FAILED,
+    STDERR_TAIL,
+    TIMEOUT,
+    Capture,
+    Execution,
+    _read_usage,
+    launcher,
+)
+
+READY = "bridgebench-stepped/1 ready"
+NOT_STEPPED = "did not start in stepped mode"
+STEPPED_ENV = "BRIDGEBENCH_STEPPED"
+GO = b"g"
+TIME_SLACK = 1e-6  # the JSON's times against the answered ones: both printed to at least 9 digits
+
+
+@dataclass(frozen=True)
+class Member:
+    """One process of a block: what to run, its iterations (rounds × turn), and its turn."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    iterations: int
+    turn: int = 1
+
+
+def lock_cpu() -> int | None:
+    """The CPU a block's processes share: the highest this harness may use (CPU 0 takes interrupts on
+    most machines), or None when the harness may use only one (nothing to separate the harness from)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[-1] if len(cpus) > 1 else None
+
+
+def turns(iterations: list[int]) -> tuple[int, list[int]]:
+    """Rounds and each member's turn so that a round's turns take similar time: every member was sized to
+    about the same time per execution (so fewer iterations means longer ones), the member with the fewest
+    takes one iteration a turn and the others as many as make the same share of their execution."""
+    rounds = max(1, min(iterations))
+    return rounds, [max(1, round(n / rounds)) for n in iterations]
+
+
+@dataclass
+class _Live:
+    member: Member
+    proc: subprocess.Popen[bytes] | None
+    usage_path: str
+    stdin: int = -1
+    stdout: int = -1
+    err: Capture | None = None
+    buffer: bytearray = field(default_factory=bytearray)
+    answered: list[float] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
+    failure: tuple[str, str] | None = None  # (status, detail) once it failed
+    started: float = 0.0
+    t0: float = 0.0
+    ended: float | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.failure is None and self.proc is not None
+
+    @property
+    def waiting(self) -> bool:
+        """Alive with iterations to go: nothing on its stdout is expected until the harness says go."""
+        return self.alive and len(self.answered) < self.member.iterations
+
+
+def _spawn(member: Member, cpu: int | None, launch: Path | None, usage_path: str) -> _Live:
+    command = [str(launch), usage_path, *member.argv] if launch else member.argv
+    env = {**member.env, STEPPED_ENV: "1"}
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    live = _Live(member, None, usage_path, started=time.time(), t0=time.monotonic())
+    mine = os.sched_getaffinity(0)
+    try:
+        if cpu is not None:  # this thread's affinity is what the fork inherits; put back at once
+            os.sched_setaffinity(0, {cpu})
+        live.proc = subprocess.Popen(command, stdin=in_r, stdout=out_w, stderr=err_w, env=env, cwd=member.cwd,
+                                     start_new_session=True)
+    except OSError as e:
+        live.failure = (SPAWN_FAILED, f"cannot start {member.argv[0]}: {e.strerror}")
+        for fd in (in_w, out_r, err_r):
+            os.close(fd)
+        return live
+    finally:
+        os.sched_setaffinity(0, mine)
+        for fd in (in_r, out_w, err_w):
+            os.close(fd)
+    live.stdin, live.stdout = in_w, out_r
+    live.err = Capture(err_r, STDERR_TAIL, keep_tail=True)
+    live.err.start()
+    return live
+
+
+def _kill(live: _Live) -> None:
+    if live.proc is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(live.proc.pid, signal.SIGTERM)  # the launcher kills and reaps what it started
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(live.proc.pid, signal.SIGKILL)
+
+
+def _fail(live: _Live, status: str, detail: str) -> None:
+    if live.failure is None:
+        live.failure = (status, detail)
+        _kill(live)
+
+
+def _line(live: _Live, deadline: float) -> str | None:
+    """The member's next line on stdout, or None at end of output or past the deadline (its failure says
+    which)."""
+    while b"\n" not in live.buffer:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([live.stdout], [], [], left)[0]:
+            _fail(live, TIMEOUT, "no answer in time")
+            return None
+        chunk = os.read(live.stdout, 1 << 16)
+        if not chunk:
+            _fail(live, CRASHED, f"ended mid-block, after iteration {len(live.answered)}")
+            return None
+        live.buffer += chunk
+    line, _, rest = bytes(live.buffer).partition(b"\n")
+    live.buffer = bytearray(rest)
+    return line.decode("utf-8", errors="replace").strip()
+
+
+def _out_of_turn(lives: list[_Live]) -> None:
+    """A member that printed while it was not its turn fails: it is not waiting for the harness."""
+    waiting = [x for x in lives if x.waiting]
+    if not waiting:
+        return
+    ready = select.select([x.stdout for x in waiting], [], [], 0)[0]
+    for x in waiting:
+        if x.stdout in ready and not x.buffer:
+            chunk = os.read(x.stdout, 1 << 16)
+            if not chunk:
+                _fail(x, CRASHED, f"ended mid-block, after iteration {len(x.answered)}")
+                continue
+            x.buffer += chunk
+        if x.buffer:
+            _fail(x, PROTOCOL, "printed while it was not its turn (a probe without the stepped mode, or one that "
+                  "does not wait for the harness)")
+
+
+def _step(live: _Live, index: int, step_timeout_s: float) -> None:
+    try:
+        os.write(live.stdin, GO)
+    except OSError:
+        _fail(live, CRASHED, f"ended mid-block, before iteration {index + 1}")
+        return
+    line = _line(live, time.monotonic() + step_timeout_s)
+    if line is None:
+        if live.failure and live.failure[0] == TIMEOUT:
+            live.failure = (TIMEOUT, f"no answer to iteration {index + 1} within {step_timeout_s:g} s; killed")
+        return
+    try:
+        seconds = float(line)
+    except ValueError:
+        _fail(live, PROTOCOL, f"answered iteration {index + 1} with {line[:80]!r}, not its seconds")
+        return
+    if not 0 <= seconds < 1e6:
+        _fail(live, PROTOCOL, f"answered iteration {index + 1} with {seconds!r} seconds")
+        return
+    live.answered.append(seconds)
+
+
+def _finish(live: _Live, timeout_s: float) -> Execution:
+    """Its end: the exit, the JSON object, and the checks that it is the run the harness drove."""
+    rest = Capture(live.stdout, MAX_STDOUT, keep_tail=False) if live.proc else None
+    if live.proc is not None:
+        with contextlib.suppress(OSError):
+            os.close(live.stdin)  # a probe still reading gets end of input
+        if rest:
+            rest.start()
+        try:
+            live.proc.wait(timeout_s if live.failure is None else 10.0)
+        except subprocess.TimeoutExpired:
+            _fail(live, TIMEOUT, f"no result within {timeout_s:g} s of its last turn; killed")
+            live.proc.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(live.proc.pid, signal.SIGKILL)
+        if rest:
+            rest.join(10.0)
+        if live.err:
+            live.err.join(10.0)
+    wall_s = (live.ended or time.monotonic()) - live.t0
+    usage = _read_usage(live.usage_path)
+    peak = int(usage["maxrss_kb"]) if "maxrss_kb" in usage else None
+    tail = live.err.text() if live.err else ""
+    code = live.proc.returncode if live.proc else None
+
+    def failed(status: str, detail: str) -> Execution:
+        return Execution(status, detail, code, tail, None, peak, live.started, wall_s)
+
+    if live.failure:
+        status, detail = live.failure
+        if status == CRASHED and code not in (0, None) and live.proc is not None:
+            how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+            last = tail.strip().splitlines()[-1:] or ["(no stderr)"]
+            detail = f"{detail}; {how}: {last[0][:200]}"
+        return failed(status, detail)
+    if code != 0:
+        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+        last = tail.strip().splitlines()[-1:] or ["(no stderr)"]
+        return failed(CRASHED, f"{how}: {last[0][:200]}")
+    text = bytes(live.buffer).decode("utf-8", errors="replace") + (rest.text() if rest else "")
+    if rest and rest.overflowed:
+        return failed(PROTOCOL, f"stdout larger than {MAX_STDOUT} bytes")
+    try:
+        output = parse(text, live.member.iterations)
+    except ProtocolError as e:
+        return failed(PROTOCOL, str(e))
+    if any(abs(a - b) > TIME_SLACK * max(a, b, 1e-3) for a, b in zip(output.times, live.answered, strict=True)):
+        return failed(PROTOCOL, "the times in its JSON object differ from the times it answered turn by turn")
+    return Execution(OK, "", code, tail, output, peak, live.started, wall_s)
+
+
+def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int | None = None,
+              step_timeout_s: float | None = None) -> list[Execution]:
+    """Run one block: every member started pinned to `cpu`, each READY within timeout_s, then rounds in which
+    each member still alive takes its turn once (its `turn` iterations), in an order drawn from `seed` (so a
+    resumed campaign draws the same orders). Returns one Execution per member, in the members' order."""
+    if not members:
+        return []
+    rounds = {m.iterations // m.turn for m in members}
+    if len(rounds) != 1 or any(m.iterations % m.turn for m in members):
+        raise ValueError("run_block(): every member's iterations must be the same number of its turns")
+    n_rounds = rounds.pop()
+    step_limit = step_timeout_s if step_timeout_s is not None else timeout_s
+    rng = random.Random(str(seed))
+    token = uuid.uuid4().hex[:12]
+    launch = launcher()
+    harness = os.sched_getaffinity(0)
+    if cpu is not None and harness - {cpu}:  # the harness, its threads and its audit keep off the block's CPU
+        os.sched_setaffinity(0, harness - {cpu})
+    with contextlib.ExitStack() as files:
+        files.callback(os.sched_setaffinity, 0, harness)
+        paths = [files.enter_context(tempfile.NamedTemporaryFile(prefix="bridgebench-usage-")).name for _ in members]
+        before = audit.sample()
+        t0 = time.monotonic()
+        lives = [_spawn(m, cpu, launch, p) for m, p in zip(members, paths, strict=True)]
+        try:
+            deadline = time.monotonic() + timeout_s
+            for live in lives:
+                if live.alive:
+                    first = _line(live, deadline)
+                    if first is not None and first != READY:
+                        _fail(live, PROTOCOL, f"{NOT_STEPPED}: its first line is {first[:60]!r}, "
+                              f"not {READY!r}")
+                    elif first is None and live.failure and live.failure[0] == TIMEOUT:
+                        live.failure = (TIMEOUT, f"not ready within {timeout_s:g} s; killed")
+                    elif first is None and live.failure:
+                        live.failure = (live.failure[0], f"{NOT_STEPPED}: it ended before it said it was ready")
+            for r in range(n_rounds):
+                order = list(range(len(lives)))
+                rng.shuffle(order)
+                for position, i in enumerate(order):
+                    live = lives[i]
+                    live.positions.append(position)
+                    for k in range(live.member.turn):
+                        _out_of_turn(lives)
+                        if not live.alive:
+                            break
+                        _step(live, r * live.member.turn + k, step_limit)
+                    if live.alive and r == n_rounds - 1:
+                        live.ended = time.monotonic()
+            runs = [_finish(live, timeout_s) for live in lives]
+        except BaseException:
+            for live in lives:
+                _kill(live)
+            raise
+        wall_s = time.monotonic() - t0
+        after = audit.sample()
+        usages = [_read_usage(p) for p in paths]
+    cpu_total = sum(u.get("user_s", 0.0) + u.get("sys_s", 0.0) for u in usages)
+    measured = [sum(r.output.times) if r.output else 0.0 for r in runs]
+    machine = audit.audit(before, after, wall_s, cpu_total if all("user_s" in u for u in usages) else None)
+    out = []
+    for i, (live, run) in enumerate(zip(lives, runs, strict=True)):
+        share = wall_s * measured[i] / sum(measured) if sum(measured) > 0 else wall_s / len(runs)
+        pairing = {"block": token, "cpu": cpu, "turn": live.member.turn, "rounds": n_rounds,
+                   "members": len(members), "positions": live.positions, "block_wall_s": wall_s}
+        if run.output is not None:
+            run = replace(run, output=replace(run.output, info={**run.output.info, "pairing": pairing}))
+        # Its wall time is its share of the block's (by the time its iterations took), so that the campaign's
+        # clock and the δ by execution length count each block once.
+        out.append(replace(run, wall_s=share, machine=machine))
+    return out

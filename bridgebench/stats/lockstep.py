@@ -1,0 +1,59 @@
+"""The ratio of two mechanisms that ran in lock-step blocks (bridgebench/lockstep.py).
+
+In a block the two processes live at the same time on one CPU and take turns, so a round's two turns see
+the same machine: the log ratio of their turn means cancels the host's speed steps. A block is a set of
+fresh processes, so blocks differ by what processes of one VM differ by (layout, JIT decisions); the block
+is the unit of inference. Each block's value is the mean of its rounds' log ratios (the rounds where both
+processes are steady), and the interval is Student's t over blocks: exp(mean ± t · sd / √k) with k - 1
+degrees of freedom. Fewer than MIN_EXECUTIONS blocks: an estimate, no interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from bridgebench.stats.bootstrap import Estimate
+from bridgebench.stats.executions import MIN_EXECUTIONS, TOO_FEW, t_quantile
+
+LOCKSTEP_METHOD = "lock-step blocks: Student's t over blocks of each block's mean log ratio"
+
+
+def block_log_ratio(a: Sequence[float], b: Sequence[float]) -> float:
+    """One block's value: the mean over its shared steady rounds of log(B's turn mean / A's)."""
+    if len(a) != len(b) or not len(a):
+        raise ValueError("block_log_ratio() needs the same rounds on both sides, at least one")
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if not (np.all(x > 0) and np.all(y > 0) and np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("block_log_ratio(): a turn mean that is not a positive number")
+    return float(np.mean(np.log(y / x)))
+
+
+def spread(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> tuple[float | None, float | None]:
+    """The sd of the rounds' log ratios within blocks (pooled) and of the blocks' values between them: what
+    taking turns leaves of the machine's steps, beside what processes differ by."""
+    within = [np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float)) for a, b in blocks]
+    dof = sum(len(w) - 1 for w in within)
+    pooled = math.sqrt(sum(float(np.sum((w - w.mean()) ** 2)) for w in within) / dof) if dof > 0 else None
+    values = [float(np.mean(w)) for w in within]
+    between = float(np.std(values, ddof=1)) if len(values) > 1 else None
+    return pooled, between
+
+
+def lockstep_ratio(blocks: Sequence[tuple[Sequence[float], Sequence[float]]], *, confidence: float = 0.99,
+                   min_blocks: int = MIN_EXECUTIONS) -> Estimate:
+    """B over A from blocks, each the two sides' turn means in the rounds both were steady (aligned)."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if not blocks:
+        raise ValueError("lockstep_ratio() needs at least one block")
+    logs = [block_log_ratio(a, b) for a, b in blocks]
+    k = len(logs)
+    centre = float(np.mean(logs))
+    if k < max(min_blocks, 2):
+        return Estimate(math.exp(centre), None, None, confidence, TOO_FEW, k)
+    half = t_quantile((1 + confidence) / 2, k - 1) * float(np.std(logs, ddof=1)) / math.sqrt(k)
+    return Estimate(math.exp(centre), math.exp(centre - half), math.exp(centre + half), confidence,
+                    LOCKSTEP_METHOD, k)

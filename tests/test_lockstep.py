@@ -1,0 +1,261 @@
+"""Lock-step blocks (bridgebench/lockstep.py) and their estimator (stats/lockstep.py): the stepped protocol
+with real processes (a probe that answers out of turn, too late, with garbage, or dies mid-block is an error
+with its reason, and the others go on), pinning, the drawn orders, the real probes' stepped mode, and the
+estimator against planted data with known truth. No test depends on the machine's speed: the fixture probe
+reports fixed times."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bridgebench import layout, lockstep
+from bridgebench.runner import CRASHED, OK, PROTOCOL, TIMEOUT
+from bridgebench.stats.executions import TOO_FEW
+from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread
+from tests.conftest import FIXTURES, REPO
+
+PROBE = FIXTURES / "stepped_probe.py"
+ENV = {"PATH": os.environ["PATH"]}
+
+
+def member(behaviour: str, iterations: int = 6, turn: int = 1, **env: str) -> lockstep.Member:
+    return lockstep.Member([sys.executable, str(PROBE), behaviour, str(iterations)], ENV | env, Path.cwd(),
+                           iterations, turn)
+
+
+def test_a_block_runs_every_member_in_turns_pinned_to_one_cpu() -> None:
+    cpu = lockstep.lock_cpu()
+    harness = os.sched_getaffinity(0)
+    runs = lockstep.run_block([member("good", LEVEL="0.001"), member("good", 12, 2, LEVEL="0.002")],
+                              timeout_s=30, seed="s", cpu=cpu)
+    assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
+    assert os.sched_getaffinity(0) == harness  # the harness's own CPUs are given back
+    first, second = (r.output.info for r in runs if r.output)
+    assert first["pairing"]["block"] == second["pairing"]["block"]
+    assert (first["pairing"]["turn"], second["pairing"]["turn"], first["pairing"]["rounds"]) == (1, 2, 6)
+    if cpu is not None:
+        assert first["cpus"] == second["cpus"] == [cpu]
+    # each round's order is a permutation of the members, drawn from the seed: the same seed draws it again
+    orders = list(zip(first["pairing"]["positions"], second["pairing"]["positions"], strict=True))
+    assert all(sorted(o) == [0, 1] for o in orders)
+    again = lockstep.run_block([member("good"), member("good", 12, 2)], timeout_s=30, seed="s", cpu=cpu)
+    assert [r.output.info["pairing"]["positions"] for r in again if r.output] == [first["pairing"]["positions"],
+                                                                                    second["pairing"]["positions"]]
+    # each member's wall time is its share of the block's, so the campaign's clock counts a block once
+    assert sum(r.wall_s for r in runs) == pytest.approx(first["pairing"]["block_wall_s"])
+
+
+def test_orders_are_drawn_afresh_every_round() -> None:
+    runs = lockstep.run_block([member("good", 40), member("good", 40), member("good", 40)], timeout_s=30, seed=1)
+    positions = [r.output.info["pairing"]["positions"] for r in runs if r.output]
+    assert len({tuple(p[r] for p in positions) for r in range(40)}) > 1
+
+
+@pytest.mark.parametrize(("behaviour", "status", "reason"), [
+    ("chatty", PROTOCOL, "printed while it was not its turn"),
+    ("dies", CRASHED, "ended mid-block"),
+    ("garbage", PROTOCOL, "answered iteration 1 with 'hello'"),
+    ("liar", PROTOCOL, "differ from the times it answered"),
+    ("batch", PROTOCOL, lockstep.NOT_STEPPED),
+])
+def test_a_member_that_breaks_the_protocol_fails_with_its_reason_and_the_others_go_on(
+        behaviour: str, status: str, reason: str) -> None:
+    bad, good = lockstep.run_block([member(behaviour), member("good")], timeout_s=30, seed=2)
+    assert bad.status == status and reason in bad.detail, bad.detail
+    assert good.status == OK and good.output is not None and len(good.output.times) == 6
+
+
+def test_a_member_that_answers_too_late_is_killed_and_the_block_goes_on() -> None:
+    late, good = lockstep.run_block([member("late"), member("good")], timeout_s=30, seed=3, step_timeout_s=1)
+    assert late.status == TIMEOUT and "no answer to iteration 2 within 1 s" in late.detail
+    assert good.status == OK
+
+
+def test_a_member_that_cannot_start_is_an_error_with_its_reason() -> None:
+    gone = lockstep.Member(["/nonexistent/probe"], ENV, Path.cwd(), 4)
+    bad, good = lockstep.run_block([gone, member("good", 4)], timeout_s=30, seed=4)
+    assert bad.status != OK and good.status == OK
+
+
+def test_turns_give_a_round_similar_time() -> None:
+    assert lockstep.turns([5, 50, 50]) == (5, [1, 10, 10])
+    assert lockstep.turns([50, 50]) == (50, [1, 1])
+    with pytest.raises(ValueError):
+        lockstep.run_block([member("good", 5, 2)], timeout_s=5, seed=0)
+
+
+def test_the_drawn_layout_reaches_the_probe() -> None:
+    drawn = layout.draw()
+    run = lockstep.run_block([lockstep.Member([sys.executable, str(PROBE), "good", "2"],
+                                              layout.applied(ENV, drawn), Path.cwd(), 2)], timeout_s=30, seed=0)[0]
+    assert run.output is not None
+    assert run.output.info["heap_pad"] == str(drawn["heap_pad"]) and run.output.info["env_pad"] == drawn["env_pad"]
+    assert all(0 <= v < layout.MAX_PAD for v in drawn.values())
+
+
+@pytest.fixture(scope="module")
+def c_probes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    out = tmp_path_factory.mktemp("c-probes")
+    for name in ("planted", "constant"):
+        subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(out / name),
+                        str(REPO / "probes" / "c" / f"{name}.c")], check=True)
+    return out
+
+
+def test_the_c_probes_speak_the_stepped_mode(c_probes: Path) -> None:
+    runs = lockstep.run_block([lockstep.Member([str(c_probes / "planted"), "8", "1000"], ENV, Path.cwd(), 8),
+                               lockstep.Member([str(c_probes / "constant"), "8", "2"], ENV, Path.cwd(), 8)],
+                              timeout_s=30, seed=5)
+    assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
+
+
+@pytest.mark.parametrize("lua", ["lua5.1", "lua5.4", "luajit"])
+def test_the_lua_probe_speaks_the_stepped_mode_and_pads_its_heap(lua: str, tmp_path: Path) -> None:
+    if shutil.which(lua) is None or shutil.which("cc") is None:
+        pytest.skip(f"{lua} is not installed")
+    include = {"lua5.1": "/usr/include/lua5.1", "lua5.4": "/usr/include/lua5.4", "luajit": "/usr/include/luajit-2.1"}
+    if not Path(include[lua]).is_dir():
+        pytest.skip(f"no headers for {lua}")
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", f"-I{include[lua]}", str(REPO / "probes" / "lua" / "bbclock.c"),
+                    "-o", str(tmp_path / "bbclock.so")], check=True)
+    bench = tmp_path / "bench.lua"
+    bench.write_text("return {run = function(n) local s = 0 for i = 1, n do s = s + i end return tostring(s) end}\n")
+    env = ENV | {"LUA_CPATH": f"{tmp_path}/?.so", "LUA_PATH": "", "BRIDGEBENCH_HEAP_PAD": "333"}
+    argv = [lua, str(REPO / "probes" / "lua" / "probe.lua"), str(bench), "6", "1000"]
+    runs = lockstep.run_block([lockstep.Member(argv, env, tmp_path, 6), lockstep.Member(argv, env, tmp_path, 6)],
+                              timeout_s=30, seed=6)
+    assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
+    assert runs[0].output is not None and runs[0].output.info["heap_pad"] == 333
+
+
+# --- the estimator, against planted truth ------------------------------------------------------------
+def planted_blocks(rng: np.random.Generator, truth: float, k: int, rounds: int = 30,
+                   process_sd: float = 0.01) -> list[tuple[list[float], list[float]]]:
+    """Blocks whose rounds share the machine's speed (steps of up to 50 %) and whose processes differ by
+    process_sd (log scale), B truly `truth` times A."""
+    out = []
+    for _ in range(k):
+        machine = np.exp(rng.choice([0.0, 0.1, 0.4], size=rounds))  # the host's steps, shared by a round
+        a_level, b_level = np.exp(rng.normal(0, process_sd, 2))
+        a = machine * a_level * np.exp(rng.normal(0, 0.003, rounds))
+        b = machine * b_level * truth * np.exp(rng.normal(0, 0.003, rounds))
+        out.append((a.tolist(), b.tolist()))
+    return out
+
+
+@pytest.mark.parametrize("truth", [1.0, 1.02])
+def test_lockstep_intervals_cover_the_planted_ratio_at_their_nominal_rate(truth: float) -> None:
+    rng = np.random.default_rng(7)
+    reps = 2000
+    covered = sum(lockstep_ratio(planted_blocks(rng, truth, 5)).holds(truth) for _ in range(reps))
+    # 99 % nominal: 1980 expected; 1960 is 4.5 binomial sd below it
+    assert covered >= 1960, covered
+
+
+def test_lockstep_cancels_the_steps_a_round_shares() -> None:
+    rng = np.random.default_rng(8)
+    estimate = lockstep_ratio(planted_blocks(rng, 1.02, 5, process_sd=0.002))
+    assert estimate.method == LOCKSTEP_METHOD and estimate.executions == 5
+    assert estimate.low is not None and estimate.high is not None
+    assert 1.0 < estimate.low < 1.02 < estimate.high < 1.04  # steps of 50 % gone: +2 % decided
+    within, between = spread(planted_blocks(rng, 1.0, 5))
+    assert within is not None and between is not None and within < 0.01
+
+
+def test_fewer_than_three_blocks_give_an_estimate_and_no_interval() -> None:
+    estimate = lockstep_ratio([([1.0, 1.0], [2.0, 2.0]), ([1.0], [2.0])])
+    assert estimate.method == TOO_FEW and not estimate.has_interval and math.isclose(estimate.value, 2.0)
+    with pytest.raises(ValueError):
+        lockstep_ratio([([1.0], [0.0])])
+
+
+# --- a campaign: paired where the probes speak the stepped mode, alone where they do not ------------------
+STUDY = """
+[study]
+name = "stepping"
+baseline = "a"
+
+[budget]
+process_executions = 3
+iterations = 6
+timeout_s = 30
+
+[mechanisms.a]
+commands = ["python3"]
+run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
+env = { LEVEL = "0.001" }
+
+[mechanisms.b]
+commands = ["python3"]
+run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
+env = { LEVEL = "0.002" }
+
+[mechanisms.c]
+commands = ["python3"]
+run = ["python3", "{study}/stepped_probe.py", "batch", "{iterations}"]
+env = { LEVEL = "0.003" }
+
+[benchmarks.one]
+param = 1
+check_param = 1
+"""
+
+
+def _study(tmp_path: Path) -> Path:
+    folder = tmp_path / "stepping"
+    folder.mkdir()
+    shutil.copy(PROBE, folder / "stepped_probe.py")
+    (folder / "study.toml").write_text(STUDY)
+    return folder / "study.toml"
+
+
+def test_a_campaign_pairs_in_lock_step_by_default_and_says_which_cells_were_not(tmp_path: Path) -> None:
+    import json
+
+    from tests.conftest import bridgebench, rows
+
+    study = _study(tmp_path)
+    done = bridgebench("run", str(study), "--json", "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    db = tmp_path / "s.sqlite"
+    assert dict(rows(db, "SELECT mechanism, stepped FROM check_answer")) == {"a": 1, "b": 1, "c": 0}
+    pairing: dict[str, list[dict | None]] = {}
+    for mechanism, info in rows(db, "SELECT mechanism, info_json FROM execution ORDER BY pexec"):
+        stored = json.loads(info)
+        pairing.setdefault(mechanism, []).append(stored.get("pairing"))
+        assert 0 <= stored["layout"]["env_pad"] < layout.MAX_PAD  # every execution drew its layout
+    assert pairing["c"] == [None, None, None]  # its probe has no stepped mode: it ran alone
+    assert [p["block"] for p in pairing["a"] if p] == [p["block"] for p in pairing["b"] if p]
+    assert len({p["block"] for p in pairing["a"] if p}) == 3
+    result = json.loads(done.stdout)
+    ratios = {c["mechanism"]: c["ratio"] for c in result["cells"] if c["ratio"]}
+    assert ratios["b"]["method"] == LOCKSTEP_METHOD and ratios["b"]["value"] == pytest.approx(2.0)
+    assert ratios["c"]["method"] != LOCKSTEP_METHOD and ratios["c"]["value"] == pytest.approx(3.0)
+
+    sequential = bridgebench("run", str(study), "--json", "--pairing", "sequential", "--layout", "fixed",
+                             "--store", str(tmp_path / "t.sqlite"), cwd=tmp_path)
+    assert sequential.returncode == 0, sequential.stderr
+    infos = [json.loads(i) for (i,) in rows(tmp_path / "t.sqlite", "SELECT info_json FROM execution")]
+    assert all("pairing" not in i and "layout" not in i for i in infos)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--pairing", "sideways"), "--pairing sideways: expected one of lockstep, sequential"),
+    (("--layout", "tidy"), "--layout tidy: expected one of drawn, fixed"),
+])
+def test_a_wrong_pairing_or_layout_is_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...],
+                                                           message: str) -> None:
+    from tests.conftest import bridgebench
+
+    done = bridgebench("run", str(_study(tmp_path)), *args, "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path)
+    assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
