@@ -33,7 +33,7 @@ from bridgebench.answers import majority
 from bridgebench.campaign.config import AdaptiveBudget, DeltaTable, TimingOptions, delta_for, read
 from bridgebench.counting import INSTRUCTIONS, analysed
 from bridgebench.counting import SECONDS as SECONDS_METRIC
-from bridgebench.differ import UNCHANGED, compare_cells
+from bridgebench.differ import CLAIMS, compare_cells
 from bridgebench.result import (
     AdaptiveSummary,
     Analysis,
@@ -367,7 +367,7 @@ def _by_machine(c: _CellInput, runs: tuple[Run, ...], arrays: list[np.ndarray],
         cell_b = Cell(c.benchmark, b.machine, b.executions, (), None, 0, 0, class_counts=b.class_counts,
                       steady_performance=b.steady_performance)
         verdict = compare_cells(c.benchmark, a.machine, b.machine, cell_a, cell_b, None, confidence)
-        if verdict.verdict != UNCHANGED:
+        if verdict.verdict in CLAIMS:
             return tuple(shares), DISTINGUISHABLE, f"{a.machine} vs {b.machine}: {verdict.reason}"
     return tuple(shares), CONSISTENT, "no two machines differ by the differ's rules"
 

@@ -85,7 +85,8 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
         assert cell_a is not None and cell_b is not None
         sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
         ratio = ratio_between(sa, sb, confidence=confidence, same_campaign=ca == cb) if sa and sb else None
-        compared = compare_cells(ka[0], f"{ca}:{ka[1]}", f"{cb}:{kb[1]}", cell_a, cell_b, ratio, ra.confidence)
+        compared = compare_cells(ka[0], f"{ca}:{ka[1]}", f"{cb}:{kb[1]}", cell_a, cell_b, ratio, ra.confidence,
+                                 ra.equivalence)
         comparisons.append(replace(compared, metric=ra.metric))
     header = (f"A = campaign {ca} ({ra.campaign.study}), B = campaign {cb} ({rb.campaign.study}); "
               f"{'same machine' if same_machine else 'DIFFERENT MACHINES (--cross-machine)'}: "

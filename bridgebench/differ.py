@@ -1,5 +1,6 @@
 """Is the difference real? Compare two sides (two campaigns, or two mechanisms of one) benchmark by
-benchmark, and say improved / worsened / different / unchanged only when the data carry it.
+benchmark in the words of a report's headline (question.py): *faster*, *slower*, *equivalent* within the
+margin, *undecided*, and, beside them, *different* when the two behave differently.
 
 Rules (after warmup_stats' differ):
 - class counts: simultaneous 99% multinomial CIs (Goodman) on the share of process executions in each
@@ -8,13 +9,13 @@ Rules (after warmup_stats' differ):
 - one side has a steady state and the other has none: *different*.
 - otherwise steady performance. A side whose steady performance has no interval (fewer than 3 process
   executions: stats.executions) gives *undecided*: two processes say nothing of the spread between them.
-  With the ratio B/A and its interval over process executions (paired by round within a campaign, else
-  Welch's t): *worsened* (B slower) when the interval lies above 1, *improved* when below, *unchanged*
-  when it holds 1. This is the direct test of a difference, at the ratio's own confidence, and the rule
-  the study's question is answered by, so `diff` and a report's headline agree. Without a ratio (a
-  fleet's machines side by side), warmup_stats's rule: 99% CIs that do not overlap give improved or
-  worsened, overlapping ones unchanged (two 99% intervals that must not overlap test at far more than
-  99%: the self-test found +2 % worsened in 3 of 75 comparisons by it, docs/methodology.md §6).
+  With the ratio B/A and its interval (lock-step blocks, paired by round within a campaign, else Welch's t
+  over process executions), question.answer's rule: *slower* when the interval lies above 1, *faster*
+  when below, *equivalent* when it lies within ±margin of 1, *undecided* when it holds 1 and reaches past
+  the margin ("unchanged" would claim what the data do not show). So `diff` and a report's headline say
+  the same. Without a ratio (a fleet's machines side by side), warmup_stats's rule: 99% CIs that do not
+  overlap give faster or slower, overlapping ones undecided (two 99% intervals that must not overlap test
+  at far more than 99%: the self-test found +2 % slower in 3 of 75 comparisons by it, methodology §6).
 - beside it, a warm-up verdict from the 5–95% ranges of the steady iteration: *sooner* or *later* when
   the ranges do not overlap, *same* when they do; and the ratio B/A of steady performance with its CI.
 """
@@ -25,17 +26,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bridgebench import question
 from bridgebench.counting import SECONDS
+from bridgebench.question import EQUIVALENT, FASTER, SLOWER, UNDECIDED
 from bridgebench.result import FAILED, Cell
 from bridgebench.stats import KINDS as EXECUTION_KINDS
 from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import too_few
 
-IMPROVED = "improved"
-WORSENED = "worsened"
 DIFFERENT = "different"
-UNCHANGED = "unchanged"
-UNDECIDED = "undecided"
+VERDICTS = (FASTER, SLOWER, EQUIVALENT, DIFFERENT, UNDECIDED)
+CLAIMS = (FASTER, SLOWER, DIFFERENT)  # the verdicts that say the two sides differ
+DEFAULT_MARGIN = 0.02  # the study's equivalence margin when the caller has none (study.DEFAULT_EQUIVALENCE)
 
 KINDS = (*EXECUTION_KINDS, FAILED)  # a failed process execution counts as a class of its own
 
@@ -83,6 +85,7 @@ class Comparison:
     classes_a: str
     classes_b: str
     metric: str = SECONDS  # what the steady figures measure (counting.METRICS)
+    too_few: bool = False  # undecided because a side has too few process executions for an interval
 
 
 def _range(spread: Spread | None) -> Interval | None:
@@ -95,38 +98,33 @@ def _classes(cell: Cell) -> str:
 
 
 def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ratio: Estimate | None,
-                  confidence: float = 0.99) -> Comparison:
+                  confidence: float = 0.99, margin: float = DEFAULT_MARGIN) -> Comparison:
     perf_a, perf_b = a.steady_performance, b.steady_performance
     it_a, it_b = _range(a.steady_iteration), _range(b.steady_iteration)
     ci_a = multinomial_cis(a.class_counts_with_failures(), confidence)
     ci_b = multinomial_cis(b.class_counts_with_failures(), confidence)
     split = [k for k in KINDS if not ci_a[k].overlaps(ci_b[k])]
 
+    short = False
     if split:
         verdict, reason = DIFFERENT, f"the share of '{split[0]}' process executions differs (99% multinomial CIs)"
     elif (perf_a is None) != (perf_b is None):
         verdict, reason = DIFFERENT, f"only {a_name if perf_a else b_name} reaches a steady state"
     elif perf_a is None or perf_b is None:
-        verdict, reason = UNCHANGED, "neither side reaches a steady state: nothing to compare"
+        verdict, reason = UNDECIDED, "neither side reaches a steady state: nothing to compare"
     elif perf_a.low is None or perf_a.high is None or perf_b.low is None or perf_b.high is None:
         few = [f"{n}: {too_few(p.executions)}" for n, p in ((a_name, perf_a), (b_name, perf_b))
                if not p.has_interval]
-        verdict, reason = UNDECIDED, "; ".join(few)
+        verdict, reason, short = UNDECIDED, "; ".join(few), True
     elif ratio is not None and ratio.low is not None and ratio.high is not None:
-        shown = (f"the ratio {b_name}/{a_name}'s {100 * ratio.confidence:.4g}% interval "
-                 f"({ratio.low:.4g}–{ratio.high:.4g})")
-        if ratio.low > 1:
-            verdict, reason = WORSENED, f"{shown} lies above 1"
-        elif ratio.high < 1:
-            verdict, reason = IMPROVED, f"{shown} lies below 1"
-        else:
-            verdict, reason = UNCHANGED, f"{shown} holds 1"
+        said = question.answer(ratio, margin)
+        verdict, reason = said.state, f"the ratio {b_name}/{a_name} at {100 * ratio.confidence:.4g}%: {said.why}"
     elif perf_b.high < perf_a.low:
-        verdict, reason = IMPROVED, f"{b_name}'s steady-performance CI lies wholly below {a_name}'s"
+        verdict, reason = FASTER, f"{b_name}'s steady-performance CI lies wholly below {a_name}'s"
     elif perf_b.low > perf_a.high:
-        verdict, reason = WORSENED, f"{b_name}'s steady-performance CI lies wholly above {a_name}'s"
+        verdict, reason = SLOWER, f"{b_name}'s steady-performance CI lies wholly above {a_name}'s"
     else:
-        verdict, reason = UNCHANGED, "the steady-performance CIs overlap"
+        verdict, reason = UNDECIDED, "the steady-performance CIs overlap (no ratio to judge equivalence by)"
     if it_a is None or it_b is None:
         warmup = "—"
     elif it_a.overlaps(it_b):
@@ -136,11 +134,10 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ra
     return Comparison(
         benchmark, a_name, b_name, verdict, reason, perf_a, perf_b, ratio,
         a.steady_iteration, b.steady_iteration,
-        it_a.overlaps(it_b) if it_a and it_b else None, warmup, _classes(a), _classes(b),
+        it_a.overlaps(it_b) if it_a and it_b else None, warmup, _classes(a), _classes(b), too_few=short,
     )
 
 
 def overall(comparisons: list[Comparison]) -> str:
-    counts = {v: sum(c.verdict == v for c in comparisons)
-              for v in (IMPROVED, WORSENED, DIFFERENT, UNCHANGED, UNDECIDED)}
+    counts = {v: sum(c.verdict == v for c in comparisons) for v in VERDICTS}
     return ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "nothing compared"

@@ -25,7 +25,7 @@ def test_diff_two_campaigns_and_two_mechanisms(basic_study: Path, tmp_path: Path
     assert {c["benchmark"] for c in data["comparisons"]} == {"ok"}
     assert len(data["comparisons"]) == 2  # mechanisms a and b, each against itself
     for c in data["comparisons"]:
-        assert c["verdict"] in ("improved", "worsened", "different", "unchanged")
+        assert c["verdict"] in ("faster", "slower", "equivalent", "different", "undecided")
         assert c["ratio"]["low"] <= c["ratio"]["value"] <= c["ratio"]["high"]
     result = bridgebench("diff", "1:a", "1:b", cwd=tmp_path)
     assert result.returncode == 0, result.stderr

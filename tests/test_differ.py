@@ -7,14 +7,12 @@ import pytest
 
 from bridgebench.differ import (
     DIFFERENT,
-    IMPROVED,
-    UNCHANGED,
-    WORSENED,
     Interval,
     compare_cells,
     multinomial_cis,
     overall,
 )
+from bridgebench.question import EQUIVALENT, FASTER, SLOWER, UNDECIDED
 from bridgebench.result import Cell, Failure
 from bridgebench.stats import Estimate, Spread
 
@@ -31,14 +29,14 @@ def verdict(a: Cell, b: Cell) -> str:
     return compare_cells("bench", "A", "B", a, b, None).verdict
 
 
-def test_non_overlapping_cis_give_improved_or_worsened() -> None:
-    assert verdict(cell(1.0), cell(0.9)) == IMPROVED
-    assert verdict(cell(1.0), cell(1.1)) == WORSENED
+def test_non_overlapping_cis_give_faster_or_slower() -> None:
+    assert verdict(cell(1.0), cell(0.9)) == FASTER
+    assert verdict(cell(1.0), cell(1.1)) == SLOWER
 
 
-def test_overlapping_cis_give_unchanged() -> None:
-    assert verdict(cell(1.0), cell(1.015)) == UNCHANGED
-    assert verdict(cell(1.0, half=0.2), cell(0.9, half=0.2)) == UNCHANGED  # a big effect, but too noisy to say
+def test_overlapping_cis_give_undecided_never_unchanged() -> None:
+    assert verdict(cell(1.0), cell(1.015)) == UNDECIDED
+    assert verdict(cell(1.0, half=0.2), cell(0.9, half=0.2)) == UNDECIDED  # a big effect, but too noisy to say
 
 
 def test_a_ratio_interval_decides_before_the_overlap_of_the_two_sides() -> None:
@@ -46,26 +44,30 @@ def test_a_ratio_interval_decides_before_the_overlap_of_the_two_sides() -> None:
         return Estimate((low + high) / 2, low, high, 0.99, "paired by round")
 
     a, b = cell(1.0, half=0.03), cell(1.02, half=0.03)  # the sides' intervals overlap
-    assert compare_cells("bench", "A", "B", a, b, None).verdict == UNCHANGED
+    assert compare_cells("bench", "A", "B", a, b, None).verdict == UNDECIDED
     worse = compare_cells("bench", "A", "B", a, b, ratio(1.005, 1.035))
-    assert worse.verdict == WORSENED and "lies above 1" in worse.reason
-    assert compare_cells("bench", "A", "B", b, a, ratio(0.965, 0.995)).verdict == IMPROVED
-    assert compare_cells("bench", "A", "B", a, b, ratio(0.99, 1.05)).verdict == UNCHANGED
+    assert worse.verdict == SLOWER and "lies above 1" in worse.reason
+    assert compare_cells("bench", "A", "B", b, a, ratio(0.965, 0.995)).verdict == FASTER
+    # the interval holds 1: equivalent inside the margin, undecided past it (0.91–1.21 is not "unchanged")
+    assert compare_cells("bench", "A", "B", a, b, ratio(0.99, 1.05)).verdict == UNDECIDED
+    assert compare_cells("bench", "A", "B", a, b, ratio(0.91, 1.21)).verdict == UNDECIDED
+    assert compare_cells("bench", "A", "B", a, b, ratio(0.99, 1.015)).verdict == EQUIVALENT
+    assert compare_cells("bench", "A", "B", a, b, ratio(0.99, 1.04), margin=0.05).verdict == EQUIVALENT
     # a ratio that holds 1 wins over sides far apart too: the ratio is the test, the sides are not
-    assert compare_cells("bench", "A", "B", cell(1.0), cell(1.1), ratio(0.95, 1.2)).verdict == UNCHANGED
+    assert compare_cells("bench", "A", "B", cell(1.0), cell(1.1), ratio(0.95, 1.2)).verdict == UNDECIDED
     # a ratio with no interval leaves the sides' rule
     assert compare_cells("bench", "A", "B", cell(1.0), cell(1.1),
-                         Estimate(1.1, None, None, 0.99, "too few")).verdict == WORSENED
+                         Estimate(1.1, None, None, 0.99, "too few")).verdict == SLOWER
 
 
 def test_a_steady_state_on_one_side_only_is_different() -> None:
     assert verdict(cell(1.0), cell(None, counts={"flat": 5, "no steady state": 5})) == DIFFERENT
 
 
-def test_neither_side_steady_is_unchanged_and_says_why() -> None:
+def test_neither_side_steady_is_undecided_and_says_why() -> None:
     c = compare_cells("bench", "A", "B", cell(None, counts={"no steady state": 10}),
                       cell(None, counts={"no steady state": 10}), None)
-    assert c.verdict == UNCHANGED
+    assert c.verdict == UNDECIDED and not c.too_few
     assert "neither side" in c.reason
 
 
@@ -83,7 +85,7 @@ def test_failures_count_as_a_class() -> None:
 
 def test_few_process_executions_cannot_show_a_class_change() -> None:
     # 3 flat vs 2 flat + 1 warmup: the multinomial CIs of 3 executions are far too wide to tell.
-    assert verdict(cell(1.0, counts={"flat": 3}), cell(1.0, counts={"flat": 2, "warmup": 1})) == UNCHANGED
+    assert verdict(cell(1.0, counts={"flat": 3}), cell(1.0, counts={"flat": 2, "warmup": 1})) == UNDECIDED
 
 
 def test_goodman_intervals_hold_the_observed_share_and_narrow_with_n() -> None:
@@ -115,4 +117,11 @@ def test_interval_overlap(a: tuple[float, float], b: tuple[float, float], overla
 def test_overall_counts_verdicts() -> None:
     comps = [compare_cells("x", "A", "B", cell(1.0), cell(0.5), None),
              compare_cells("y", "A", "B", cell(1.0), cell(1.0), None)]
-    assert overall(comps) == "1 improved, 1 unchanged"
+    assert overall(comps) == "1 faster, 1 undecided"
+
+
+def test_too_few_executions_are_undecided_and_say_so() -> None:
+    few = Cell("bench", "m", 2, (), None, 0, 0, class_counts={"flat": 2},
+               steady_performance=Estimate(1.0, None, None, 0.99, "too few", 2))
+    c = compare_cells("bench", "A", "B", cell(1.0), few, None)
+    assert c.verdict == UNDECIDED and c.too_few

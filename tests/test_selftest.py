@@ -30,7 +30,7 @@ def series(at: int, factor: float, n: int = 120) -> np.ndarray:
 @pytest.mark.skipif(counting.unavailable() is not None, reason="valgrind is not installed")
 def test_the_counted_selftest_finds_half_a_percent_and_never_a_change_in_a_vs_a(tmp_path: Path) -> None:
     """Counted (budget 'instructions'), every verdict is exact, whatever else the machine does: A against A
-    again is unchanged, +0.5 % work is worsened, and every execution counts as quiet."""
+    again claims no difference, +0.5 % work is slower, and every execution counts as quiet."""
     result = bridgebench("selftest", "--json", "--budget", "instructions", "--store", str(tmp_path / "s.sqlite"),
                          "--build-dir", str(tmp_path / "build"), cwd=tmp_path, timeout=900)
     assert result.returncode == 0, result.stderr

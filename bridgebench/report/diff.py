@@ -20,8 +20,8 @@ COLUMNS = ("Benchmark", "A", "B", "Verdict", "Steady perf A", "Steady perf B", "
 # What a narrow terminal or a pipe shows: one short line a benchmark, the reasons listed below the table.
 COMPACT = ("Benchmark", "A vs B", "Verdict", "B/A (99% CI)", "B steady")
 WIDE_ENOUGH = 180  # columns a terminal needs for the whole table without wrapping every cell
-STYLE = {"improved": "green", "worsened": "red", "different": "yellow", "unchanged": ""}
-COLOUR = {"improved": "#2e7d32", "worsened": "#c62828", "different": "#b8860b", "unchanged": "#555"}
+STYLE = {"faster": "green", "slower": "red", "different": "yellow", "equivalent": "", "undecided": "dim"}
+COLOUR = {"faster": "#2e7d32", "slower": "#c62828", "different": "#b8860b", "equivalent": "#555", "undecided": "#777"}
 FORMATS = ("terminal", "markdown", "json", "html")
 
 
