@@ -42,7 +42,8 @@ def probe(vm: list[str], bench: str, tmp_path: Path, bbclock: Path, **env: str) 
     source.write_text(bench)
     done = subprocess.run([*vm, str(REPO / "probes/lua/probe.lua"), str(source), "4", "300"], capture_output=True,
                           text=True, timeout=60, env={"PATH": os.environ["PATH"], "LUA_PATH": LUAJIT_LIB,
-                                                      "LUA_CPATH": f"{bbclock / vm[0]}/?.so", **env})
+                                                      "LUA_CPATH": f"{bbclock / vm[0]}/?.so",
+                                                      "BRIDGEBENCH_JIT_DIAG": "1", **env})
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -73,7 +74,8 @@ def test_the_same_code_compiles_to_the_same_signature_and_other_code_to_another(
 
 
 @pytest.mark.parametrize(("vm", "env"), [(["lua5.4"], {}), (["luajit", "-joff"], {}),
-                                         (["luajit"], {"BRIDGEBENCH_JIT_DIAG": "0"})])
+                                         (["luajit"], {"BRIDGEBENCH_JIT_DIAG": "0"}),
+                                         (["luajit"], {"BRIDGEBENCH_JIT_DIAG": ""})])  # off unless asked for
 def test_no_record_without_a_jit_or_when_switched_off(tmp_path: Path, bbclock: Path, vm: list[str],
                                                       env: dict[str, str]) -> None:
     if shutil.which(vm[0]) is None:
@@ -127,16 +129,21 @@ def test_a_missing_or_malformed_record_is_none(info: str | None) -> None:
 
 @needs_luajit
 def test_reports_show_the_compilers_record_per_cell_and_per_execution(tmp_path: Path) -> None:
-    done = bridgebench("run", "lua-vms", "--budget", "fixed", "--mechanisms", "luajit,lua54", "--benchmarks",
+    # The record is taken on request (luajit-record); the timed default, luajit, runs without it.
+    done = bridgebench("run", "lua-vms", "--budget", "fixed", "--mechanisms", "luajit,luajit-record,lua54",
+                       "--benchmarks",
                        "queens", "-p", "3", "-i", "5", "--store", str(tmp_path / "s.sqlite"), "--report-dir",
                        str(tmp_path / "results"), "--build-dir", str(tmp_path / "build"), cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr
     markdown = next((tmp_path / "results").glob("lua-vms-*.md")).read_text()
     assert "## What LuaJIT's compiler did" in markdown
-    assert "| queens | LuaJIT (Debian) | " in markdown and "| queens | PUC Lua 5.4 | 1 /" not in markdown
+    section = markdown.split("## What LuaJIT's compiler did", 1)[1].split("\n## ", 1)[0]
+    assert "| queens | LuaJIT (Debian), with the JIT record | " in section
+    assert "| queens | PUC Lua 5.4 |" not in section and "| queens | LuaJIT (Debian) | " not in section
     html = next((tmp_path / "results").glob("lua-vms-*.html")).read_text()
     assert "JIT: signature " in html and "border-left:6px solid" in html
     report = json.loads(next((tmp_path / "results").glob("lua-vms-*.json")).read_text())
     cells = {c["mechanism"]: c for c in report["cells"]}
-    assert cells["lua54"]["jit"] is None and cells["luajit"]["jit"]["executions"] == 3
-    assert all(r["jit"]["signature"] for r in cells["luajit"]["per_execution"])
+    assert cells["lua54"]["jit"] is None and cells["luajit"]["jit"] is None
+    assert cells["luajit-record"]["jit"]["executions"] == 3
+    assert all(r["jit"]["signature"] for r in cells["luajit-record"]["per_execution"])
