@@ -61,7 +61,7 @@ from bridgebench.stats import (
 )
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE, RULES_VERSION, from_record, to_record
 from bridgebench.stats.executions import each_look, ratio_over_executions
-from bridgebench.stats.lockstep import lockstep_ratio
+from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread
 from bridgebench.stats.paired import paired_ratio
 from bridgebench.stats.summary import NOT_CLASSIFIED
 from bridgebench.store import SECONDS, Store, StoredExecution, StoreError, StoreWriteError
@@ -379,10 +379,12 @@ def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput],
     base = next((steady for cell, steady in done if cell.mechanism == baseline), None)
     out = []
     for cell, steady in done:
-        ratio = None
+        ratio, within, between = None, None, None
         if base and steady:
             ratio = ratio_between(base, steady, confidence=confidence, same_campaign=True)
-        out.append(replace(cell, ratio=ratio))
+            if ratio.method == LOCKSTEP_METHOD:
+                within, between = spread(_lockstep_blocks(base, steady, sorted(set(base) & set(steady))))
+        out.append(replace(cell, ratio=ratio, ratio_within_sd=within, ratio_between_sd=between))
     return out
 
 

@@ -163,7 +163,9 @@ def _line(live: _Live, deadline: float) -> str | None:
 
 
 def _out_of_turn(lives: list[_Live]) -> None:
-    """A member that printed while it was not its turn fails: it is not waiting for the harness."""
+    """A member that printed while it was not its turn fails: it is not waiting for the harness. What it
+    printed is seen if it is there before the harness's next go (a line that arrives later is read as an
+    answer, and fails as one that is not a number)."""
     waiting = [x for x in lives if x.waiting]
     if not waiting:
         return

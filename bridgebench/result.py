@@ -128,6 +128,10 @@ class Cell:
     method: str | None = None
     per_execution: tuple[Run, ...] = ()
     ratio: Estimate | None = None  # to the baseline mechanism
+    # In lock-step blocks: the sd of the rounds' log ratios within blocks (what taking turns leaves of the
+    # machine's steps) and of the blocks' mean log ratios between them (what processes differ by).
+    ratio_within_sd: float | None = None
+    ratio_between_sd: float | None = None
     adaptive: CellDecision | None = None
     machines: tuple[MachineCell, ...] = ()  # when more than one machine ran the cell's executions
     machines_verdict: str | None = None  # "consistent" or "distinguishable", with machines

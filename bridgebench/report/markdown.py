@@ -46,6 +46,9 @@ def render(result: Analysis) -> str:
     if result.geomean_ratio:
         out += [f"## {tables.geomean_title(result, base)}", ""]
         out += table(("Mechanism", "Geomean"), tables.geomean_rows(result))
+    paired = tables.pairing_rows(result)
+    if paired:
+        out += ["## Lock-step blocks", "", tables.PAIRING_NOTE, "", *table(tables.PAIRING_COLUMNS, paired)]
     jit = tables.jit_rows(result)
     if jit:
         out += ["## What LuaJIT's compiler did", "", tables.JIT_NOTE, "", *table(tables.JIT_COLUMNS, jit)]

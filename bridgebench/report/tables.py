@@ -169,6 +169,18 @@ def pairing_words(result: Analysis) -> str:
     return f"; pairing: {words}; memory layout {drawn}"
 
 
+PAIRING_COLUMNS = ("Benchmark", "Mechanism", "Blocks", "sd within blocks", "sd between blocks")
+PAIRING_NOTE = ("Each ratio to the baseline from lock-step blocks: the sd of the rounds' log ratios within a block "
+                "(what taking turns leaves of the machine's speed steps) beside the sd of the blocks' mean log "
+                "ratios (what fresh processes and layouts differ by; the interval is Student's t over these).")
+
+
+def pairing_rows(result: Analysis) -> list[tuple[str, ...]]:
+    return [(c.benchmark, result.label(c.mechanism), str(c.ratio.executions if c.ratio else "—"),
+             f"{c.ratio_within_sd:.2%}", f"{c.ratio_between_sd:.2%}")
+            for c in result.cells if c.ratio_within_sd is not None and c.ratio_between_sd is not None]
+
+
 def budget_line(result: Analysis) -> str:
     c = result.campaign
     o = c.options
