@@ -661,7 +661,7 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
                                                  "already in the store again, under the current rules.")] = False,
              store_path: Annotated[str, typer.Option("--store", help="The store for the self-test's runs (a "
                                                      "file or postgresql://…).")] = "results/selftest.sqlite",
-             as_json: JsonOpt = False) -> None:
+             pairing: PairingOpt = None, as_json: JsonOpt = False) -> None:
     """Check bridgebench's verdicts on planted changes (A vs A, +5% work, warm-up, slowdown, no steady state);
     exit 5 if they are wrong on a quiet machine."""
     store = _store(store_path)
@@ -675,7 +675,7 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
 
     try:
         report = (rejudge(store, on_finding) if again
-                  else run_selftest(store, build_dir, repetitions, budget, on_finding, wait_quiet))
+                  else run_selftest(store, build_dir, repetitions, budget, on_finding, wait_quiet, pairing))
     except (CampaignError, StoreError, DiffError) as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
     except KeyboardInterrupt:

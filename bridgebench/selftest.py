@@ -222,7 +222,8 @@ def _analyse_and_judge(store: Store, report: SelftestReport, repetition: int, ci
 
 
 def run_selftest(store: Store, build_root: Path, repetitions: int, budget: str = "default",
-                 on_finding: Callable[[Finding], None] | None = None, wait_quiet_s: float = 0.0) -> SelftestReport:
+                 on_finding: Callable[[Finding], None] | None = None, wait_quiet_s: float = 0.0,
+                 pairing: str | None = None) -> SelftestReport:
     study = load_study(STUDIES_DIR / "selftest" / "study.toml")
     if budget in study.budgets and study.budgets[budget].iterations < MIN_ITERATIONS:
         raise CampaignError(f"selftest: budget '{budget}' has {study.budgets[budget].iterations} iterations; "
@@ -236,7 +237,8 @@ def run_selftest(store: Store, build_root: Path, repetitions: int, budget: str =
         raise CampaignError(f"selftest: cannot build {broken[0].mechanism}: {broken[0].reason}")
     report = SelftestReport()
     for repetition in range(1, repetitions + 1):
-        options = timing.options_for(study, budget, None, None, seed=repetition, wait_quiet_s=wait_quiet_s)
+        options = timing.options_for(study, budget, None, None, seed=repetition, wait_quiet_s=wait_quiet_s,
+                                     pairing=pairing)
         rows = TIMING.check(study, builds, options)
         bad = [r for r in rows if r.status != "agrees"]
         if bad:
