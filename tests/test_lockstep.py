@@ -263,3 +263,40 @@ def test_a_wrong_pairing_or_layout_is_one_line_and_exit_2(tmp_path: Path, args: 
 
     done = bridgebench("run", str(_study(tmp_path)), *args, "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path)
     assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_an_interrupted_lock_step_campaign_resumes_losing_and_duplicating_nothing(tmp_path: Path) -> None:
+    import json
+
+    from bridgebench.build import build_study
+    from bridgebench.campaign import engine, timing
+    from bridgebench.campaign.kinds import TIMING
+    from bridgebench.store import Store
+    from bridgebench.study import load_study
+
+    study = load_study(_study(tmp_path))
+    builds = build_study(study, tmp_path / "build")
+    options = timing.options_for(study, "default", None, None)
+    store = Store(tmp_path / "s.sqlite")
+    cid = engine.create(store, TIMING, study, options, builds, TIMING.check(study, builds, options))
+    stored: list[tuple[str, int]] = []
+
+    def interrupt_after_the_first(task: object, run: object) -> None:
+        stored.append((task.mechanism, task.pexec))  # type: ignore[attr-defined]
+        raise KeyboardInterrupt  # the block's other member ran, but is not stored yet
+
+    with pytest.raises(KeyboardInterrupt):
+        engine.run_pending(store, TIMING, study, cid, options, builds, interrupt_after_the_first)
+    assert store.campaign(cid).state == "interrupted" and len(stored) == 1
+    engine.run_pending(store, TIMING, study, cid, options, builds)
+    executions = store.executions(cid)
+    keys = [(e.mechanism, e.pexec) for e in executions]
+    assert sorted(keys) == sorted({(m, p) for m in "abc" for p in range(3)}) and len(keys) == 9
+    pairing = {(e.mechanism, e.pexec): json.loads(e.info_json).get("pairing") for e in executions}
+    first, = stored
+    partner = ("b" if first[0] == "a" else "a", first[1])
+    # the interrupted block's partner ran again on resume, as a block of its own: it pairs with nothing
+    assert pairing[partner]["block"] != pairing[first]["block"] and pairing[partner]["members"] == 1
+    assert all(pairing[("a", p)]["block"] == pairing[("b", p)]["block"] for p in range(3) if p != first[1])
+    ratio = next(c.ratio for c in TIMING.analyse(store, cid).cells if c.mechanism == "b")
+    assert ratio is not None and ratio.executions == 2 and not ratio.has_interval  # two whole blocks: too few
