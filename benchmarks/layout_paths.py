@@ -22,6 +22,9 @@ import sys
 import time
 from pathlib import Path
 
+from bridgebench.question import answer
+from bridgebench.stats import Estimate
+
 REPO = Path(__file__).resolve().parents[1]
 LONG = "a-folder-whose-absolute-path-is-long-enough-to-move-the-environment-and-the-heap"
 
@@ -46,13 +49,9 @@ def ratios(report: dict) -> dict[tuple[str, str], dict]:
 
 
 def verdict(r: dict, margin: float) -> str:
-    if r["low"] is None:
-        return "undecided"
-    if r["high"] < 1:
-        return "faster"
-    if r["low"] > 1:
-        return "slower"
-    return "equivalent" if 1 - margin <= r["low"] and r["high"] <= 1 + margin else "undecided"
+    """The headline's word for a ratio as the report stored it (question.answer: one rule everywhere)."""
+    ratio = Estimate(r["value"], r["low"], r["high"], r["confidence"], r["method"], r["executions"])
+    return answer(ratio, margin).state
 
 
 def main() -> int:
