@@ -74,6 +74,7 @@ def test_every_mechanism_gives_the_same_answers_and_leaves_nothing_behind(tmp_pa
                 "node-create": '40000 demographics("country","person","10000","gender")'}
     assert {(r["benchmark"], r["status"], r["answer"]) for r in result["check"]} == {
         (b, "agrees", a) for b, a in expected.items()}
+    assert all(r["stepped"] for r in result["check"])  # every probe, M's, C's, Python's and Node's too, steps
     ran = {(c["benchmark"], c["mechanism"]) for c in result["cells"]}
     assert ("traverse", "lua54-naive") not in ran and ("node-create", "m-native") not in ran
     assert ("traverse", "luajit-batched") in ran and ("node-create", "luajit-cached") in ran

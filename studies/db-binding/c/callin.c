@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "gtmxc_types.h"
+#include "bbstep.h" /* the stepped mode of the probe protocol (lock-step blocks) */
 
 #define VALUE_BYTES (1 << 20)
 #define BATCH 256 /* nodes a call-in, as the Lua batched style */
@@ -173,7 +174,9 @@ int main(int argc, char **argv) {
     value = malloc(VALUE_BYTES);
     if (times == NULL || value == NULL) return 1;
     char first[64] = "", answer[64];
+    bbstep_ready();
     for (long i = 0; i < iterations; i++) {
+        bbstep_wait();
         double t0 = now();
         run(limit, answer, sizeof answer);
         times[i] = now() - t0;
@@ -183,6 +186,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "callin: answers differ between iterations\n");
             return 1;
         }
+        bbstep_done(times[i]);
     }
     gtm_exit();
     printf("{\"protocol\": \"bridgebench/1\", \"times\": [");

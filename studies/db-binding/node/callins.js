@@ -3,6 +3,8 @@
 // binding, which reaches GT.M through call-ins into its own M routine), one call per node, as a Node.js
 // user of nodem would write it. Usage: node callins.js ITERATIONS "OP N", OP traverse or get (nodem's set
 // fails on GT.M); NODEM_DIR and NODEM_ROUTINES name the build's nodem. Prints one bridgebench/1 line.
+const fs = require('fs');
+
 const iterations = Number(process.argv[2]);
 const [op, n] = String(process.argv[3] || '').split(' ');
 const limit = Number(n);
@@ -50,7 +52,15 @@ const run = operations[op];
 const times = [];
 const cpu = [];
 let answer = null;
+// Lock-step blocks: with BRIDGEBENCH_STEPPED=1, one iteration per "g" read on stdin, its seconds answered.
+const stepped = process.env.BRIDGEBENCH_STEPPED === '1';
+const go = Buffer.alloc(1);
+if (stepped) fs.writeSync(1, 'bridgebench-stepped/1 ready\n');
 for (let i = 0; i < iterations; i += 1) {
+  if (stepped && (fs.readSync(0, go, 0, 1, null) !== 1 || go[0] !== 0x67)) {
+    process.stderr.write(`callins.js: stepped mode: expected "g" before iteration ${i + 1}\n`);
+    process.exit(2);
+  }
   const c0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const got = run();
@@ -63,6 +73,7 @@ for (let i = 0; i < iterations; i += 1) {
     process.stderr.write(`callins.js: iteration ${i + 1} answered differently from iteration 1\n`);
     process.exit(3);
   }
+  if (stepped) fs.writeSync(1, `${times[i]}\n`);
 }
 const vm = `Node.js ${process.version}; ${db.version()}`;
 db.close();

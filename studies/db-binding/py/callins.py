@@ -82,13 +82,21 @@ def main() -> int:
     run = operations[op]
     setup_s = time.perf_counter() - t_setup
     times, cpu, answers = [], [], set()
-    for _ in range(iterations):
+    stepped = os.environ.get("BRIDGEBENCH_STEPPED") == "1"  # lock-step blocks: one iteration per "g" on stdin
+    if stepped:
+        print("bridgebench-stepped/1 ready", flush=True)
+    for i in range(iterations):
+        if stepped and sys.stdin.buffer.read(1) != b"g":
+            print(f"callins.py: stepped mode: expected \"g\" before iteration {i + 1}", file=sys.stderr)
+            return 2
         c0 = time.process_time()
         t0 = time.perf_counter()
         answer = run()
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
         answers.add(answer)
+        if stepped:
+            print(repr(times[-1]), flush=True)
     gtm.gtm_exit()
     if len(answers) != 1:
         print("callins.py: answers differ between iterations", file=sys.stderr)
