@@ -365,7 +365,7 @@ def _header(result: Analysis) -> str:
              ("Confidence", f"{result.confidence:.0%}" + (f" (each interval at {result.interval_confidence:.2%}, over "
                                                           f"{result.looks} looks)" if result.looks > 1 else "")),
              ("Method", ", ".join(tables.methods(result)) or "—"), ("Warm-up", tables.delta_words(o)),
-             ("Ratios", tables.ratio_methods(result) or "—")]
+             ("Ratios", tables.ratio_methods(result) or "—"), ("Pairing", tables.pairing_words(result) or "—")]
     dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v if v not in (None, '') else '—')}</dd>" for k, v in facts)
     warning = tables.disturbance_line(result)
     warn = f'<p class="warning">{_e(warning)}</p>' if warning else ""
@@ -412,6 +412,10 @@ def _summary(result: Analysis) -> str:
         out += (f"<h3>{_e(tables.geomean_title(result, result.label(base)))}</h3>"
                 + table(("Mechanism", "Geomean ratio"), [(result.label(m), f"{TIMES.strip()}{g:.3g}")
                                                           for m, g in ranked], numeric=(1,)))
+    paired = tables.pairing_rows(result)
+    if paired:
+        out += (f"<h3>Lock-step blocks</h3><p class=\"note\">{_e(tables.PAIRING_NOTE)}</p>"
+                + table(tables.PAIRING_COLUMNS, paired, numeric=(2, 3, 4)))
     jit = tables.jit_rows(result)
     if jit:
         out += (f"<h3>What LuaJIT's compiler did</h3><p class=\"note\">{_e(tables.JIT_NOTE)}</p>"

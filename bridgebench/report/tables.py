@@ -166,7 +166,7 @@ def pairing_words(result: Analysis) -> str:
     if o["pairing"] == "lockstep" and alone:
         words += f"; not paired, their probes have no stepped mode: {', '.join(alone)}"
     drawn = "drawn per execution" if o.get("layout") == "drawn" else "fixed by the paths"
-    return f"; pairing: {words}; memory layout {drawn}"
+    return f"{words}; memory layout {drawn}"
 
 
 PAIRING_COLUMNS = ("Benchmark", "Mechanism", "Blocks", "sd within blocks", "sd between blocks")
@@ -199,7 +199,8 @@ def budget_line(result: Analysis) -> str:
             f"git {c.git_sha[:12]}; machine {c.machine}; method: {', '.join(methods(result)) or '—'}"
             + (f", {delta_words(o)}" if any(c.classification not in (None, NOT_CLASSIFIED) for c in result.cells)
                else "")
-            + (f"; ratios: {ratios}" if ratios else "") + pairing_words(result))
+            + (f"; ratios: {ratios}" if ratios else "")
+            + (f"; pairing: {pairing_words(result)}" if pairing_words(result) else ""))
 
 
 def metric_line(result: Analysis) -> str | None:
