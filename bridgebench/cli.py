@@ -25,7 +25,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from bridgebench import __version__, environment, fleet
+from bridgebench import __version__, environment, fleet, gate
 from bridgebench import calibrate as calibration
 from bridgebench.build import BuildResult, build_study
 from bridgebench.campaign import engine, kinds, timing
@@ -52,6 +52,7 @@ EXIT_CHECK_FAILED = 3  # mechanisms disagree on the answer, or cannot compute it
 EXIT_FAILED_EXECUTIONS = 4  # the campaign completed, but some process executions failed (recorded)
 EXIT_SELFTEST_WRONG = 5  # the self-test found a wrong verdict
 EXIT_STORE_WRITE = 6  # the store could not be written mid-run (disk full, locked, read-only); the rest is kept
+EXIT_GATE = 7  # diff --fail-on: some benchmark's verdict is one the gate fails on
 EXIT_INTERRUPTED = 130
 
 # Help is plain text: rich markup would eat the TOML tables help and errors name ([load], [budget]).
@@ -625,8 +626,19 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
          format_: Annotated[str, typer.Option("--format", help=f"One of: {', '.join(diff_report.FORMATS)}.")]
          = "terminal",
          output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file.")] = None,
+         fail_on: Annotated[list[str] | None, typer.Option(
+             "--fail-on", metavar="VERDICT[,VERDICT]", help="Exit 7 when a benchmark's verdict is one of these "
+             "(faster, slower, equivalent, different, undecided): a gate for CI.")] = None,
+         margin: Annotated[str | None, typer.Option(
+             "--margin", metavar="SHARE", help="The margin within which a ratio is equivalent (2% or 0.02); "
+             "default: the study's.")] = None,
          store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
     """Is the difference real? Compare two campaigns, or two mechanisms (3:luajit 3:luajit2)."""
+    try:
+        gate_on = gate.verdicts(fail_on) if fail_on else ()
+        within = gate.share(margin) if margin is not None else None
+    except gate.GateError as e:
+        fail(str(e))
     format_ = "json" if as_json else format_
     if format_ not in diff_report.FORMATS:
         fail(f"--format: expected one of {', '.join(diff_report.FORMATS)}, got {format_!r}")
@@ -643,11 +655,15 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
              "compares campaigns timed in iterations")
     try:
         comparisons, header = compare(store, ca, ma, cb, mb, cross_machine=cross_machine,
-                                      exclude_disturbed=exclude_disturbed)
+                                      exclude_disturbed=exclude_disturbed, margin=within)
     except (StoreError, DiffError) as e:
         fail(str(e))
     _emit(output, format_, lambda console: diff_report.show(comparisons, header, console),
           lambda: diff_report.render(format_, comparisons, header))
+    failed = gate.failing(comparisons, gate_on)
+    if failed:
+        err.print(escape(failed), highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_GATE)
 
 
 @app.command()

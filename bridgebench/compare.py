@@ -53,8 +53,9 @@ def _same_metric(a: Campaign, b: Campaign, cross_machine: bool) -> None:
 
 
 def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, cross_machine: bool = False,
-            exclude_disturbed: bool = False) -> tuple[list[Comparison], str]:
-    """The comparisons, and a header line saying what was compared."""
+            exclude_disturbed: bool = False, margin: float | None = None) -> tuple[list[Comparison], str]:
+    """The comparisons, and a header line saying what was compared; `margin`: the equivalence margin the
+    verdicts use (None: the study's, as A's analysis has it)."""
     # The machine check reads the campaigns themselves, never a cached analysis.
     campaign_a, campaign_b = store.campaign(ca), store.campaign(cb)
     same_machine = campaign_a.machine == campaign_b.machine
@@ -86,10 +87,11 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
         sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
         ratio = ratio_between(sa, sb, confidence=confidence, same_campaign=ca == cb) if sa and sb else None
         compared = compare_cells(ka[0], f"{ca}:{ka[1]}", f"{cb}:{kb[1]}", cell_a, cell_b, ratio, ra.confidence,
-                                 ra.equivalence)
+                                 ra.equivalence if margin is None else margin)
         comparisons.append(replace(compared, metric=ra.metric))
     header = (f"A = campaign {ca} ({ra.campaign.study}), B = campaign {cb} ({rb.campaign.study}); "
               f"{'same machine' if same_machine else 'DIFFERENT MACHINES (--cross-machine)'}: "
               f"{_machine_line(campaign_a)}" + ("" if same_machine else f" vs {_machine_line(campaign_b)}")
-              + _disturbance_note(ra, rb, ca == cb))
+              + _disturbance_note(ra, rb, ca == cb)
+              + f"; equivalent within ±{100 * (ra.equivalence if margin is None else margin):g}%")
     return comparisons, header

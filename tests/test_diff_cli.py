@@ -7,6 +7,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import bridgebench, chromium
 
 
@@ -90,3 +92,38 @@ def test_diff_rejects_an_unknown_format(tmp_path: Path) -> None:
     result = bridgebench("diff", "1", "2", "--format", "pdf", cwd=tmp_path)
     assert result.returncode == 2
     assert "--format: expected one of terminal, markdown, json, html" in result.stderr
+
+
+def test_the_gate_fails_on_the_verdicts_it_is_told_and_only_on_them(basic_study: Path, tmp_path: Path) -> None:
+    # "twice": b takes exactly twice a's time, "constant": the same time; planted, not timed, so the verdicts are
+    # known whatever the machine does: slower on twice, equivalent on constant.
+    from tests.conftest import add_benchmark
+
+    add_benchmark(basic_study, "twice")
+    add_benchmark(basic_study, "constant")
+    ran = bridgebench("run", str(basic_study), "-p", "3", "-i", "12", "--benchmarks", "twice,constant", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    verdicts = {c["benchmark"]: c["verdict"]
+                for c in json.loads(bridgebench("diff", "1:a", "1:b", "--json", cwd=tmp_path).stdout)["comparisons"]}
+    assert verdicts == {"twice": "slower", "constant": "equivalent"}
+    gated = bridgebench("diff", "1:a", "1:b", "--fail-on", "slower", cwd=tmp_path)
+    assert gated.returncode == 7, gated.stderr
+    assert gated.stderr.strip() == "gate failed (--fail-on slower): slower on 1 (twice (1:b))"
+    assert "twice" in gated.stdout  # the table is printed all the same
+    assert bridgebench("diff", "1:a", "1:b", "--fail-on", "faster,different", cwd=tmp_path).returncode == 0
+    both = bridgebench("diff", "1:a", "1:b", "--fail-on", "faster", "--fail-on", "equivalent", cwd=tmp_path)
+    assert both.returncode == 7 and "equivalent on 1 (constant (1:b))" in both.stderr
+    # the margin the verdicts use is said in the header, and can be given
+    wide = bridgebench("diff", "1:a", "1:b", "--margin", "0.5%", "--format", "markdown", cwd=tmp_path)
+    assert wide.returncode == 0 and "equivalent within ±0.5%" in wide.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--fail-on", "worse"), "--fail-on worse: expected verdicts among faster, slower, equivalent, different, "
+                             "undecided"),
+    (("--margin", "150%"), "--margin '150%': expected a share above 0 and below 1"),
+    (("--margin", "two"), "--margin 'two': expected a share such as 2% or 0.02"),
+])
+def test_a_wrong_gate_is_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    done = bridgebench("diff", "1", "2", *args, cwd=tmp_path)
+    assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
