@@ -157,16 +157,18 @@ def synthetic_series(rng: np.random.Generator, kind: str, n: int, level: float) 
 def make_campaign(path: Path | str, *, benchmarks: tuple[str, ...] = ("fib", "n body"),
                   mechanisms: tuple[str, ...] = ("cpython", "lua/jit"), pexecs: int = 3,
                   iterations: int = 300, seed: int = 1, crash: bool = True,
-                  stop_after: int | None = None) -> tuple[Store, int]:
+                  stop_after: int | None = None, metric: str = "seconds") -> tuple[Store, int]:
     """A finished campaign in a new store at `path`: the first mechanism is the baseline and runs batched
     (4 calls per iteration) with allocation counters; the second warms up (and slows down in one
     execution); the last planned execution crashes with an HTML-looking stderr; "gone" is unavailable.
-    With stop_after, only that many executions are stored and the campaign is left running."""
+    With stop_after, only that many executions are stored and the campaign is left running. With metric
+    "instructions" it is a counted campaign: each iteration also counts a billion instructions a second."""
     rng = np.random.default_rng(seed)
     store = Store(path)
     mechs = [*mechanisms, "gone"]
     options = {"budget": "default", "process_executions": pexecs, "iterations": iterations, "timeout_s": 60.0,
-               "benchmarks": list(benchmarks), "mechanisms": mechs, "randomise": False, "seed": 0}
+               "benchmarks": list(benchmarks), "mechanisms": mechs, "randomise": False, "seed": 0,
+               **({"metric": metric} if metric != "seconds" else {})}
     config = {"study": {"study": {"name": "synthetic", "baseline": mechanisms[0]}}, "options": options}
     env = {"hostname": "box", "cpu_model": "Test  CPU @ 3.00GHz", "cpu_count": 8, "memory_gib": 16.0,
            "kernel": "6.1.0", "os": "Debian 12", "governor": "performance", "turbo": "off", "aslr": "full",
@@ -195,6 +197,8 @@ def make_campaign(path: Path | str, *, benchmarks: tuple[str, ...] = ("fib", "n 
                 batch = 4
                 times = times * batch
                 counters = {"bytes_per_op": [64.0] * iterations, "allocs_per_op": [2.0] * iterations}
+            if metric == "instructions":
+                counters["instructions"] = [float(round(t * 1e9)) for t in times]
             out = ProbeOutput([float(x) for x in times], "42", batch, counters, {"vm": task.mechanism})
             run = Execution(OK, "", 0, "", out, 20480, 0.0, float(times.sum()))
         store.record_execution(cid, task, run)
@@ -206,7 +210,8 @@ def make_campaign(path: Path | str, *, benchmarks: tuple[str, ...] = ("fib", "n 
 def analysed(tmp_path: Path, **kwargs: Any) -> tuple[Series, Analysis]:
     """make_campaign's campaign, analysed: its series (series.store is the store) and the result."""
     store, cid = make_campaign(tmp_path / "s.sqlite", **kwargs)
-    return Series(store), analyse(store, cid)
+    result = analyse(store, cid)
+    return Series(store, result.metric), result
 
 
 # --- a throwaway PostgreSQL server (Debian's package), for the store's second backend ---------------------

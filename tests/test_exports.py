@@ -154,3 +154,35 @@ def test_csv_escapes_awkward_names(tmp_path: Path) -> None:
     assert len(rows) == 1 + 2 * 100
     assert {r[2] for r in rows[1:]} == {'say "hi", twice'}
     assert all(len(r) == 9 for r in rows)
+
+
+# --- a counted campaign's exports say instructions, never seconds --------------------------------------
+def test_a_counted_campaigns_csv_names_its_column_instructions_and_holds_counts(tmp_path: Path) -> None:
+    from bridgebench.report.exports import csv_columns, csv_text
+
+    series, result = analysed(tmp_path, metric="instructions")
+    assert result.metric == "instructions"
+    rows = list(csv.DictReader(io.StringIO(csv_text(result, series))))
+    assert tuple(rows[0]) == csv_columns("instructions") and "seconds" not in rows[0]
+    store = series.store
+    e = next(e for e in store.executions(result.campaign.id) if e.status == OK and (e.batch or 1) > 1)
+    mine = [float(r["instructions"]) for r in rows
+            if (r["benchmark"], r["mechanism"], r["pexec"]) == (e.benchmark, e.mechanism, str(e.pexec + 1))]
+    counts = store.counter(e.id, "instructions") / e.batch  # per call, as counted: not billions, not seconds
+    assert np.allclose(mine, counts, rtol=1e-12) and min(mine) > 1e5
+
+
+def test_a_counted_campaigns_go_export_is_in_instructions_and_benchstat_reads_it(tmp_path: Path) -> None:
+    from bridgebench.report.exports import go_bench_text
+
+    series, result = analysed(tmp_path, metric="instructions")
+    text = go_bench_text(result, series)
+    lines = [ln for ln in text.splitlines() if ln.startswith("Benchmark")]
+    assert lines and all(ln.split("\t")[2].endswith(" instructions/op") for ln in lines)
+    assert not any(field.endswith(" ns/op") for ln in lines for field in ln.split("\t"))
+    run = result.cells[0].per_execution[0]
+    assert f"{run.steady_mean * 1e9:.3f} instructions/op" in lines[0]
+    path = tmp_path / "counted.txt"
+    path.write_text(text)
+    done = subprocess.run([benchstat(), str(path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "instructions/op" in done.stdout and "sec/op" not in done.stdout, done.stdout

@@ -2,7 +2,8 @@
 
 Both cover the process executions the analysis used (its runs: successful, with the majority answer) and
 read everything but the raw times from the analysis result, so they cannot disagree with the report.
-Process executions and iterations are numbered from 1.
+Process executions and iterations are numbered from 1. Both say what they hold: a timed campaign's
+seconds (ns/op), a counted one's instructions (instructions/op), never counts under a unit of time.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from bridgebench.analysis import Series
+from bridgebench.counting import ANALYSED_PER, INSTRUCTIONS
 from bridgebench.result import Analysis, Cell, Run
 
 _GOARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "i686": "386",
@@ -28,6 +30,13 @@ def go_name(text: str) -> str:
     return _UNSAFE.sub("_", text.strip()).strip("_") or "_"
 
 
+def _unit(result: Analysis) -> tuple[str, float, str]:
+    """The metric's CSV column, the factor from the analysis's unit to the exported one, and its Go unit."""
+    if result.metric == INSTRUCTIONS:  # analysed in billions (counting.ANALYSED_PER), exported as counts
+        return INSTRUCTIONS, ANALYSED_PER, "instructions/op"
+    return "seconds", 1.0, "ns/op"
+
+
 def _runs(result: Analysis) -> Iterator[tuple[Cell, Run]]:
     for cell in result.cells:
         for run in cell.per_execution:
@@ -37,9 +46,9 @@ def _runs(result: Analysis) -> Iterator[tuple[Cell, Run]]:
 def go_bench_text(result: Analysis, series: Series) -> str:
     """One Go benchmark line per analysed process execution: the mean of the iterations the analysis counts
     as steady (Run.steady_mean: steady segments, outliers left out; every non-outlier when the run was too
-    short to classify) in ns/op, over that many calls; B/op and allocs/op when the probe reported the
-    counters `bytes_per_op` / `allocs_per_op`, averaged over the same iterations. Executions without a
-    steady state have no line: they have no steady performance to compare."""
+    short to classify) in ns/op (counted: instructions/op), over that many calls; B/op and allocs/op when
+    the probe reported the counters `bytes_per_op` / `allocs_per_op`, averaged over the same iterations.
+    Executions without a steady state have no line: they have no steady performance to compare."""
     campaign = result.campaign
     env = campaign.environment
     arch = str(env.get("arch") or env.get("machine_arch") or platform.machine())
@@ -47,12 +56,14 @@ def go_bench_text(result: Analysis, series: Series) -> str:
     lines = ["goos: linux", f"goarch: {_GOARCH.get(arch, go_name(arch))}",
              f"pkg: bridgebench/{go_name(campaign.study)}",
              f"cpu: {' '.join(str(env.get('cpu_model') or 'unknown').split())}"]
+    _, scale, measured = _unit(result)
+    per_op = 1e9 if measured == "ns/op" else scale
     for cell, run in _runs(result):
         if run.steady_mean is None:
             continue
         calls = int(run.steady_mask().sum()) * run.batch
         name = f"Benchmark{go_name(cell.benchmark)}/mechanism={go_name(cell.mechanism)}-{procs}"
-        fields = [name, str(calls), f"{run.steady_mean * 1e9:.3f} ns/op"]
+        fields = [name, str(calls), f"{run.steady_mean * per_op:.3f} {measured}"]
         for counter, unit in (("bytes_per_op", "B/op"), ("allocs_per_op", "allocs/op")):
             if counter in run.counters:
                 fields.append(f"{run.counters[counter]:.3f} {unit}")
@@ -60,17 +71,23 @@ def go_bench_text(result: Analysis, series: Series) -> str:
     return "\n".join(lines) + "\n"
 
 
-CSV_COLUMNS = ("study", "campaign", "benchmark", "mechanism", "pexec", "iteration", "seconds", "steady",
-               "outlier")
+def csv_columns(metric: str = "seconds") -> tuple[str, ...]:
+    """The CSV's columns: the measured one is named for the metric (seconds, or instructions)."""
+    return ("study", "campaign", "benchmark", "mechanism", "pexec", "iteration", metric, "steady", "outlier")
+
+
+CSV_COLUMNS = csv_columns()  # a timed campaign's
 
 
 def csv_text(result: Analysis, series: Series) -> str:
-    """One row per iteration, seconds per call. `steady` is 1 inside the execution's steady state (all of
-    it when the run was too short to classify), `outlier` is 1 for the iterations the outlier rule left out;
-    the analysis counts the rows with steady 1 and outlier 0."""
+    """One row per iteration, seconds per call (counted: instructions per call, in a column named so).
+    `steady` is 1 inside the execution's steady state (all of it when the run was too short to classify),
+    `outlier` is 1 for the iterations the outlier rule left out; the analysis counts the rows with steady 1
+    and outlier 0."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    column, scale, _ = _unit(result)
+    writer.writerow(csv_columns(column))
     campaign = result.campaign
     for cell, run in _runs(result):
         times = series.times(run)
@@ -78,7 +95,7 @@ def csv_text(result: Analysis, series: Series) -> str:
         for start, end in run.steady_ranges:
             steady[start:end] = True
         outliers = run.outlier_mask()
-        for i, seconds in enumerate(times.tolist()):
+        for i, value in enumerate((times * scale if scale != 1.0 else times).tolist()):
             writer.writerow((campaign.study, campaign.id, cell.benchmark, cell.mechanism, run.pexec + 1, i + 1,
-                             repr(seconds), int(steady[i]), int(outliers[i])))
+                             repr(value), int(steady[i]), int(outliers[i])))
     return out.getvalue()
