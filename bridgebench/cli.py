@@ -293,18 +293,39 @@ def check(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
           mechanisms: Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")] = None,
           build_dir: BuildDirOpt = Path("build"),
           as_json: JsonOpt = False) -> None:
-    """Build, then check that every mechanism computes the same answer (exit 3 if not)."""
+    """Build, then check that every mechanism computes the same answer (exit 3 if not): each probe on every
+    benchmark, and each server's answer to every request, as `load` checks it first."""
     study = _load(study_name)
+    chosen = _split(mechanisms)
     try:
-        opts = timing.options_for(study, "default", _split(benchmarks), _split(mechanisms))
+        parts = _check_parts(study, _split(benchmarks), chosen)
     except CampaignError as e:
         fail(str(e))
-    builds = _build(study, build_dir, list(opts.mechanisms), quiet=as_json)
-    rows = _check(TIMING, study, builds, opts, quiet=as_json)
+    builds = _build(study, build_dir, list(dict.fromkeys(m for _, o in parts for m in o.mechanisms)), quiet=as_json)
+    rows = [row for kind, opts in parts for row in _check(kind, study, builds, opts, quiet=as_json)]
     if as_json:
         _print_json([r.__dict__ for r in rows])
     if any(r.status != "agrees" for r in rows):
         fail(_check_failure_message(rows), EXIT_CHECK_FAILED)
+
+
+def _check_parts(study: Study, benchmarks: list[str] | None, mechanisms: list[str] | None
+                 ) -> list[tuple[Kind, Options]]:
+    """What `check` checks: the probes' answers (a study with benchmarks timed in iterations) and the servers'
+    (a study with a [load]), each for the mechanisms chosen among its own."""
+    unknown = [m for m in mechanisms or [] if m not in study.mechanisms]
+    if unknown:
+        raise CampaignError(f"{study.name}: no mechanism {', '.join(unknown)} (has: {', '.join(study.mechanisms)})")
+    servers = [m for m in mechanisms or [] if study.mechanisms[m].is_server]
+    probes = [m for m in mechanisms or [] if not study.mechanisms[m].is_server]
+    parts: list[tuple[Kind, Options]] = []
+    if study.budgets and study.benchmarks and (mechanisms is None or probes):
+        parts.append((TIMING, timing.options_for(study, "default", benchmarks, probes or None)))
+    if study.load is not None and (mechanisms is None or servers) and not benchmarks:
+        parts.append((LOAD, load_campaign.options_for(study, "default", servers or None)))
+    if not parts:
+        raise CampaignError(f"{study.name}: nothing to check among {', '.join(mechanisms or benchmarks or [])}")
+    return parts
 
 
 def _with_progress(kind: Kind, study: Study, store: Store, campaign_id: int, options: Options,

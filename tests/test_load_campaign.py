@@ -348,3 +348,13 @@ def test_an_adaptive_load_cell_is_judged_by_its_least_known_figure() -> None:
     assert load_analysis.widest(cell(narrow, none)) is none
     assert load_analysis.widest(cell(narrow, None)) is narrow
     assert load_analysis.widest(cell(None, None)) is None
+
+
+def test_check_checks_a_servers_answers_as_load_does_and_exits_3_on_a_wrong_one(study: Path, tmp_path: Path) -> None:
+    ok = bridgebench("check", str(study / "study.toml"), "--build-dir", str(tmp_path / "build"), cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert "every server gave each of 2 requests the expected status" in ok.stdout + ok.stderr
+    edit(study, '"--delay", "0.002"]', '"--status", "500"]')  # the slow server now answers 500 to everything
+    bad = bridgebench("check", str(study / "study.toml"), "--build-dir", str(tmp_path / "build"), cwd=tmp_path)
+    assert bad.returncode == 3, bad.stderr
+    assert "answer check failed" in bad.stderr and "on slow" in bad.stderr and "nothing was timed" in bad.stderr

@@ -259,3 +259,15 @@ def test_a_study_of_servers_only_points_run_to_load(tmp_path: Path) -> None:
     done = bridgebench("run", "nginx-logagg", "--store", str(tmp_path / "s.sqlite"), cwd=REPO)
     assert done.returncode == 2 and done.stderr.strip() == (
         "error: nginx-logagg has no benchmarks timed in iterations, only servers: use `bridgebench load nginx-logagg`")
+
+
+def test_check_checks_a_study_of_servers_only(tmp_path: Path) -> None:
+    # `check` asks each server what `load` asks it first (every request's status, and the totals it keeps),
+    # and stops every nginx and collector it started.
+    done = bridgebench("check", "nginx-logagg", "--mechanisms", "none,shared", "--build-dir", str(BUILD), "--json",
+                       cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert {r["mechanism"] for r in rows} == {"none", "shared"} and all(r["status"] == "agrees" for r in rows)
+    assert {r["benchmark"] for r in rows} >= {"totals"}
+    assert left_behind(BUILD) == []
