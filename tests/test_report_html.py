@@ -150,3 +150,22 @@ def test_machine_section_lists_environment_versions_and_options(tmp_path: Path) 
     assert "Answer check problems" in page and "disagrees" in page and "&lt;41&gt;" in page
     assert "odd &amp; new" in page and "&lt;b&gt;value&lt;/b&gt;" in page
     assert "gone-vm" in page and "cpython 1.0" in page and "process_executions" in page
+
+
+def test_every_report_describes_the_campaign_that_ran_not_its_budgets_start(tmp_path: Path) -> None:
+    # An adaptive campaign (3 to 12 executions a cell) whose iterations were sized per cell (5 to 50): the HTML
+    # report's method line says so in the markdown's words, not "3 process executions × 50 iterations".
+    from dataclasses import replace
+
+    from bridgebench.report import html as html_report
+    from bridgebench.report import markdown
+    from tests.conftest import analysed
+
+    series, result = analysed(tmp_path)
+    options = {**result.campaign.options, "until_ci": 0.02, "max_process_executions": 12, "execution_s": 1.0,
+               "min_iterations": 5, "iterations": 50}
+    check = tuple(replace(r, iterations=n) for r, n in zip(result.check, (5, 50, 17, 50), strict=False))
+    adaptive = replace(result, campaign=replace(result.campaign, options=options), check=check)
+    said = "3–12 (adaptive) process executions × 5–50 iterations (sized per cell to about 1 s an execution"
+    assert said in markdown.render(adaptive)
+    assert said in html.unescape(html_report.render(adaptive, series))

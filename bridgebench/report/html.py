@@ -356,9 +356,7 @@ def _legend() -> str:
 def _header(result: Analysis) -> str:
     c = result.campaign
     o = c.options
-    budget = (f"budget '{o.get('budget', '?')}': {o.get('process_executions', '?')} process executions{TIMES}"
-              f"{o.get('iterations', '?')} iterations, timeout {o.get('timeout_s', '?')} s; "
-              f"{c.executions_stored}/{c.executions_planned} executions stored")
+    budget = f"{tables.budget_words(result)}; timeout {o.get('timeout_s', '?')} s per process execution"
     facts = [("State", c.state), ("Machine", c.machine), ("CPU", c.environment.get("cpu_model")),
              ("Started", _when(c.created)), ("Finished", _when(c.finished)), ("Git", c.git_sha),
              ("Baseline", result.label(result.baseline) if result.baseline else "none"),

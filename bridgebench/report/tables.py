@@ -181,10 +181,11 @@ def pairing_rows(result: Analysis) -> list[tuple[str, ...]]:
             for c in result.cells if c.ratio_within_sd is not None and c.ratio_between_sd is not None]
 
 
-def budget_line(result: Analysis) -> str:
+def budget_words(result: Analysis) -> str:
+    """The campaign that ran: its budget, the range of process executions a cell got (adaptive) and the
+    iterations each made (sized per cell), and what was stored; every report says it in these words."""
     c = result.campaign
     o = c.options
-    ratios = ratio_methods(result)
     executions = (f"{o['process_executions']}–{o['max_process_executions']} (adaptive)"
                   if o.get("until_ci") is not None else f"{o['process_executions']}")
     sized = [r.iterations for r in result.check if r.iterations]
@@ -193,9 +194,15 @@ def budget_line(result: Analysis) -> str:
     iterations = (f"{min(sized)}–{max(sized)} iterations (sized per cell to about {size} an "
                   f"execution, at least {o['min_iterations']}, at most {o['iterations']})"
                   if o.get("execution_s") and sized else f"{o['iterations']} iterations")
-    return (f"campaign {c.id} of {c.study} ({c.state}): budget '{o['budget']}', "
-            f"{executions} process executions × {iterations}, "
-            f"{c.executions_stored}/{c.executions_planned} executions stored; "
+    return (f"budget '{o['budget']}', {executions} process executions × {iterations}, "
+            f"{c.executions_stored}/{c.executions_planned} executions stored")
+
+
+def budget_line(result: Analysis) -> str:
+    c = result.campaign
+    o = c.options
+    ratios = ratio_methods(result)
+    return (f"campaign {c.id} of {c.study} ({c.state}): {budget_words(result)}; "
             f"git {c.git_sha[:12]}; machine {c.machine}; method: {', '.join(methods(result)) or '—'}"
             + (f", {delta_words(o)}" if any(c.classification not in (None, NOT_CLASSIFIED) for c in result.cells)
                else "")
