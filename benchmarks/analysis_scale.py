@@ -78,7 +78,7 @@ def build_store(path: Path | str, benchmarks: int, mechanisms: int, executions: 
                                 environment.git_sha(), env, environment.machine_id(env), tasks)
     store.record_builds(cid, {m: BuildResult(m, True, "", "synthetic 1", Path("."), f"hash-{m}", True) for m in mechs},
                         {m: m for m in mechs})
-    store.record_check(cid, [(b, m, "agrees", "42", "", 1, None) for b in benches for m in mechs])
+    store.record_check(cid, [(b, m, "agrees", "42", "", 1, None, None) for b in benches for m in mechs])
     rng = np.random.default_rng(seed)
     kinds = {(b, m): rng.choice(4, size=executions, p=[0.55, 0.3, 0.1, 0.05]) for b in benches for m in mechs}
     bases = {(b, m): 1e-4 * (1 + bi) * (1 + 0.5 * mi) for bi, b in enumerate(benches) for mi, m in enumerate(mechs)}

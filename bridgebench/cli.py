@@ -156,9 +156,8 @@ def _until(value: str | None) -> tuple[float | None, bool | None]:
         return None, None
     if value.strip().lower() == "decided":
         return None, True
-    text = value.strip().lower().removeprefix("ci=").strip()
     try:
-        share = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        share = gate.fraction(value.strip().lower().removeprefix("ci="))
     except ValueError:
         fail(f"--until {value!r}: expected ci=SHARE (e.g. ci=2% or ci=0.02) or decided")
     return share, False

@@ -33,11 +33,11 @@ from bridgebench.result import FAILED, Cell
 from bridgebench.stats import KINDS as EXECUTION_KINDS
 from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import too_few
+from bridgebench.study import DEFAULT_EQUIVALENCE
 
 DIFFERENT = "different"
 VERDICTS = (FASTER, SLOWER, EQUIVALENT, DIFFERENT, UNDECIDED)
 CLAIMS = (FASTER, SLOWER, DIFFERENT)  # the verdicts that say the two sides differ
-DEFAULT_MARGIN = 0.02  # the study's equivalence margin when the caller has none (study.DEFAULT_EQUIVALENCE)
 
 KINDS = (*EXECUTION_KINDS, FAILED)  # a failed process execution counts as a class of its own
 
@@ -98,7 +98,7 @@ def _classes(cell: Cell) -> str:
 
 
 def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ratio: Estimate | None,
-                  confidence: float = 0.99, margin: float = DEFAULT_MARGIN) -> Comparison:
+                  confidence: float = 0.99, margin: float = DEFAULT_EQUIVALENCE) -> Comparison:
     perf_a, perf_b = a.steady_performance, b.steady_performance
     it_a, it_b = _range(a.steady_iteration), _range(b.steady_iteration)
     ci_a = multinomial_cis(a.class_counts_with_failures(), confidence)

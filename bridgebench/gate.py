@@ -22,11 +22,16 @@ def verdicts(values: Iterable[str]) -> tuple[str, ...]:
     return named
 
 
+def fraction(text: str) -> float:
+    """2% or 0.02 as 0.02; ValueError for anything else."""
+    value = text.strip()
+    return float(value[:-1]) / 100 if value.endswith("%") else float(value)
+
+
 def share(text: str, option: str = "--margin") -> float:
     """2% or 0.02 as 0.02: a share above 0 and below 1."""
-    value = text.strip()
     try:
-        number = float(value[:-1]) / 100 if value.endswith("%") else float(value)
+        number = fraction(text)
     except ValueError:
         raise GateError(f"{option} {text!r}: expected a share such as 2% or 0.02") from None
     if not 0 < number < 1:

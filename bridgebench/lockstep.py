@@ -39,8 +39,9 @@ from bridgebench.runner import (
     TIMEOUT,
     Capture,
     Execution,
-    _read_usage,
+    how_it_ended,
     launcher,
+    read_usage,
 )
 
 READY = "bridgebench-stepped/1 ready"
@@ -90,6 +91,7 @@ class _Live:
     failure: tuple[str, str] | None = None  # (status, detail) once it failed
     started: float = 0.0
     t0: float = 0.0
+    usage: dict[str, float] = field(default_factory=dict)  # what the launcher wrote once the process ended
     ended: float | None = None
 
     @property
@@ -227,7 +229,7 @@ def _finish(live: _Live, timeout_s: float) -> Execution:
         if live.err:
             live.err.join(10.0)
     wall_s = (live.ended or time.monotonic()) - live.t0
-    usage = _read_usage(live.usage_path)
+    usage = live.usage = read_usage(live.usage_path)
     peak = int(usage["maxrss_kb"]) if "maxrss_kb" in usage else None
     tail = live.err.text() if live.err else ""
     code = live.proc.returncode if live.proc else None
@@ -238,14 +240,11 @@ def _finish(live: _Live, timeout_s: float) -> Execution:
     if live.failure:
         status, detail = live.failure
         if status == CRASHED and code not in (0, None) and live.proc is not None:
-            how = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
-            last = tail.strip().splitlines()[-1:] or ["(no stderr)"]
-            detail = f"{detail}; {how}: {last[0][:200]}"
+            detail = f"{detail}; {how_it_ended(code, tail)}"
         return failed(status, detail)
+    assert code is not None  # a process that never started has failed above
     if code != 0:
-        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit status {code}"
-        last = tail.strip().splitlines()[-1:] or ["(no stderr)"]
-        return failed(CRASHED, f"{how}: {last[0][:200]}")
+        return failed(CRASHED, how_it_ended(code, tail))
     text = bytes(live.buffer).decode("utf-8", errors="replace") + (rest.text() if rest else "")
     if rest and rest.overflowed:
         return failed(PROTOCOL, f"stdout larger than {MAX_STDOUT} bytes")
@@ -315,7 +314,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
             raise
         wall_s = time.monotonic() - t0
         after = audit.sample()
-        usages = [_read_usage(p) for p in paths]
+        usages = [live.usage for live in lives]  # as _finish read them
     cpu_total = sum(u.get("user_s", 0.0) + u.get("sys_s", 0.0) for u in usages)
     measured = [sum(r.output.times) if r.output else 0.0 for r in runs]
     machine = audit.audit(before, after, wall_s, cpu_total if all("user_s" in u for u in usages) else None)

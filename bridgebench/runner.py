@@ -120,7 +120,7 @@ class Capture(threading.Thread):
         return self.total > self.limit
 
 
-def _read_usage(path: str) -> dict[str, float]:
+def read_usage(path: str) -> dict[str, float]:
     """What the launcher wrote about the benchmark: peak RSS (KiB), user and system CPU seconds."""
     usage: dict[str, float] = {}
     with contextlib.suppress(OSError):
@@ -129,6 +129,13 @@ def _read_usage(path: str) -> dict[str, float]:
             with contextlib.suppress(ValueError):
                 usage[key] = float(value)
     return usage
+
+
+def how_it_ended(exit_code: int, stderr_tail: str) -> str:
+    """A process that did not exit 0, in a line: the signal or the status, and its last line on stderr."""
+    how = f"killed by signal {-exit_code}" if exit_code < 0 else f"exit status {exit_code}"
+    last = stderr_tail.strip().splitlines()[-1:] or ["(no stderr)"]
+    return f"{how}: {last[0][:200]}"
 
 
 def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, timeout_s: float) -> Execution:
@@ -191,7 +198,7 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
         _, status, _ = reaped["w"]
         exit_code = os.waitstatus_to_exitcode(status)
         proc.returncode = exit_code  # reaped by wait4 above; tell Popen so it does not try again
-        usage = _read_usage(usage_file.name)
+        usage = read_usage(usage_file.name)
     peak_rss_kb = int(usage["maxrss_kb"]) if "maxrss_kb" in usage else None
     cpu_s = usage["user_s"] + usage["sys_s"] if "user_s" in usage and "sys_s" in usage else None
     machine = audit.audit(before, after, wall_s, cpu_s)
@@ -207,9 +214,7 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
     if exit_code == 127 and _SPAWN_PREFIX in stderr_tail:
         return failed(SPAWN_FAILED, stderr_tail.strip().splitlines()[-1][len("bridgebench-launch: "):])
     if exit_code != 0:
-        how = f"killed by signal {-exit_code}" if exit_code < 0 else f"exit status {exit_code}"
-        last = stderr_tail.strip().splitlines()[-1:] or ["(no stderr)"]
-        return failed(CRASHED, f"{how}: {last[0][:200]}")
+        return failed(CRASHED, how_it_ended(exit_code, stderr_tail))
     if too_big:
         return failed(PROTOCOL, f"stdout larger than {MAX_STDOUT} bytes")
     try:

@@ -29,7 +29,8 @@ def _campaign(store: Store) -> int:
                                 {"cpu_model": "c"}, "machine-1", TASKS)
     builds = {m: BuildResult(m, True, "", f"{m} 1", Path("/b"), f"hash-{m}", False) for m in ("b", "a")}
     store.record_builds(cid, builds, {"a": "A", "b": "B"})
-    store.record_check(cid, [("y", "b", "agrees", "1", "", 4, 9), ("x", "a", "agrees", "1", "", None, None)])
+    store.record_check(cid, [("y", "b", "agrees", "1", "", 4, 9, True),
+                             ("x", "a", "agrees", "1", "", None, None, None)])
     return cid
 
 

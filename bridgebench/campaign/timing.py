@@ -276,19 +276,21 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
     ran: dict[Task, Execution] = {}  # a block's executions not yet asked for
     cpu = lockstep.lock_cpu()
 
+    def row(task: Task) -> dict:
+        return checked.get((task.benchmark, task.mechanism), {})
+
     def command(task: Task, iterations: int) -> tuple[list[str], dict[str, str], dict[str, int] | None]:
         bench = study.benchmarks[task.benchmark]
-        row = checked.get((task.benchmark, task.mechanism), {})
         argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param_for(options.count_sizes),
-                                iterations, row.get("batch"), options.metric)
+                                iterations, row(task).get("batch"), options.metric)
         drawn = layout.draw() if options.layout == DRAWN else None
         return argv, layout.applied(env, drawn) if drawn else env, drawn
 
     def sized(task: Task) -> int:
-        return checked.get((task.benchmark, task.mechanism), {}).get("iterations") or options.iterations
+        return row(task).get("iterations") or options.iterations
 
     def stepped(task: Task) -> bool:
-        return options.pairing == LOCKSTEP and bool(checked.get((task.benchmark, task.mechanism), {}).get("stepped"))
+        return options.pairing == LOCKSTEP and bool(row(task).get("stepped"))
 
     def quiet() -> float:
         return audit.wait_quiet(options.wait_quiet_s) if options.wait_quiet_s > 0 else 0.0
@@ -300,9 +302,10 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         return _marked(run_probe(argv, env, study.dir, iterations, options.timeout_s), drawn, waited)
 
     def block(task: Task) -> Execution:
+        # its partners: the pending tasks of its benchmark and round whose probes step
         tasks = [t for t in store.pending(campaign_id)
-                 if (t.benchmark, t.pexec) == (task.benchmark, task.pexec) and stepped(t)] or [task]
-        if task not in tasks:
+                 if (t.benchmark, t.pexec) == (task.benchmark, task.pexec) and stepped(t)]
+        if task not in tasks:  # stored meanwhile by another harness: it still runs, as the engine asked
             tasks.append(task)
         rounds, turn = lockstep.turns([sized(t) for t in tasks])
         members, draws = [], []

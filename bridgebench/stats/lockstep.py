@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from bridgebench.stats.bootstrap import Estimate
-from bridgebench.stats.executions import MIN_EXECUTIONS, TOO_FEW, t_quantile
+from bridgebench.stats.executions import MIN_EXECUTIONS, over_executions
 
 LOCKSTEP_METHOD = "lock-step blocks: Student's t over blocks of each block's mean log ratio"
 
@@ -44,16 +45,11 @@ def spread(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> tuple[f
 
 def lockstep_ratio(blocks: Sequence[tuple[Sequence[float], Sequence[float]]], *, confidence: float = 0.99,
                    min_blocks: int = MIN_EXECUTIONS) -> Estimate:
-    """B over A from blocks, each the two sides' turn means in the rounds both were steady (aligned)."""
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    """B over A from blocks, each the two sides' turn means in the rounds both were steady (aligned): one
+    ratio a block, and Student's t over them on the log scale, as over process executions."""
     if not blocks:
         raise ValueError("lockstep_ratio() needs at least one block")
-    logs = [block_log_ratio(a, b) for a, b in blocks]
-    k = len(logs)
-    centre = float(np.mean(logs))
-    if k < max(min_blocks, 2):
-        return Estimate(math.exp(centre), None, None, confidence, TOO_FEW, k)
-    half = t_quantile((1 + confidence) / 2, k - 1) * float(np.std(logs, ddof=1)) / math.sqrt(k)
-    return Estimate(math.exp(centre), math.exp(centre - half), math.exp(centre + half), confidence,
-                    LOCKSTEP_METHOD, k)
+    ratios = [math.exp(block_log_ratio(a, b)) for a, b in blocks]
+    estimate = over_executions(ratios, confidence=confidence, scale="log", min_executions=min_blocks)
+    assert estimate is not None
+    return replace(estimate, method=LOCKSTEP_METHOD) if estimate.has_interval else estimate

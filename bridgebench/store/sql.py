@@ -377,9 +377,8 @@ class Store:
         return [dict(zip(keys, r, strict=True)) | {"available": bool(r[2])} for r in rows]
 
     def record_check(self, campaign_id: int,
-                     rows: list[tuple[str, str, str, str | None, str, int | None, int | None]]
-                     | list[tuple[str, str, str, str | None, str, int | None, int | None, bool | None]]) -> None:
-        """(benchmark, mechanism, status, answer, detail, batch, iterations[, stepped]) per row."""
+                     rows: list[tuple[str, str, str, str | None, str, int | None, int | None, bool | None]]) -> None:
+        """(benchmark, mechanism, status, answer, detail, batch, iterations, stepped) per row."""
         with self.transaction() as db:
             db.executemany("INSERT INTO check_answer (campaign_id, benchmark, mechanism, status, answer, detail, batch,"
                            " iterations, stepped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -387,7 +386,7 @@ class Store:
                            " answer=excluded.answer,"
                            " detail=excluded.detail, batch=excluded.batch, iterations=excluded.iterations,"
                            " stepped=excluded.stepped",
-                           [(campaign_id, *r[:7], _flag(r[7] if len(r) > 7 else None)) for r in rows])
+                           [(campaign_id, *r[:7], _flag(r[7])) for r in rows])
 
     def check_answers(self, campaign_id: int) -> list[dict[str, Any]]:
         rows = self.db.execute("SELECT benchmark, mechanism, status, answer, detail, batch, iterations, stepped FROM"
