@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks.lockstep_coverage import planted_blocks
 from bridgebench import layout, lockstep
 from bridgebench.runner import CRASHED, OK, PROTOCOL, TIMEOUT
 from bridgebench.stats.executions import TOO_FEW
@@ -139,21 +140,6 @@ def test_the_lua_probe_speaks_the_stepped_mode_and_pads_its_heap(lua: str, tmp_p
 
 
 # --- the estimator, against planted truth ------------------------------------------------------------
-def planted_blocks(rng: np.random.Generator, truth: float, k: int, rounds: int = 30,
-                   process_sd: float = 0.01, mode: float = 0.0) -> list[tuple[list[float], list[float]]]:
-    """Blocks whose rounds share the machine's speed (steps of up to 50 %) and whose processes differ by
-    process_sd (log scale) and, with `mode`, are each that much slower or not, at even odds (LuaJIT's speed
-    modes); B truly `truth` times A."""
-    out = []
-    for _ in range(k):
-        machine = np.exp(rng.choice([0.0, 0.1, 0.4], size=rounds))  # the host's steps, shared by a round
-        a_level, b_level = np.exp(rng.normal(0, process_sd, 2)) * (1 + mode * (rng.random(2) < 0.5))
-        a = machine * a_level * np.exp(rng.normal(0, 0.003, rounds))
-        b = machine * b_level * truth * np.exp(rng.normal(0, 0.003, rounds))
-        out.append((a.tolist(), b.tolist()))
-    return out
-
-
 @pytest.mark.parametrize("truth", [1.0, 1.02])
 def test_lockstep_intervals_cover_the_planted_ratio_at_their_nominal_rate(truth: float) -> None:
     rng = np.random.default_rng(7)

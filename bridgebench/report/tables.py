@@ -178,7 +178,8 @@ PAIRING_NOTE = ("Each ratio to the baseline from lock-step blocks: the sd of the
 def pairing_rows(result: Analysis) -> list[tuple[str, ...]]:
     return [(c.benchmark, result.label(c.mechanism), str(c.ratio.executions if c.ratio else "—"),
              f"{c.ratio_within_sd:.2%}", f"{c.ratio_between_sd:.2%}")
-            for c in result.cells if c.ratio_within_sd is not None and c.ratio_between_sd is not None]
+            for c in result.cells if c.ratio_within_sd is not None and c.ratio_between_sd is not None
+            and c.mechanism != result.baseline]
 
 
 def budget_words(result: Analysis) -> str:
