@@ -263,7 +263,8 @@ def _pairing(info_json: str | None) -> dict[str, Any]:
     pairing = json.loads(info_json).get("pairing") if info_json else None
     if not isinstance(pairing, dict) or not isinstance(pairing.get("block"), str) or pairing.get("members", 0) < 2:
         return {}
-    return {"block": pairing["block"], "turn": int(pairing.get("turn") or 1)}
+    return {"block": pairing["block"], "turn": int(pairing.get("turn") or 1),
+            "threads": int(pairing.get("threads") or 1), "processes": int(pairing.get("processes") or 1)}
 
 
 def _counter_means(counters: list[dict[str, np.ndarray]]) -> dict[str, float]:

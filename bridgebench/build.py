@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from bridgebench.locks import FileLock
 from bridgebench.placeholders import PlaceholderError, expand, expand_all
 from bridgebench.study import PROBES_DIR, REPO_ROOT, Mechanism, Study
 
@@ -96,6 +97,26 @@ def _version(mech: Mechanism, values: dict[str, str], env: dict[str, str], cwd: 
     return text.splitlines()[0].strip() if text else "(version command printed nothing)"
 
 
+def _run_steps(study: Study, steps: list[str], env: dict[str, str], build_dir: Path) -> str | None:
+    """Build afresh in an emptied build_dir, logging to its build.log: None, or why a step failed."""
+    if build_dir.exists():
+        shutil.rmtree(build_dir)
+    build_dir.mkdir(parents=True)
+    with open(build_dir / "build.log", "w") as log:
+        for number, step in enumerate(steps, 1):
+            log.write(f"$ {step}\n")
+            log.flush()
+            try:
+                done = subprocess.run(["bash", "-c", step], cwd=study.dir, env=env, capture_output=True, text=True,
+                                      timeout=BUILD_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                return f"build step {number} timed out after {BUILD_TIMEOUT_S} s"
+            log.write(done.stdout + done.stderr)
+            if done.returncode != 0:
+                return f"build step {number} failed (exit {done.returncode}): {_tail(done.stderr or done.stdout)}"
+    return None
+
+
 def build_mechanism(study: Study, mech: Mechanism, build_root: Path) -> BuildResult:
     build_dir = (build_root / study.name / mech.name).resolve()
     values = build_values(study, build_dir)
@@ -116,27 +137,16 @@ def build_mechanism(study: Study, mech: Mechanism, build_root: Path) -> BuildRes
         return unavailable(_unavailable_for(mech, missing), build_hash)
 
     stamp = build_dir / STAMP
-    cached = stamp.exists() and stamp.read_text().strip() == build_hash
-    if not cached:
-        if build_dir.exists():
-            shutil.rmtree(build_dir)
-        build_dir.mkdir(parents=True)
-        with open(build_dir / "build.log", "w") as log:
-            for number, step in enumerate(steps, 1):
-                log.write(f"$ {step}\n")
-                log.flush()
-                try:
-                    done = subprocess.run(
-                        ["bash", "-c", step], cwd=study.dir, env=env, capture_output=True, text=True,
-                        timeout=BUILD_TIMEOUT_S,
-                    )
-                except subprocess.TimeoutExpired:
-                    return unavailable(f"build step {number} timed out after {BUILD_TIMEOUT_S} s", build_hash)
-                log.write(done.stdout + done.stderr)
-                if done.returncode != 0:
-                    reason = f"build step {number} failed (exit {done.returncode}): {_tail(done.stderr or done.stdout)}"
-                    return unavailable(reason, build_hash)
-        stamp.write_text(build_hash + "\n")
+    # Two harnesses building a study at once (two campaigns, two test workers) would remove each other's
+    # files, in a mechanism's folder or in one its steps share: one builds, the other waits, then finds it
+    # cached.
+    with FileLock(build_dir.parent / ".building").acquire(blocking=True):
+        cached = stamp.exists() and stamp.read_text().strip() == build_hash
+        if not cached:
+            failed = _run_steps(study, steps, env, build_dir)
+            if failed:
+                return unavailable(failed, build_hash)
+            stamp.write_text(build_hash + "\n")
 
     missing = _missing_commands([c for c in commands if "/" in c])
     if missing:

@@ -84,6 +84,9 @@ MetricOpt = Annotated[str | None, typer.Option(
     "callgrind, with ASLR off and the environment pinned); default: the budget's.",
     metavar="seconds|instructions")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON on stdout instead of tables.")]
+WideOpt = Annotated[bool, typer.Option("--wide", help="On a terminal, every table whole (folded where it does not "
+                                       "fit), not each benchmark's verdicts first and the wide tables left to "
+                                       "the report files.")]
 ExcludeOpt = Annotated[bool, typer.Option("--exclude-disturbed", help="Leave out the process executions the "
                                           "disturbance audit flagged (the report says so).")]
 
@@ -380,7 +383,7 @@ def _write_reports(kind: Kind, result: Any, store: Store, stem: str, report_dir:
 
 def _campaign(kind: Kind, study_name: str, new_options: Callable[[Study], Options], resume: bool,
               campaign_id: int | None, report_dir: Path, build_dir: Path, store_path: str, as_json: bool,
-              seed: int | None = None, exclude_disturbed: bool = False) -> None:
+              seed: int | None = None, exclude_disturbed: bool = False, wide: bool = False) -> None:
     """`run` and `load`: build, check answers and start a campaign of this kind, or resume one; run what is
     pending; analyse; write the reports and print the result."""
     study = _load(study_name)
@@ -424,7 +427,7 @@ def _campaign(kind: Kind, study_name: str, new_options: Callable[[Study], Option
     if as_json:
         _print_json(result.to_json())
     else:
-        kind.show(result, out)
+        kind.show(result, out, wide)
         err.print("reports: " + ", ".join(str(p) for p in written), highlight=False)
     failed = kind.failed(result)
     if failed:
@@ -455,7 +458,7 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
         report_dir: Annotated[Path, typer.Option(help="Where the reports are written.")] = Path("results"),
         build_dir: BuildDirOpt = Path("build"),
         store_path: StoreOpt = DEFAULT_STORE,
-        as_json: JsonOpt = False) -> None:
+        as_json: JsonOpt = False, wide: WideOpt = False) -> None:
     """Build, check answers, run the campaign (or resume it), analyse, and report."""
     def options(study: Study) -> Options:
         return timing.options_for(study, "quick" if quick else budget, _split(benchmarks), _split(mechanisms),
@@ -464,7 +467,7 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
                                   layout_=layout)
 
     _campaign(TIMING, study_name, options, resume, campaign_id, report_dir, build_dir, store_path, as_json, seed,
-              exclude_disturbed)
+              exclude_disturbed, wide)
 
 
 @app.command()
@@ -589,7 +592,7 @@ def analyse_(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIG
              study: Annotated[str | None, typer.Option(help="The latest campaign of this study.")] = None,
              seed: Annotated[int | None, typer.Option(help="Bootstrap seed (default: the campaign's).")] = None,
              exclude_disturbed: ExcludeOpt = False,
-             store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
+             store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False, wide: WideOpt = False) -> None:
     """(Re)compute the analysis of a campaign from its stored iterations."""
     store = _store(store_path, create=False)
     try:
@@ -601,7 +604,7 @@ def analyse_(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIG
     if as_json:
         _print_json(result.to_json())
     else:
-        kind.show(result, out)
+        kind.show(result, out, wide)
 
 
 @app.command()
@@ -611,7 +614,7 @@ def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]
            = "terminal",
            output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to this file.")] = None,
            exclude_disturbed: ExcludeOpt = False,
-           store_path: StoreOpt = DEFAULT_STORE) -> None:
+           store_path: StoreOpt = DEFAULT_STORE, wide: WideOpt = False) -> None:
     """Show a campaign's results (analysing it first if needed)."""
     if format_ not in REPORT_FORMATS:
         fail(f"--format: expected one of {', '.join(REPORT_FORMATS)}, got {format_!r}")
@@ -626,7 +629,7 @@ def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]
         result = kind.current(store, cid, exclude_disturbed)
     except (StoreError, DriverError) as e:
         fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
-    _emit(output, format_, lambda console: kind.show(result, console),
+    _emit(output, format_, lambda console: kind.show(result, console, wide),
           lambda: kind.formats[format_](result, store))
 
 
@@ -726,8 +729,8 @@ def selftest(repetitions: Annotated[int, typer.Option("-n", "--repetitions", min
         judged = len({f.campaign for f in report.findings})
         title = (f"Self-test, {judged} stored repetition(s) judged again" if again
                  else f"Self-test over {repetitions} repetition(s), budget '{budget}'")
-        table = commands.selftest_table(title, tallies)
-        out.print(table)
+        out.print(commands.selftest_table(title, tallies))
+        out.print(commands.SELFTEST_LEGEND, style="dim", highlight=False)
         # The classification's δ: the self-test's flat workload is not the calibration's, so this checks it.
         for words in sorted({tables.delta_words(store.campaign(cid).config["options"])
                              for cid in {f.campaign for f in report.findings}}):

@@ -93,6 +93,7 @@ class _Live:
     t0: float = 0.0
     usage: dict[str, float] = field(default_factory=dict)  # what the launcher wrote once the process ended
     ended: float | None = None
+    tree: tuple[int, int] = (0, 0)  # the most processes and threads seen under its launcher
 
     @property
     def alive(self) -> bool:
@@ -130,6 +131,32 @@ def _spawn(member: Member, cpu: int | None, launch: Path | None, usage_path: str
     live.err = Capture(err_r, STDERR_TAIL, keep_tail=True)
     live.err.start()
     return live
+
+
+def _descendants(root: int) -> tuple[int, int]:
+    """The processes under `root` (the launcher, a subreaper, so nothing that daemonises escapes) and their
+    threads, from /proc: a member with more than one thread (Go's runtime, a plugin's RPC server) shares
+    the block's CPU with itself, which the report says."""
+    parents: dict[int, tuple[int, int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # it ended while we looked
+            parents[int(entry.name)] = (int(fields[1]), int(fields[17]))  # ppid, num_threads
+    found, frontier = [], [root]
+    while frontier:
+        frontier = [pid for pid, (ppid, _) in parents.items() if ppid in frontier]
+        found += frontier
+    return len(found), sum(parents[pid][1] for pid in found)
+
+
+def _look(live: _Live) -> None:
+    if live.alive and live.proc is not None:
+        processes, threads = _descendants(live.proc.pid)
+        live.tree = (max(live.tree[0], processes), max(live.tree[1], threads))
 
 
 def _kill(live: _Live) -> None:
@@ -294,6 +321,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                         live.failure = (TIMEOUT, f"not ready within {timeout_s:g} s; killed")
                     elif first is None and live.failure:
                         live.failure = (live.failure[0], f"{NOT_STEPPED}: it ended before it said it was ready")
+                    _look(live)
             for r in range(n_rounds):
                 order = list(range(len(lives)))
                 rng.shuffle(order)
@@ -307,6 +335,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                         _step(live, r * live.member.turn + k, step_limit)
                     if live.alive and r == n_rounds - 1:
                         live.ended = time.monotonic()
+                        _look(live)  # after its last turn, before its end: every thread it made is there
             runs = [_finish(live, timeout_s) for live in lives]
         except BaseException:
             for live in lives:
@@ -322,7 +351,8 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     for i, (live, run) in enumerate(zip(lives, runs, strict=True)):
         share = wall_s * measured[i] / sum(measured) if sum(measured) > 0 else wall_s / len(runs)
         pairing = {"block": token, "cpu": cpu, "turn": live.member.turn, "rounds": n_rounds,
-                   "members": len(members), "positions": live.positions, "block_wall_s": wall_s}
+                   "members": len(members), "positions": live.positions, "block_wall_s": wall_s,
+                   "processes": live.tree[0], "threads": live.tree[1]}
         if run.output is not None:
             run = replace(run, output=replace(run.output, info={**run.output.info, "pairing": pairing}))
         # Its wall time is its share of the block's (by the time its iterations took), so that the campaign's

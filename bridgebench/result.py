@@ -71,6 +71,8 @@ class Run:
     jit: JitRecord | None = None  # what LuaJIT's trace compiler did in it (jitdiag.py), where the probe says
     block: str | None = None  # the lock-step block it ran in (lockstep.py), None: it ran alone
     turn: int = 1  # in a block, the iterations of each of its turns (round r is iterations [r·turn, (r+1)·turn))
+    threads: int = 1  # in a block, the most threads its processes had: they shared the block's one CPU
+    processes: int = 1  # in a block, the most processes it had
 
     def steady_mask(self) -> np.ndarray:
         """True for the iterations the analysis counts: inside a steady range and not an outlier."""

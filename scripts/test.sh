@@ -22,4 +22,5 @@ done
 (cd studies/db-binding/go && bash ../gtmenv.sh --build ../../../build/db-binding/vet sh -c \
   'export CGO_CFLAGS="-I$gtm_dist" CGO_LDFLAGS="-L$gtm_dist -lgtmshr -Wl,-rpath,$gtm_dist"
    go vet ./... && test -z "$(gofmt -l .)" && go test ./...')
-.venv/bin/python -m pytest -q "$@"
+# Two workers, a test file each at a time (a file's tests share its fixtures: a build, a server, a database).
+.venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"

@@ -135,7 +135,9 @@ def test_a_single_iterations_stolen_time_is_visible_in_the_cpu_counter(tmp_path:
     assert len(quiet.output.counters["cpu_s"]) == 5
     spin = start_spinning("taskset", "-c", "0")
     try:
-        busy = execute(["taskset", "-c", "0", str(exe), "20", "4000000"], dict(os.environ), tmp_path, 20, 300)
+        # ~20 ms an iteration: several of the scheduler's slices, so that nearly every iteration shares its CPU
+        # (at ~5 ms, half of them fit between two of the competitor's slices and lose nothing)
+        busy = execute(["taskset", "-c", "0", str(exe), "20", "16000000"], dict(os.environ), tmp_path, 20, 300)
     finally:
         spin.kill()
         spin.wait(timeout=60)

@@ -52,9 +52,11 @@ def check(name: str, text: str) -> None:
     assert text == path.read_text(encoding="utf-8"), f"{name} differs from the golden file"
 
 
-def terminal_text(show: object) -> str:
+def terminal_text(show: object, width: int = 200, terminal: bool = False) -> str:
+    """What `show` prints: written to a pipe or a file (200 columns, the default), or on a terminal of
+    `width` columns (without colour, so that the file is plain text)."""
     buffer = io.StringIO()
-    console = Console(file=buffer, width=200, color_system=None, force_terminal=False)
+    console = Console(file=buffer, width=width, color_system=None, force_terminal=terminal)
     show(console)  # type: ignore[operator]
     return buffer.getvalue()
 
@@ -75,6 +77,17 @@ def test_diff_formats_match_their_golden_files(fixture: tuple[Series, Analysis],
     series, result = fixture
     comparisons, header = compare(series.store, result.campaign.id, "cpython", result.campaign.id, "lua/jit")
     check(f"diff.{SUFFIX[format_]}", diff_report.render(format_, comparisons, header))
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_terminal_report_at_80_and_120_columns_matches_its_golden_file(fixture: tuple[Series, Analysis],
+                                                                           width: int) -> None:
+    """On a terminal: each benchmark's verdict on one line first, tables that do not fit left to the report
+    files with a line that says so; a new column cannot wrap a row unnoticed."""
+    _, result = fixture
+    text = terminal_text(lambda console: terminal.show(result, console), width, terminal=True)
+    check(f"report.terminal-{width}.txt", text)
+    assert all(len(line) <= width for line in text.splitlines())
 
 
 def test_terminal_diff_matches_its_golden_file(fixture: tuple[Series, Analysis]) -> None:
@@ -106,6 +119,16 @@ def test_load_report_formats_match_their_golden_files(load_result: LoadAnalysis,
 
 def test_load_terminal_report_matches_its_golden_file(load_result: LoadAnalysis) -> None:
     check("load.terminal.txt", terminal_text(lambda console: load_report.show(load_result, console)))
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_load_and_diff_terminal_views_at_80_and_120_columns_match_their_golden_files(
+        fixture: tuple[Series, Analysis], load_result: LoadAnalysis, width: int) -> None:
+    series, result = fixture
+    comparisons, header = compare(series.store, result.campaign.id, "cpython", result.campaign.id, "lua/jit")
+    for name, show in (("load", lambda console: load_report.show(load_result, console)),
+                       ("diff", lambda console: diff_report.show(comparisons, header, console))):
+        check(f"{name}.terminal-{width}.txt", terminal_text(show, width, terminal=True))
 
 
 @pytest.mark.parametrize(("seconds", "shown"), [(0.99996, "1 s"), (0.0009999, "1 ms"), (0.0123456, "12.3 ms"),

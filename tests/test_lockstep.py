@@ -86,6 +86,17 @@ def test_a_member_that_cannot_start_is_an_error_with_its_reason() -> None:
     assert bad.status != OK and good.status == OK
 
 
+def test_a_block_records_the_threads_and_processes_each_member_had() -> None:
+    """The report names the mechanisms whose threads shared the block's CPU: the harness counts each
+    member's processes and threads under its launcher once it is ready and after its last turn."""
+    threaded, single = lockstep.run_block([member("threads"), member("good")], timeout_s=30, seed=7)
+    assert threaded.status == single.status == OK, (threaded.detail, single.detail)
+    assert threaded.output is not None and single.output is not None
+    many, one = threaded.output.info["pairing"], single.output.info["pairing"]
+    assert (many["processes"], one["processes"], one["threads"]) == (2, 1, 1)
+    assert many["threads"] >= 4  # its own three and its child's one
+
+
 def test_turns_give_a_round_similar_time() -> None:
     assert lockstep.turns([5, 50, 50]) == (5, [1, 10, 10])
     assert lockstep.turns([50, 50]) == (50, [1, 1])
@@ -194,7 +205,7 @@ env = { LEVEL = "0.001" }
 
 [mechanisms.b]
 commands = ["python3"]
-run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
+run = ["python3", "{study}/stepped_probe.py", "threads", "{iterations}"]
 env = { LEVEL = "0.002" }
 
 [mechanisms.c]
@@ -242,6 +253,8 @@ def test_a_campaign_pairs_in_lock_step_by_default_and_says_which_cells_were_not(
     assert spreads["b"] == (pytest.approx(0.0), pytest.approx(0.0)) and spreads["c"] == (None, None)
     markdown = next((tmp_path / "results").glob("stepping-*.md")).read_text()
     assert "## Lock-step blocks" in markdown and "not paired, their probes have no stepped mode: c" in markdown
+    assert "sharing the block's one CPU among several threads: b (up to " in markdown  # a has one thread
+    assert "threads in 2 processes)" in markdown and "threads: a" not in markdown
 
     sequential = bridgebench("run", str(study), "--json", "--pairing", "sequential", "--layout", "fixed",
                              "--store", str(tmp_path / "t.sqlite"), cwd=tmp_path)

@@ -105,7 +105,8 @@ def test_the_ceiling_runs_at_saturation_only_and_labels_the_rows_it_holds_back(q
         assert cell["contended"] == (cell["mechanism"] == "shared-2w")  # CPUs 0-1, the driver on 1
     markdown = quick["markdown"]
     assert "The driver's ceiling:" in markdown and "limited by the driver (100% of its ceiling)" in markdown
-    assert "[contended]" in markdown and "contended (shares cores with the driver)" in markdown
+    # "[contended]", or "[driver-limited, contended]" where the row also came within 80 % of the ceiling
+    assert "contended]" in markdown and "contended (shares cores with the driver)" in markdown
     assert all(r["a"] != "ceiling" and r["b"] != "ceiling" for r in quick["ratios"])
 
 

@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from bridgebench import question
 from bridgebench.analysis import Series, analyse
-from bridgebench.report.html import render
+from bridgebench.report.html import VERDICT_COLOUR, render
 from bridgebench.result import Analysis, CheckAnswer
 from bridgebench.runner import OK
 from tests.conftest import EVIL, analysed, chromium, make_campaign
@@ -56,6 +57,25 @@ def test_report_renders_in_chromium_with_a_plot_per_execution(tmp_path: Path) ->
     assert "&lt;script&gt;alert('owned')&lt;/script&gt;" in dom
 
 
+def test_the_verdicts_come_first_as_a_forest_plot_with_one_mark_per_ratio(tmp_path: Path) -> None:
+    """Before anything else, per mechanism against the baseline: each benchmark's ratio as a dot coloured by
+    its verdict, with its interval, the equivalence margin shaded; the browser renders it without an error."""
+    _, result, page = write_report(tmp_path, mechanisms=("cpython", "lua/jit", "luajit2"))
+    done = chromium(page, "--dump-dom", "--enable-logging=stderr", "--v=0")
+    dom = done.stdout
+    assert "CONSOLE" not in done.stderr and "Uncaught" not in done.stderr
+    section = dom[dom.index('<section id="verdicts">'):]
+    section = section[:section.index("</section>")]
+    assert dom.index('<section id="verdicts">') < dom.index('<section id="summary">')
+    ratios = [c for c in result.cells if c.mechanism != result.baseline and c.ratio]
+    assert section.count('class="ratio"') == len(ratios) == 4
+    assert section.count('class="margin"') == 2  # one chart per mechanism, each with the ±2 % band
+    for cell in ratios:
+        state = question.answer(cell.ratio, result.equivalence).state
+        assert f'fill="{VERDICT_COLOUR[state]}"' in section
+    assert section.index("LUA/JIT") < section.index("LUAJIT2")  # in the order of the study file
+
+
 def test_report_screenshot_is_not_blank(tmp_path: Path) -> None:
     _, _, page = write_report(tmp_path)
     shot, blank_shot = tmp_path / "report.png", tmp_path / "blank.png"
@@ -78,7 +98,8 @@ def test_report_is_self_contained_and_escapes_data(tmp_path: Path) -> None:
     assert not re.search(r"\b(src|href)=\"(?!#)", text)  # only in-page links
     assert EVIL not in text
     assert html.escape(EVIL) in text
-    assert text.count("<figure") == ok_executions(series, result) + len(result.benchmarks)
+    forests = len([m for m in result.mechanisms if m.available and m.mechanism != result.baseline])
+    assert text.count("<figure") == ok_executions(series, result) + len(result.benchmarks) + forests
     # Every plot is titled as in warmup_stats: benchmark, mechanism, process execution #N (class).
     titles = re.findall(r"<figcaption>([^<]*process execution #\d+ \([^)]*\))", text)
     assert len(titles) == ok_executions(series, result)

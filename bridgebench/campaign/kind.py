@@ -76,8 +76,9 @@ class Kind(Protocol):
     def current(self, store: Store, campaign_id: int, exclude_disturbed: bool = False) -> Any:
         """The results as last computed, computed again only if they are stale."""
 
-    def show(self, result: Any, console: Any) -> None:
-        """The results on the terminal (a rich Console). A result has to_json() too."""
+    def show(self, result: Any, console: Any, wide: bool = False) -> None:
+        """The results on the terminal (a rich Console; `wide`: every table whole, where the kind would
+        otherwise leave what does not fit to the report files). A result has to_json() too."""
 
     def failed(self, result: Any) -> str | None:
         """One line when some executions failed (recorded, the campaign went on), else None."""

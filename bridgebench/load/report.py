@@ -445,9 +445,9 @@ FORMATS: dict[str, Callable[[LoadAnalysis], str]] = {"markdown": markdown, "html
 SUFFIXES = {"markdown": "md", "html": "html", "json": "json"}
 
 
-def show(a: LoadAnalysis, console: Console) -> None:
+def show(a: LoadAnalysis, console: Console, wide: bool = False) -> None:
     """The terminal's summary: the figures without their intervals (those, the statuses and the errors are in
-    the report files), so that it stays readable in 80 columns."""
+    the report files), so that it stays readable in 80 columns; the same with `wide`."""
     c = a.campaign
     console.print(f"[bold]{c.study}[/]: load campaign {c.id}", highlight=False)
     for line in headline_lines(a):
@@ -457,15 +457,22 @@ def show(a: LoadAnalysis, console: Console) -> None:
     for line in (_adaptive_line(a), _ceiling_line(a)):
         if line:
             console.print(line, highlight=False)
-    rows = [(cell.phase, _label(a, cell), _rate(cell.intended_rate) if cell.fraction else "closed",
-             _rate(cell.achieved.value) if cell.achieved else "—",
-             f"{cell.server_us.value:.2f}" if cell.server_us else "—",
-             *(_ms(cell.latency[p].value) if p in cell.latency else "—" for p in ("p50", "p99")),
-             "—" if cell.lost is None else str(cell.lost), f"{cell.ok}/{cell.planned}") for cell in a.cells]
-    columns, shown = informative(("phase", "server", "target/s", "achieved/s", "CPU µs/req", "p50", "p99", "lost",
-                                  "runs"), rows)
-    terminal.print_table(console, "Saturation and constant rates (means over process executions)", tuple(columns),
-                         [tuple(r) for r in shown])
+    def rows(named: Callable[[LoadCell], str]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+        table = [(cell.phase, named(cell), _rate(cell.intended_rate) if cell.fraction else "closed",
+                  _rate(cell.achieved.value) if cell.achieved else "—",
+                  f"{cell.server_us.value:.2f}" if cell.server_us else "—",
+                  *(_ms(cell.latency[p].value) if p in cell.latency else "—" for p in ("p50", "p99")),
+                  "—" if cell.lost is None else str(cell.lost), f"{cell.ok}/{cell.planned}") for cell in a.cells]
+        columns, shown = informative(("phase", "server", "target/s", "achieved/s", "CPU µs/req", "p50", "p99",
+                                      "lost", "runs"), table)
+        return tuple(columns), [tuple(r) for r in shown]
+
+    title = "Saturation and constant rates (means over process executions)"
+    # on a terminal, one line a row: the servers' labels where they fit, else their names in the study file
+    if not any(terminal.print_rows(console, title, *rows(named)) for named in
+               (lambda cell: _label(a, cell), lambda cell: _label(a, cell).replace(a.label(cell.mechanism),
+                                                                                   cell.mechanism))):
+        terminal.print_table(console, title, *rows(lambda cell: _label(a, cell)))
     for r in _ratio_rows(a):
         console.print(f"saturation {r[0]}: {r[1]} ({r[2]})", highlight=False)
     for cell in a.cells:

@@ -15,6 +15,7 @@ from bridgebench.campaign.config import delta_table
 from bridgebench.environment import Finding as Advice
 from bridgebench.fleet import Status
 from bridgebench.report.tables import deltas_by_length
+from bridgebench.report.terminal import grid
 from bridgebench.selftest import FAIL, INCONCLUSIVE, PASS, Tally
 from bridgebench.study import Study
 
@@ -49,16 +50,18 @@ def list_tables(studies: list[dict[str, Any]], campaigns: list[dict[str, Any]], 
     return tables
 
 
+SELFTEST_LEGEND = ("quiet, disturbed: the verdicts that match the planted truth, of the comparisons on quiet "
+                   "executions and of those the disturbance audit flagged (the goal is judged on the quiet ones); "
+                   "too few: comparisons left undecided for want of process executions, counted apart")
+
+
 def selftest_table(title: str, tallies: list[Tally]) -> Table:
-    table = Table(title=title, title_justify="left")
-    for column in ("Check", "Target", "Right (quiet)", "Right (disturbed; the rest flagged)",
-                   "Undecided (too few executions)", "Verdict"):
-        table.add_column(column)
+    """The self-test's tally, one line a check and no borders (it fits 80 columns); SELFTEST_LEGEND below it
+    says what the short headers count."""
     style = {PASS: "", FAIL: "red", INCONCLUSIVE: "yellow"}
-    for t in tallies:
-        table.add_row(t.check, f"≥ {t.target:.0%}", f"{t.quiet_right}/{t.quiet}",
-                      f"{t.disturbed_right}/{t.disturbed}", str(t.undecided), t.verdict, style=style[t.verdict])
-    return table
+    return grid(("Check", "Goal", "Quiet", "Disturbed", "Too few", "Verdict"),
+                [(t.check, f"≥ {t.target:.0%}", f"{t.quiet_right}/{t.quiet}", f"{t.disturbed_right}/{t.disturbed}",
+                  str(t.undecided), t.verdict) for t in tallies], title, [style[t.verdict] for t in tallies])
 
 
 def doctor_table(findings: list[Advice]) -> Table:

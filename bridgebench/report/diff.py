@@ -12,7 +12,7 @@ from rich.table import Table
 
 from bridgebench.counting import INSTRUCTIONS
 from bridgebench.differ import Comparison, overall
-from bridgebench.report import fmt, html
+from bridgebench.report import fmt, html, terminal
 from bridgebench.report import markdown as md
 
 COLUMNS = ("Benchmark", "A", "B", "Verdict", "Steady perf A", "Steady perf B", "B/A (99% CI)",
@@ -21,7 +21,7 @@ COLUMNS = ("Benchmark", "A", "B", "Verdict", "Steady perf A", "Steady perf B", "
 COMPACT = ("Benchmark", "A vs B", "Verdict", "B/A (99% CI)", "B steady")
 WIDE_ENOUGH = 180  # columns a terminal needs for the whole table without wrapping every cell
 STYLE = {"faster": "green", "slower": "red", "different": "yellow", "equivalent": "", "undecided": "dim"}
-COLOUR = {"faster": "#2e7d32", "slower": "#c62828", "different": "#b8860b", "equivalent": "#555", "undecided": "#777"}
+COLOUR = html.VERDICT_COLOUR
 FORMATS = ("terminal", "markdown", "json", "html")
 
 
@@ -37,19 +37,29 @@ def _compact(row: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def show(comparisons: list[Comparison], header: str, console: Console) -> None:
-    console.print(escape(header), style="dim", highlight=False, soft_wrap=True)
+    """Wide terminals get every column; narrower ones and pipes one short row a benchmark (on a terminal
+    without borders where that fits, and without the sides when every row compares the same two), then
+    each row's reasons in words, wrapped at words on a terminal, one line each in a pipe."""
+    console.print(escape(header), style="dim", highlight=False, soft_wrap=not console.is_terminal)
     wide = console.is_terminal and console.width >= WIDE_ENOUGH
-    table = Table(title="Differ", title_justify="left")
-    for column in COLUMNS if wide else COMPACT:
-        table.add_column(column, overflow="fold")
-    for c, row in zip(comparisons, rows(comparisons), strict=True):
-        table.add_row(*(escape(cell) for cell in (row if wide else _compact(row))), style=STYLE.get(c.verdict, ""))
-    console.print(table)
+    styles = [STYLE.get(c.verdict, "") for c in comparisons]
+    compact = [_compact(row) for row in rows(comparisons)]
+    one_pair = len({(c.a, c.b) for c in comparisons}) == 1
+    shown = [(r[0], *r[2:]) for r in compact] if one_pair else compact
+    columns = (COMPACT[0], *COMPACT[2:]) if one_pair else COMPACT
+    title = f"Differ: {comparisons[0].a} vs {comparisons[0].b}" if one_pair and comparisons else "Differ"
+    if wide or not terminal.print_rows(console, title, columns, shown, styles):
+        table = Table(title="Differ", title_justify="left")
+        for column in COLUMNS if wide else COMPACT:
+            table.add_column(column, overflow="fold")
+        for style, row, short in zip(styles, rows(comparisons), compact, strict=True):
+            table.add_row(*(escape(cell) for cell in (row if wide else short)), style=style)
+        console.print(table)
     if not wide:
         for c in comparisons:
             line = (f"  {c.benchmark} ({c.a} vs {c.b}): {c.verdict}: {c.reason}; A {fmt.estimate(c.perf_a, c.metric)}, "
                     f"B {fmt.estimate(c.perf_b, c.metric)}; classes A {c.classes_a}, B {c.classes_b}")
-            console.print(escape(line), highlight=False, soft_wrap=True)
+            console.print(escape(line), highlight=False, soft_wrap=not console.is_terminal)
         console.print("(every column: `--format markdown` or `--format html`)", style="dim", highlight=False)
     console.print(f"overall: {overall(comparisons)}", highlight=False)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from bridgebench import question
 from bridgebench.analysis import Series
 from bridgebench.counting import INSTRUCTIONS, SECONDS
 from bridgebench.report import fmt, tables
@@ -281,15 +282,23 @@ def interval_chart(rows: Sequence[ChartRow], *, reference: float | None,
     return "".join(parts)
 
 
-def ratio_chart(rows: Sequence[ChartRow], *, label: str,
-                width_px: int = 360) -> str:
+# A verdict's colour wherever one is drawn (a campaign's forest plot, the differ's chart and table).
+VERDICT_COLOUR = {"faster": "#2e7d32", "slower": "#c62828", "different": "#b8860b", "equivalent": "#1f5fa8",
+                  "undecided": "#777"}
+MARGIN_FILL = "#e3ecf7"
+
+
+def ratio_chart(rows: Sequence[ChartRow], *, label: str, width_px: int = 360, margin: float | None = None,
+                axis: str = "B / A (steady performance)") -> str:
     """One row per benchmark: the ratio B/A as a dot with its CI as a whisker, on a linear axis that always
-    holds 1 (dashed: no difference). Rows are (name, ratio {value, low, high}, colour, text after it)."""
+    holds 1 (dashed: no difference) and, given a margin, the band 1 ± margin shaded (equivalent within it).
+    Rows are (name, ratio {value, low, high}, colour, text after it)."""
     row_h, top, bottom, right = 24, 8, 32, 300
     left = min(260, 16 + round(6.5 * max((len(r[0]) for r in rows), default=4)))
     width = left + width_px + right
     height = top + bottom + row_h * max(1, len(rows))
-    values = [v for r in rows if r[1] for v in (r[1].low, r[1].high, r[1].value) if v is not None] + [1.0]
+    band = [1.0 - margin, 1.0 + margin] if margin else []
+    values = [v for r in rows if r[1] for v in (r[1].low, r[1].high, r[1].value) if v is not None] + [1.0, *band]
     lo, hi = min(values), max(values)
     pad = (hi - lo) * 0.05 or 0.05
     lo, hi = max(0.0, lo - pad), hi + pad
@@ -308,7 +317,10 @@ def ratio_chart(rows: Sequence[ChartRow], *, label: str,
         parts.append(f'<path d="M{x} {top}V{y_axis + 4}" stroke="#e6e6e6"/>'
                      f'<text x="{x}" y="{y_axis + 16}" text-anchor="middle">{TIMES.strip()}{_tick_label(t, step)}'
                      "</text>")
-    parts.append(f'<text x="{x1}" y="{height - 4}" text-anchor="end">B / A (steady performance)</text>')
+    parts.append(f'<text x="{x1}" y="{height - 4}" text-anchor="end">{_e(axis)}</text>')
+    if band:
+        parts.append(f'<rect class="margin" x="{_n(px(band[0]))}" y="{top}" width="{_n(px(band[1]) - px(band[0]))}" '
+                     f'height="{y_axis - top}" fill="{MARGIN_FILL}"/>')
     parts.append(f'<path d="M{x0} {y_axis}H{x1}" fill="none" stroke="#888"/>')
     one = _n(px(1.0))
     parts.append(f'<path d="M{one} {top}V{y_axis}" stroke="#444" stroke-dasharray="3 3"/>')
@@ -316,7 +328,8 @@ def ratio_chart(rows: Sequence[ChartRow], *, label: str,
         assert ratio is not None
         whisker = (_whisker(px(ratio.low), px(ratio.high), yc, colour, 1.6)
                    if ratio.low is not None and ratio.high is not None else "")  # no interval: the dot alone
-        parts.append(whisker + f'<circle cx="{_n(px(ratio.value))}" cy="{_n(yc)}" r="4" fill="{colour}"/>')
+        parts.append(whisker + f'<circle class="ratio" cx="{_n(px(ratio.value))}" cy="{_n(yc)}" r="4" '
+                               f'fill="{colour}"/>')
         parts.append(f'<text x="{x1 + 8}" y="{_n(yc + 4)}">{_e(text)}</text>')
     parts.append("</svg>")
     return "".join(parts)
@@ -424,6 +437,40 @@ def _summary(result: Analysis) -> str:
         rows = tables.beside_rows(result)
         out += table(tables.BESIDE_COLUMNS, rows, numeric=(2, 3, 4)) if rows else ""
     return out + "</section>"
+
+
+def _verdicts(result: Analysis) -> str:
+    """The forest plot, first: per mechanism compared with the baseline (the headline's first), each
+    benchmark's ratio with its interval, the equivalence margin shaded, the verdict as the colour."""
+    base = result.baseline
+    order = tables.answer_order(result) if base else []
+    if not order:
+        return ""
+    figures = []
+    for mechanism in order:
+        rows: list[ChartRow] = []
+        for bench in result.benchmarks:
+            cell = result.cell(bench, mechanism)
+            if cell is None:
+                continue
+            if cell.ratio is None:
+                rows.append((bench, None, "", "no ratio"))
+                continue
+            state = question.answer(cell.ratio, result.equivalence).state
+            rows.append((bench, cell.ratio, VERDICT_COLOUR[state],
+                         f"{state} {fmt.ratio(cell.ratio, precise=result.metric == INSTRUCTIONS)}"))
+        chart = ratio_chart(rows, margin=result.equivalence,
+                            label=f"{result.label(mechanism)} / {result.label(base)} per benchmark",
+                            axis=f"{result.label(mechanism)} / {result.label(base)}")
+        figures.append(f'<figure class="forest"><figcaption><b>{_e(result.label(mechanism))}</b> against '
+                       f"{_e(result.label(base))}</figcaption>{chart}</figure>")
+    legend = "".join(f'<span><span class="swatch" style="background:{colour}"></span>{_e(state)}</span>'
+                     for state, colour in VERDICT_COLOUR.items() if state != "different")
+    note = (f"Dot: the ratio of steady performance to {result.label(base)} (above 1: slower); whisker: its "
+            f"interval ({tables.interval_words(result)}); shaded: within ±{result.equivalence:.0%}, where a "
+            "ratio whose whole interval lies is equivalent; colour: the verdict.")
+    return (f'<section id="verdicts"><h2>Verdicts</h2><p class="note">{_e(note)}</p>'
+            f'<p class="legend">{legend}</p>{"".join(figures)}</section>')
 
 
 def _comparison(result: Analysis) -> str:
@@ -577,9 +624,11 @@ def render(result: Analysis, series: Series) -> str:
     """The whole report as one HTML document."""
     c = result.campaign
     problems = _problems(result)
-    nav = ('<nav><a href="#summary">Steady state</a><a href="#comparison">Comparison</a>'
+    verdicts = _verdicts(result)
+    nav = ('<nav>' + ('<a href="#verdicts">Verdicts</a>' if verdicts else "")
+           + '<a href="#summary">Steady state</a><a href="#comparison">Comparison</a>'
            + ('<a href="#problems">Problems</a>' if problems else "")
            + '<a href="#runs">Run-sequence plots</a><a href="#machine">Machine</a></nav>')
-    body = "".join((_header(result), nav, _summary(result), _comparison(result), problems, _machines(result),
-                    _runs(result, series), _machine(result)))
+    body = "".join((_header(result), nav, verdicts, _summary(result), _comparison(result), problems,
+                    _machines(result), _runs(result, series), _machine(result)))
     return page(f"bridgebench: {c.study}, campaign {c.id}", body)

@@ -165,8 +165,23 @@ def pairing_words(result: Analysis) -> str:
     alone = sorted({r.mechanism for r in result.check if r.stepped is False})
     if o["pairing"] == "lockstep" and alone:
         words += f"; not paired, their probes have no stepped mode: {', '.join(alone)}"
+    if o["pairing"] == "lockstep" and threaded(result):
+        words += f"; sharing the block's one CPU among several threads: {threaded(result)}"
     drawn = "drawn per execution" if o.get("layout") == "drawn" else "fixed by the paths"
     return f"{words}; memory layout {drawn}"
+
+
+def threaded(result: Analysis) -> str:
+    """The mechanisms whose processes in a block had more than one thread (Go's runtime, a plugin's RPC
+    server): pinned, their threads take turns on one CPU where alone they would spread over every CPU."""
+    most: dict[str, tuple[int, int]] = {}
+    for c in result.cells:
+        for r in c.per_execution:
+            if r.block and (r.threads > 1 or r.processes > 1):
+                t, p = most.get(c.mechanism, (0, 0))
+                most[c.mechanism] = (max(t, r.threads), max(p, r.processes))
+    return ", ".join(f"{result.label(m)} (up to {t} threads in {p} process{'es' if p > 1 else ''})"
+                     for m, (t, p) in sorted(most.items()))
 
 
 PAIRING_COLUMNS = ("Benchmark", "Mechanism", "Blocks", "sd within blocks", "sd between blocks")
@@ -310,18 +325,52 @@ def headline_lines(result: Analysis) -> list[str]:
     base = result.baseline
     if not base:
         return []
-    order = [m.mechanism for m in result.mechanisms if m.available and m.mechanism != base]
-    if result.headline in order:
-        order.remove(result.headline)
-        order.insert(0, result.headline)
     lines = []
-    for mechanism in order:
+    for mechanism in answer_order(result):
         answers = [(c.benchmark, question.answer(c.ratio, result.equivalence)) for c in result.cells
                    if c.mechanism == mechanism]
         if answers:
             lines.append(question.summary(result.label(mechanism), result.label(base), answers,
                                           result.equivalence, result.confidence))
     return lines
+
+
+def answer_order(result: Analysis) -> list[str]:
+    """The mechanisms compared with the baseline, the study's headline mechanism first."""
+    order = [m.mechanism for m in result.mechanisms if m.available and m.mechanism != result.baseline
+             and any(c.mechanism == m.mechanism for c in result.cells)]
+    if result.headline in order:
+        order.remove(result.headline)
+        order.insert(0, result.headline)
+    return order
+
+
+def interval_words(result: Analysis) -> str:
+    """At what confidence the ratios' intervals are: the study's, or more where an adaptive budget looked
+    several times."""
+    pct = f"{result.confidence:.0%}"
+    if result.looks > 1:
+        return (f"{result.interval_confidence:.2%}, so that it holds with {pct} at whichever of "
+                f"{result.looks} looks stopped it")
+    return pct
+
+
+def verdict_cell(result: Analysis, cell: Cell | None) -> str:
+    """A ratio to the baseline as the headline judges it: the verdict word and the ratio ("slower ×3.79")."""
+    if cell is None or cell.ratio is None:
+        return "—"
+    state = question.answer(cell.ratio, result.equivalence).state
+    return f"{state} {fmt.times(cell.ratio.value, 6 if result.metric == INSTRUCTIONS else 3)}"
+
+
+def verdict_grid(result: Analysis) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """The answer at a glance: one row per benchmark, one column per mechanism compared with the baseline
+    (named as in the study file, the headline's first), each cell its verdict and ratio."""
+    order = answer_order(result)
+    cells = {(c.benchmark, c.mechanism): c for c in result.cells}
+    benchmarks = list(dict.fromkeys(c.benchmark for c in result.cells))
+    return (("Benchmark", *order),
+            [(b, *(verdict_cell(result, cells.get((b, m))) for m in order)) for b in benchmarks])
 
 
 def few_executions_line(result: Analysis) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.measure import Measurement
@@ -33,45 +34,97 @@ def print_table(console: Console, title: str, columns: tuple[str, ...], rows: li
         console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
+def _fits(console: Console, table: Table) -> bool:
+    unbounded = console.options.update_width(1_000_000)
+    return Measurement.get(console, unbounded, table).maximum <= console.width
+
+
+def grid(columns: tuple[str, ...], rows: list[tuple[str, ...]], title: str | None = None,
+          styles: list[str] | None = None) -> Table:
+    """A table without borders, one line a row (a cell never wraps): what fits 80 columns best."""
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False,
+                  padding=(0, 1, 0, 0))  # with the box's blank divider: two spaces between columns
+    for column in columns:
+        table.add_column(column, no_wrap=True)
+    for i, row in enumerate(rows):
+        table.add_row(*(escape(cell) for cell in row), style=styles[i] if styles else None)
+    return table
+
+
+def print_rows(console: Console, title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]],
+               styles: list[str] | None = None) -> bool:
+    """On a terminal, a table without borders where that fits its width, one line a row (True); otherwise
+    nothing (False): the caller prints it another way."""
+    if console.is_terminal and _fits(console, table := grid(columns, rows, title, styles)):
+        console.print(table)
+        return True
+    return False
+
+
+def print_grid(console: Console, result: Analysis) -> None:
+    """The verdicts at a glance, as many mechanisms as the terminal's width holds (the headline's first),
+    naming those left out: a row never wraps."""
+    columns, rows = tables.verdict_grid(result)
+    shown = len(columns)
+    while shown > 2 and not _fits(console, grid(columns[:shown], [r[:shown] for r in rows])):
+        shown -= 1
+    console.print(grid(columns[:shown], [r[:shown] for r in rows]))
+    if shown < len(columns):
+        _say(console, f"not shown at this width: {', '.join(columns[shown:])} (their counts are above; `--wide` "
+                      "shows every table whole)", "dim")
+
+
 def _say(console: Console, line: str | None, style: str | None = None) -> None:
+    """A line: wrapped at words on a terminal, one line in a pipe or a file (a log reader greps it)."""
     if line:
-        console.print(escape(line), style=style, highlight=False, soft_wrap=True)
+        console.print(escape(line), style=style, highlight=False, soft_wrap=not console.is_terminal)
 
 
-def show(result: Analysis, console: Console) -> None:
-    for i, line in enumerate(tables.headline_lines(result)):  # the answer first
+def show(result: Analysis, console: Console, wide: bool = False) -> None:
+    """The answer first. On a terminal, unless `wide`: each benchmark's verdict for as many mechanisms as
+    fit, then the details in lines, and a table only where it fits, else a line that says where it is (the
+    report files have them all); written to a pipe or a file, every table whole."""
+    compact = console.is_terminal and not wide
+
+    def table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]], what: str = "") -> None:
+        if not rows:
+            return
+        if compact and not _fits(console, _table(title, columns, rows)):
+            _say(console, f"{what or title}: too wide for this terminal; `--wide`, or the report files", "dim")
+        else:
+            print_table(console, title, columns, rows)
+
+    for i, line in enumerate(tables.headline_lines(result)):
         _say(console, line, "bold" if i == 0 else None)
+    if compact and result.baseline:
+        print_grid(console, result)
     _say(console, tables.budget_line(result), "dim")
     _say(console, tables.metric_line(result), "dim")
     _say(console, tables.disturbance_line(result), "yellow")
     _say(console, tables.adaptive_line(result), "dim")
     _say(console, tables.few_executions_line(result), "yellow")
     base = result.baseline
-    title = "Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else "")
-    print_table(console, title, tables.columns(result), tables.cell_rows(result))
-    workloads = tables.workload_rows(result)
-    if workloads:
-        print_table(console, "What each benchmark ran", tables.WORKLOAD_COLUMNS, workloads)
+    table("Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else ""),
+          tables.columns(result), tables.cell_rows(result),
+          "the steady state per cell (class, steady iteration, performance and ratio with their intervals)")
+    table("What each benchmark ran", tables.WORKLOAD_COLUMNS, tables.workload_rows(result))
     if result.geomean_ratio:
-        print_table(console, tables.geomean_title(result, base), ("Mechanism", "Geomean"),
-                     tables.geomean_rows(result))
-    jit = tables.jit_rows(result)
-    if jit:
-        print_table(console, "What LuaJIT's compiler did (per cell, over its executions)", tables.JIT_COLUMNS, jit)
+        table(tables.geomean_title(result, base), ("Mechanism", "Geomean"), tables.geomean_rows(result))
+    table("What LuaJIT's compiler did (per cell, over its executions)", tables.JIT_COLUMNS, tables.jit_rows(result))
     _say(console, tables.beside_line(result), "dim")
-    beside = tables.beside_rows(result)
-    if beside:
-        print_table(console, "Counts beside time (ratio to the baseline in each)", tables.BESIDE_COLUMNS, beside)
+    table("Counts beside time (ratio to the baseline in each)", tables.BESIDE_COLUMNS, tables.beside_rows(result))
     unsettled = tables.unsettled_rows(result)
-    if unsettled:
-        print_table(console, "Not settled by the adaptive budget", ("Benchmark", "Mechanism", "State", "Why"),
-                     unsettled)
-    unavailable = tables.unavailable_rows(result)
-    if unavailable:
-        print_table(console, "Unavailable mechanisms", ("Mechanism", "Reason"), unavailable)
-    problems = tables.check_problems(result)
-    if problems:
-        print_table(console, "Answer check problems", ("Benchmark", "Mechanism", "Status", "Detail"), problems)
+    if unsettled and compact:
+        _say(console, f"{len(unsettled)} cell{'s' if len(unsettled) != 1 else ''} not settled by the adaptive "
+                      "budget: why, cell by cell, in the report files (or `--wide`)", "yellow")
+    else:
+        table("Not settled by the adaptive budget", ("Benchmark", "Mechanism", "State", "Why"), unsettled)
+    # what went wrong is shown whatever the width (folded, if need be)
+    for title, columns, rows in (("Unavailable mechanisms", ("Mechanism", "Reason"), tables.unavailable_rows(result)),
+                                 ("Answer check problems", ("Benchmark", "Mechanism", "Status", "Detail"),
+                                  tables.check_problems(result))):
+        if rows:
+            print_table(console, title, columns, rows)
     if result.machines:
-        print_table(console, "Machines", tables.MACHINE_COLUMNS, tables.machine_rows(result))
-        print_table(console, "Per machine", tables.MACHINE_CELL_COLUMNS, tables.machine_cell_rows(result))
+        table("Machines", tables.MACHINE_COLUMNS, tables.machine_rows(result))
+        table("Per machine", tables.MACHINE_CELL_COLUMNS, tables.machine_cell_rows(result))
