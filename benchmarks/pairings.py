@@ -6,7 +6,7 @@ its blocks (pinned to one CPU, a multi-threaded mechanism's threads take turns t
 over every CPU).
 
     .venv/bin/python benchmarks/pairings.py OUT STUDY [--benchmarks a,b] [--mechanisms x,y] [-p 6]
-                                              [-- RUN OPTIONS…]
+                                              [--budget default] [-- RUN OPTIONS…]
 
 OUT is an empty folder for the two stores and their reports. A benchmark of the harness, not a test: its
 figures go to docs/methodology.md §13.
@@ -34,7 +34,7 @@ def campaign(out: Path, study: str, pairing: str, args: argparse.Namespace) -> d
     chosen = [flag for name in ("benchmarks", "mechanisms") if getattr(args, name)
               for flag in (f"--{name}", getattr(args, name))]
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "bridgebench.cli", "run", study, "--budget", "fixed", "-p",
+    done = subprocess.run([sys.executable, "-m", "bridgebench.cli", "run", study, "--budget", args.budget, "-p",
                            str(args.p), *chosen, "--pairing", pairing, "--store", str(folder / "s.sqlite"),
                            "--report-dir", str(folder), "--json", *args.extra],
                           cwd=REPO, capture_output=True, text=True)
@@ -73,6 +73,7 @@ def main() -> int:
     ap.add_argument("--benchmarks", default="")
     ap.add_argument("--mechanisms", default="")
     ap.add_argument("-p", type=int, default=6, help="process executions (blocks) a cell")
+    ap.add_argument("--budget", default="default", help="the study's budget (a fixed one: no adaptive rounds)")
     ap.add_argument("extra", nargs="*", help="more options for `run`, after --")
     args = ap.parse_args()
     out = args.out.resolve()

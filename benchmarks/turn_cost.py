@@ -1,10 +1,11 @@
 """What taking turns costs an iteration (issue #40, point 4): in a lock-step block another process runs on
 the same CPU between two of your iterations and leaves its data in the caches. This times the constant
-probe (probes/c/constant.c: passes over an array, L1-sized by default) pinned to one CPU, alone and taking
-turns with a second copy of itself, for working sets and iteration lengths chosen here, and prints how much
-slower an iteration is when it takes turns (the log ratio of the executions' median iterations, taking
-turns over alone, mean and 99 % t interval over repetitions; alone and taking turns alternate, so the
-host's speed steps fall on both).
+probe (probes/c/constant.c: passes over an array, L1-sized by default) pinned to one CPU in three ways,
+for working sets and iteration lengths chosen here: alone in batch mode (as a sequential campaign runs
+it), alone in stepped mode (a block of one: each iteration waits for the harness's go), and taking turns
+with a second copy of itself (a block of two). It prints each against batch mode: the log ratio of the
+executions' median iterations, mean and 99 % t interval over repetitions (the three alternate, so the
+host's speed steps fall on all of them).
 
     .venv/bin/python benchmarks/turn_cost.py [--repetitions 6] [--iterations 100]
 
@@ -47,6 +48,15 @@ def pass_s(exe: Path, cells: int) -> float:
     return statistics.median(times[1:]) / 20
 
 
+def batch(exe: Path, cells: int, passes: int, iterations: int) -> float:
+    """The median iteration of one batch-mode execution pinned to the lock CPU (the first tenth left out)."""
+    cpu = lockstep.lock_cpu()
+    done = subprocess.run([str(exe), str(iterations), str(passes), str(cells)], capture_output=True, text=True,
+                          check=True, preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    times = [float(t) for t in done.stdout.split('"times":[')[1].split("]")[0].split(",")]
+    return statistics.median(times[iterations // 10:])
+
+
 def medians(exe: Path, cells: int, passes: int, iterations: int, members: int, seed: str) -> list[float]:
     """The median iteration of each member of one block (the first tenth left out as warm-up)."""
     argv = [str(exe), str(iterations), str(passes), str(cells)]
@@ -68,8 +78,8 @@ def main() -> int:
     args = ap.parse_args()
     if lockstep.lock_cpu() is None:
         sys.exit("this harness may use one CPU only: nothing to pin the block to apart from itself")
-    print("| working set | iteration (alone) | taking turns / alone, 99 % interval | repetitions |")
-    print("|---|---|---|---|")
+    print("| working set | iteration (batch, alone) | stepped alone / batch | taking turns / batch | repetitions |")
+    print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         exe = build(Path(tmp))
         for name, cells in WORKING_SETS.items():
@@ -78,16 +88,22 @@ def main() -> int:
                 passes = max(1, round(length_ms / 1e3 / one_pass))
                 if passes * one_pass > 2 * length_ms / 1e3:
                     continue  # one pass is longer than this length
-                logs, alone_s = [], []
+                alone_s: list[float] = []
+                logs: dict[str, list[float]] = {"stepped": [], "turns": []}
                 for r in range(args.repetitions):
-                    alone = medians(exe, cells, passes, args.iterations, 1, f"{name}-{length_ms}-{r}-a")[0]
+                    alone = batch(exe, cells, passes, args.iterations)
+                    stepped = medians(exe, cells, passes, args.iterations, 1, f"{name}-{length_ms}-{r}-a")[0]
                     turns = medians(exe, cells, passes, args.iterations, 2, f"{name}-{length_ms}-{r}-t")
-                    logs.append(statistics.mean(math.log(t / alone) for t in turns))
+                    logs["stepped"].append(math.log(stepped / alone))
+                    logs["turns"].append(statistics.mean(math.log(t / alone) for t in turns))
                     alone_s.append(alone)
-                mean, sd = statistics.mean(logs), statistics.stdev(logs)
-                half = stats.t.ppf(0.995, len(logs) - 1) * sd / math.sqrt(len(logs))
-                print(f"| {name} | {statistics.median(alone_s) * 1e3:.3g} ms | ×{math.exp(mean):.4f} "
-                      f"({math.exp(mean - half):.4f}–{math.exp(mean + half):.4f}) | {len(logs)} |", flush=True)
+                shown = []
+                for series in logs.values():
+                    mean, sd = statistics.mean(series), statistics.stdev(series)
+                    half = stats.t.ppf(0.995, len(series) - 1) * sd / math.sqrt(len(series))
+                    shown.append(f"×{math.exp(mean):.4f} ({math.exp(mean - half):.4f}–{math.exp(mean + half):.4f})")
+                print(f"| {name} | {statistics.median(alone_s) * 1e3:.3g} ms | {shown[0]} | {shown[1]} | "
+                      f"{args.repetitions} |", flush=True)
     return 0
 
 

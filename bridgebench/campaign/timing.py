@@ -307,6 +307,11 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
                  if (t.benchmark, t.pexec) == (task.benchmark, task.pexec) and stepped(t)]
         if task not in tasks:  # stored meanwhile by another harness: it still runs, as the engine asked
             tasks.append(task)
+        if len(tasks) == 1:
+            # Nothing to pair with (its partners are stored): alone, in batch mode, as a sequential campaign runs
+            # it; a block of one would step it, and a lone stepped process runs 25 % slower here
+            # (benchmarks/turn_cost.py).
+            return alone(task)
         rounds, turn = lockstep.turns([sized(t) for t in tasks])
         members, draws = [], []
         for t, k in zip(tasks, turn, strict=True):

@@ -166,7 +166,8 @@ def pairing_words(result: Analysis) -> str:
     if o["pairing"] == "lockstep" and alone:
         words += f"; not paired, their probes have no stepped mode: {', '.join(alone)}"
     if o["pairing"] == "lockstep" and threaded(result):
-        words += f"; sharing the block's one CPU among several threads: {threaded(result)}"
+        words += (f"; sharing the block's one CPU among several threads (their ratios are costs on one CPU; "
+                  f"`--pairing sequential` spreads them, methodology §13): {threaded(result)}")
     drawn = "drawn per execution" if o.get("layout") == "drawn" else "fixed by the paths"
     return f"{words}; memory layout {drawn}"
 
