@@ -255,7 +255,9 @@ def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
         changepoints=tuple(s.start for s in cls.segments[1:]) if cls else (),
         segments=segments, steady_ranges=ranges, outliers=tuple(int(i) for i in np.flatnonzero(outliers)),
         steady_mean=float(np.mean(times[mask])) if mask.any() else None, counters=means,
-        machine=e.machine or machine, jit=jitdiag.record(e.info_json), **_pairing(e.info_json))
+        machine=e.machine or machine, jit=jitdiag.record(e.info_json), **_pairing(e.info_json),
+        first_ratio=float(times[0] / np.median(times[1:])) if cls is None and n > 2 and np.median(times[1:]) > 0
+        else None)
 
 
 def _pairing(info_json: str | None) -> dict[str, Any]:

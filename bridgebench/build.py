@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bridgebench.locks import FileLock
 from bridgebench.placeholders import PlaceholderError, expand, expand_all
-from bridgebench.study import PROBES_DIR, REPO_ROOT, Mechanism, Study
+from bridgebench.study import PROBES_DIR, REPO_ROOT, STUDIES_DIR, Mechanism, Study
 
 BUILD_TIMEOUT_S = 900
 STAMP = ".bridgebench-build"
@@ -152,6 +152,13 @@ def build_mechanism(study: Study, mech: Mechanism, build_root: Path) -> BuildRes
     if missing:
         return unavailable(_unavailable_for(mech, missing), build_hash)
     return BuildResult(mech.name, True, "", _version(mech, values, env, study.dir), build_dir, build_hash, cached)
+
+
+def default_root(study: Study) -> Path:
+    """Where a study's builds go unless told: the repository's build folder for its own studies, a build
+    folder beside any other (never the folder the command happens to run in)."""
+    inside = study.dir.resolve().is_relative_to(STUDIES_DIR.resolve())
+    return REPO_ROOT / "build" if inside else study.dir / "build"
 
 
 def build_study(study: Study, build_root: Path, mechanisms: list[str] | None = None) -> dict[str, BuildResult]:

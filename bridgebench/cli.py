@@ -25,9 +25,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from bridgebench import __version__, environment, fleet, gate
+from bridgebench import __version__, baseline, environment, fleet, gate
 from bridgebench import calibrate as calibration
-from bridgebench.build import BuildResult, build_study
+from bridgebench.build import BuildResult, build_study, default_root
 from bridgebench.campaign import engine, kinds, timing
 from bridgebench.campaign import load as load_campaign
 from bridgebench.campaign.config import SEQUENTIAL, Options, read
@@ -102,6 +102,8 @@ MechanismsOpt = Annotated[str | None, typer.Option(help="Comma-separated mechani
 RandomOrderOpt = Annotated[bool, typer.Option("--random-order", help="Shuffle each round.")]
 SeedOpt = Annotated[int, typer.Option(help="Seed for --random-order and the bootstrap.")]
 BuildDirOpt = Annotated[Path, typer.Option(help="Where builds go.")]
+StudyBuildDirOpt = Annotated[Path | None, typer.Option("--build-dir", help="Where builds go (default: build/ in the "
+                                                      "repository for its own studies, build/ beside any other).")]
 PairingOpt = Annotated[str | None, typer.Option(
     "--pairing", metavar="lockstep|sequential", help="lockstep (timed, with a baseline: the default): a "
     "benchmark's mechanisms run as live processes on one CPU taking turns iteration by iteration; sequential: "
@@ -209,7 +211,9 @@ def _print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
-def _build(study: Study, build_dir: Path, mechanisms: list[str] | None, quiet: bool) -> dict[str, BuildResult]:
+def _build(study: Study, build_dir: Path | None, mechanisms: list[str] | None, quiet: bool
+           ) -> dict[str, BuildResult]:
+    build_dir = build_dir or default_root(study)
     with err.status(f"building {study.name}…") if not quiet else nullcontext():
         builds = build_study(study, build_dir, mechanisms)
     if not quiet:
@@ -232,7 +236,7 @@ def _check(kind: Kind, study: Study, builds: dict[str, BuildResult], options: Op
     return rows
 
 
-def _build_and_check(kind: Kind, study: Study, options: Options, build_dir: Path, quiet: bool
+def _build_and_check(kind: Kind, study: Study, options: Options, build_dir: Path | None, quiet: bool
                      ) -> tuple[dict[str, BuildResult], list[CheckRow]]:
     """What a new campaign needs first: its mechanisms built and their answers agreeing (else exit)."""
     builds = _build(study, build_dir, list(options.mechanisms), quiet=quiet)
@@ -279,7 +283,7 @@ def list_(store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> Non
 @app.command()
 def build(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
           mechanisms: Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")] = None,
-          build_dir: BuildDirOpt = Path("build"),
+          build_dir: StudyBuildDirOpt = None,
           as_json: JsonOpt = False) -> None:
     """Build a study's mechanisms (cached); say which are unavailable and why."""
     study = _load(study_name)
@@ -293,7 +297,7 @@ def build(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
 def check(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
           benchmarks: Annotated[str | None, typer.Option(help="Comma-separated benchmarks.")] = None,
           mechanisms: Annotated[str | None, typer.Option(help="Comma-separated mechanisms.")] = None,
-          build_dir: BuildDirOpt = Path("build"),
+          build_dir: StudyBuildDirOpt = None,
           as_json: JsonOpt = False) -> None:
     """Build, then check that every mechanism computes the same answer (exit 3 if not): each probe on every
     benchmark, and each server's answer to every request, as `load` checks it first."""
@@ -382,7 +386,7 @@ def _write_reports(kind: Kind, result: Any, store: Store, stem: str, report_dir:
 
 
 def _campaign(kind: Kind, study_name: str, new_options: Callable[[Study], Options], resume: bool,
-              campaign_id: int | None, report_dir: Path, build_dir: Path, store_path: str, as_json: bool,
+              campaign_id: int | None, report_dir: Path, build_dir: Path | None, store_path: str, as_json: bool,
               seed: int | None = None, exclude_disturbed: bool = False, wide: bool = False) -> None:
     """`run` and `load`: build, check answers and start a campaign of this kind, or resume one; run what is
     pending; analyse; write the reports and print the result."""
@@ -456,7 +460,7 @@ def run(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
         resume: Annotated[bool, typer.Option("--resume", help="Continue the latest unfinished campaign.")] = False,
         campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --resume: which one.")] = None,
         report_dir: Annotated[Path, typer.Option(help="Where the reports are written.")] = Path("results"),
-        build_dir: BuildDirOpt = Path("build"),
+        build_dir: StudyBuildDirOpt = None,
         store_path: StoreOpt = DEFAULT_STORE,
         as_json: JsonOpt = False, wide: WideOpt = False) -> None:
     """Build, check answers, run the campaign (or resume it), analyse, and report."""
@@ -490,7 +494,7 @@ def load(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
                                               "campaign.")] = False,
          campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --resume: which one.")] = None,
          report_dir: Annotated[Path, typer.Option(help="Where the reports are written.")] = Path("results"),
-         build_dir: BuildDirOpt = Path("build"),
+         build_dir: StudyBuildDirOpt = None,
          store_path: StoreOpt = DEFAULT_STORE,
          as_json: JsonOpt = False) -> None:
     """Load a study's servers: build, check each request's answer, a closed-loop saturation phase, then
@@ -519,7 +523,7 @@ def enqueue(study_name: Annotated[str, typer.Argument(metavar="STUDY")],
             quick: QuickOpt = False, budget: BudgetOpt = "default", process_executions: ExecutionsOpt = None,
             iterations: IterationsOpt = None, timeout: TimeoutOpt = None, benchmarks: BenchmarksOpt = None,
             mechanisms: MechanismsOpt = None, random_order: RandomOrderOpt = False, seed: SeedOpt = 0,
-            metric: MetricOpt = None, build_dir: BuildDirOpt = Path("build"),
+            metric: MetricOpt = None, build_dir: StudyBuildDirOpt = None,
             store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
     """Build, check answers and plan a campaign here, and put its process executions on the store's queue
     for `bridgebench worker` on any machine (a PostgreSQL store)."""
@@ -551,7 +555,7 @@ def worker(store_path: StoreOpt = DEFAULT_STORE,
                                                     "instead of waiting for more.")] = False,
            campaign_id: Annotated[int | None, typer.Option("--campaign", help="With --until-done: stop when this "
                                                            "campaign is done.")] = None,
-           build_dir: BuildDirOpt = Path("build")) -> None:
+           build_dir: StudyBuildDirOpt = None) -> None:
     """Run queued process executions, one at a time, storing each as it ends (SIGINT/SIGTERM: stop after
     the one in hand)."""
     store = _store(store_path, create=False)
@@ -633,16 +637,40 @@ def report(campaign_id: Annotated[int | None, typer.Argument(metavar="[CAMPAIGN]
           lambda: kind.formats[format_](result, store))
 
 
-def _side(spec: str) -> tuple[int, str | None]:
+@app.command("export")
+def export_(campaign_id: Annotated[int, typer.Argument(metavar="CAMPAIGN")],
+            output: Annotated[Path, typer.Option("-o", "--output", help="The baseline file to write (new; "
+                                                 "e.g. base.bbx).")],
+            store_path: StoreOpt = DEFAULT_STORE) -> None:
+    """Write a campaign to a portable baseline file, for `diff FILE CAMPAIGN` on another store (a CI job)."""
+    store = _store(store_path, create=False)
+    try:
+        written = baseline.export(store, campaign_id, output)
+    except (baseline.BaselineError, StoreError) as e:
+        fail(str(e), EXIT_STORE_WRITE if isinstance(e, StoreWriteError) else EXIT_USAGE)
+    out.print(f"{written}: campaign {campaign_id}, a baseline for `bridgebench diff {written} CAMPAIGN`",
+              highlight=False, soft_wrap=True)
+
+
+def _side(spec: str, store_path: str) -> tuple[Store, int, str | None, str]:
+    """A diff side: a campaign of the store (3, 3:luajit) or a baseline file (base.bbx, base.bbx:luajit);
+    its store, campaign, mechanism and the name the report gives it."""
+    if baseline.is_file_side(spec):
+        try:
+            store, campaign, mechanism = baseline.open_file(spec)
+        except baseline.BaselineError as e:
+            fail(str(e))
+        return store, campaign, mechanism, Path(spec.split(":")[0] if mechanism else spec).name
     campaign, _, mechanism = spec.partition(":")
     if not campaign.isdigit():
-        fail(f"{spec!r}: expected CAMPAIGN or CAMPAIGN:MECHANISM, e.g. 3 or 3:luajit")
-    return int(campaign), mechanism or None
+        fail(f"{spec!r}: expected CAMPAIGN, CAMPAIGN:MECHANISM or a baseline file, e.g. 3, 3:luajit or base.bbx")
+    return _store(store_path, create=False), int(campaign), mechanism or None, campaign
 
 
 @app.command()
-def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIGN:MECHANISM")],
-         b: Annotated[str, typer.Argument(metavar="B", help="CAMPAIGN or CAMPAIGN:MECHANISM")],
+def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN, CAMPAIGN:MECHANISM or a baseline file "
+                                         "(base.bbx, base.bbx:MECHANISM)")],
+         b: Annotated[str, typer.Argument(metavar="B", help="CAMPAIGN, CAMPAIGN:MECHANISM or a baseline file")],
          cross_machine: Annotated[bool, typer.Option("--cross-machine",
                                                      help="Compare runs from different machines.")] = False,
          exclude_disturbed: ExcludeOpt = False,
@@ -656,7 +684,8 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
              "--margin", metavar="SHARE", help="The margin within which a ratio is equivalent (2% or 0.02); "
              "default: the study's.")] = None,
          store_path: StoreOpt = DEFAULT_STORE, as_json: JsonOpt = False) -> None:
-    """Is the difference real? Compare two campaigns, or two mechanisms (3:luajit 3:luajit2)."""
+    """Is the difference real? Compare two campaigns, or two mechanisms (3:luajit 3:luajit2), or a baseline
+    file exported elsewhere with a campaign (base.bbx 4)."""
     try:
         gate_on = gate.verdicts(fail_on) if fail_on else ()
         within = gate.share(margin) if margin is not None else None
@@ -667,18 +696,20 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN or CAMPAIG
         fail(f"--format: expected one of {', '.join(diff_report.FORMATS)}, got {format_!r}")
     if output and not output.parent.is_dir():
         fail(f"-o {output}: no folder {output.parent}")
-    (ca, ma), (cb, mb) = _side(a), _side(b)
+    (store, ca, ma, name_a), (store_b, cb, mb, name_b) = _side(a, store_path), _side(b, store_path)
     if (ma is None) != (mb is None):
         fail("name a mechanism on both sides (3:luajit 4:luajit2) or on neither (3 4)")
-    store = _store(store_path, create=False)
-    others = [(c, k) for c in (ca, cb) if (k := _kind(store, c)) is not TIMING]
+    if store_b.location == store.location:
+        store_b = store
+    others = [(c, k) for s, c in ((store, ca), (store_b, cb)) if (k := _kind(s, c)) is not TIMING]
     if others:
         (c, k), *_ = others
         fail(f"campaign {c} is a {k.noun}: its report compares its mechanisms (`bridgebench report {c}`); diff "
              "compares campaigns timed in iterations")
     try:
         comparisons, header = compare(store, ca, ma, cb, mb, cross_machine=cross_machine,
-                                      exclude_disturbed=exclude_disturbed, margin=within)
+                                      exclude_disturbed=exclude_disturbed, margin=within, store_b=store_b,
+                                      names=(name_a, name_b))
     except (StoreError, DiffError) as e:
         fail(str(e))
     _emit(output, format_, lambda console: diff_report.show(comparisons, header, console),

@@ -32,14 +32,23 @@ def _disturbance_note(ra: Analysis, rb: Analysis, same_campaign: bool) -> str:
         + left_out
 
 
-def _same_metric(a: Campaign, b: Campaign, cross_machine: bool) -> None:
+def _files_note(a: Campaign, b: Campaign, same: bool) -> str:
+    """Two campaigns of one study file may still have measured different code: the hash of the study's own
+    files each campaign stored says so."""
+    fa, fb = a.config.get("study_files"), b.config.get("study_files")
+    if same or not fa or not fb or fa == fb:
+        return ""
+    return f"; THE STUDY'S FILES DIFFER between A and B ({fa} vs {fb}): the code measured changed"
+
+
+def _same_metric(a: Campaign, b: Campaign, cross_machine: bool, same: bool) -> None:
     """Counts compare with counts taken under the same pinning (counting.py), times with times."""
     oa, ob = read(a).options, read(b).options
     metric_a, metric_b = getattr(oa, "metric", SECONDS), getattr(ob, "metric", SECONDS)
     if metric_a != metric_b:
         raise DiffError(f"campaign {a.id} measured {metric_a} and campaign {b.id} {metric_b}: counts and times "
                         "do not compare")
-    if metric_a != INSTRUCTIONS or a.id == b.id:
+    if metric_a != INSTRUCTIONS or same:
         return
     pa, pb = getattr(oa, "counting", None) or {}, getattr(ob, "counting", None) or {}
     differ = differences(pa, pb)
@@ -53,19 +62,23 @@ def _same_metric(a: Campaign, b: Campaign, cross_machine: bool) -> None:
 
 
 def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, cross_machine: bool = False,
-            exclude_disturbed: bool = False, margin: float | None = None) -> tuple[list[Comparison], str]:
+            exclude_disturbed: bool = False, margin: float | None = None, store_b: Store | None = None,
+            names: tuple[str, str] | None = None) -> tuple[list[Comparison], str]:
     """The comparisons, and a header line saying what was compared; `margin`: the equivalence margin the
-    verdicts use (None: the study's, as A's analysis has it)."""
+    verdicts use (None: the study's, as A's analysis has it). B's campaign is in `store_b` when given (a
+    baseline file: baseline.py), else in `store`; `names` name the sides where they are not the store's."""
+    other = store_b or store
+    same = other is store and ca == cb
     # The machine check reads the campaigns themselves, never a cached analysis.
-    campaign_a, campaign_b = store.campaign(ca), store.campaign(cb)
+    campaign_a, campaign_b = store.campaign(ca), other.campaign(cb)
     same_machine = campaign_a.machine == campaign_b.machine
     if not same_machine and not cross_machine:
         raise DiffError(f"campaign {ca} ran on {_machine_line(campaign_a)} and campaign {cb} on "
                         f"{_machine_line(campaign_b)}: "
                         "timings from different machines do not compare; pass --cross-machine to compare anyway")
-    _same_metric(campaign_a, campaign_b, cross_machine)
+    _same_metric(campaign_a, campaign_b, cross_machine, same)
     ra = current_analysis(store, ca, exclude_disturbed)
-    rb = ra if cb == ca else current_analysis(store, cb, exclude_disturbed)
+    rb = ra if same else current_analysis(other, cb, exclude_disturbed)
     if ma is not None and mb is not None:
         for mech, result, cid in ((ma, ra, ca), (mb, rb, cb)):
             if not any(c.mechanism == mech for c in result.cells):
@@ -77,21 +90,24 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
     if not pairs:
         raise DiffError(f"campaigns {ca} and {cb} share no benchmark × mechanism to compare")
 
-    series = Series(store, ra.metric)
+    series_a, series_b = Series(store, ra.metric), Series(other, rb.metric)
     # Within one campaign the ratio is the one its budget judged (and may have stopped on): at its confidence.
-    confidence = ra.interval_confidence if ca == cb else ra.confidence
+    confidence = ra.interval_confidence if same else ra.confidence
+    name_a, name_b = names or (str(ca), str(cb))
     comparisons = []
     for ka, kb in pairs:
         cell_a, cell_b = ra.cell(*ka), rb.cell(*kb)
         assert cell_a is not None and cell_b is not None
-        sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
-        ratio = ratio_between(sa, sb, confidence=confidence, same_campaign=ca == cb) if sa and sb else None
-        compared = compare_cells(ka[0], f"{ca}:{ka[1]}", f"{cb}:{kb[1]}", cell_a, cell_b, ratio, ra.confidence,
-                                 ra.equivalence if margin is None else margin)
+        sa, sb = series_a.steady(cell_a.per_execution), series_b.steady(cell_b.per_execution)
+        ratio = ratio_between(sa, sb, confidence=confidence, same_campaign=same) if sa and sb else None
+        compared = compare_cells(ka[0], f"{name_a}:{ka[1]}", f"{name_b}:{kb[1]}", cell_a, cell_b, ratio,
+                                 ra.confidence, ra.equivalence if margin is None else margin)
         comparisons.append(replace(compared, metric=ra.metric))
-    header = (f"A = campaign {ca} ({ra.campaign.study}), B = campaign {cb} ({rb.campaign.study}); "
+    side_a = f"campaign {ca}" if names is None or names[0] == str(ca) else f"{names[0]} (campaign {ca})"
+    side_b = f"campaign {cb}" if names is None or names[1] == str(cb) else f"{names[1]} (campaign {cb})"
+    header = (f"A = {side_a} ({ra.campaign.study}), B = {side_b} ({rb.campaign.study}); "
               f"{'same machine' if same_machine else 'DIFFERENT MACHINES (--cross-machine)'}: "
               f"{_machine_line(campaign_a)}" + ("" if same_machine else f" vs {_machine_line(campaign_b)}")
-              + _disturbance_note(ra, rb, ca == cb)
+              + _disturbance_note(ra, rb, same) + _files_note(campaign_a, campaign_b, same)
               + f"; equivalent within ±{100 * (ra.equivalence if margin is None else margin):g}%")
     return comparisons, header

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bridgebench import counting, environment, native
-from bridgebench.build import BuildResult, build_study
+from bridgebench.build import BuildResult, build_study, default_root
 from bridgebench.campaign import engine
 from bridgebench.campaign.config import TimingOptions, read
 from bridgebench.campaign.kind import CampaignError, CheckRow
@@ -144,7 +144,7 @@ class _Worker:
     identity, and the builds it has made."""
 
     location: str
-    build_dir: Path
+    build_dir: Path | None  # None: each study's default (build.default_root)
     machine: str = ""
     builds: dict[tuple[str, tuple[str, ...]], dict[str, BuildResult]] = field(default_factory=dict)
     local: threading.local = field(default_factory=threading.local)
@@ -188,7 +188,7 @@ def _execute(campaign_id: int, seq: int) -> str:
             raise FleetError(f"this worker cannot count campaign {campaign_id}'s instructions: {unlike}")
     key = (study.name, options.mechanisms)
     if key not in state.builds:
-        state.builds[key] = build_study(study, state.build_dir, list(options.mechanisms))
+        state.builds[key] = build_study(study, state.build_dir or default_root(study), list(options.mechanisms))
     builds = state.builds[key]
     engine.verify_builds(store, campaign_id, builds)
     task = store.planned_task(campaign_id, seq)
@@ -249,7 +249,7 @@ async def _work(app: Any, options: dict[str, Any]) -> None:
             await asyncio.sleep(RECONNECT_WAIT_S)
 
 
-def run_worker(store: Store, build_dir: Path, *, concurrency: int = 1, until_done: bool = False,
+def run_worker(store: Store, build_dir: Path | None, *, concurrency: int = 1, until_done: bool = False,
                campaign_id: int | None = None) -> None:
     """Take jobs from the queue and run them until stopped (SIGINT/SIGTERM: after the job in hand), or with
     until_done, until nothing is left to run."""

@@ -45,8 +45,9 @@ def answer(ratio: Estimate | None, equivalence: float, needed: int = MIN_EXECUTI
 
 
 def summary(subject: str, baseline: str, answers: Iterable[tuple[str, Answer]], equivalence: float,
-            confidence: float) -> str:
-    """One line: how many benchmarks got each answer, naming the undecided ones (up to eight)."""
+            confidence: float, sizes: dict[str, float] | None = None) -> str:
+    """One line: how many benchmarks got each answer, with how much where faster or slower (the ratio, or
+    the range of ratios, from `sizes`: benchmark -> ratio), naming the undecided ones (up to eight)."""
     answers = list(answers)
     words = {FASTER: "faster", SLOWER: "slower", EQUIVALENT: f"equivalent within {equivalence:.0%}",
              UNDECIDED: "undecided"}
@@ -55,7 +56,15 @@ def summary(subject: str, baseline: str, answers: Iterable[tuple[str, Answer]], 
         benches = [bench for bench, a in answers if a.state == state]
         if benches:
             named = f" ({', '.join(benches)})" if state == UNDECIDED and len(benches) <= 8 else ""
-            parts.append(f"{word} on {len(benches)}{named}")
+            ratios = sorted(sizes[b] for b in benches if sizes and b in sizes) if state in (FASTER, SLOWER) else []
+            size = (f": {_times(ratios[0])}" if len(ratios) == 1 or (ratios and _times(ratios[0]) == _times(ratios[-1]))
+                    else f": {_times(ratios[0])}–{_times(ratios[-1])}" if ratios else "")
+            parts.append(f"{word} on {len(benches)}{size}{named}")
     total = len(answers)
     return (f"{subject} vs {baseline}, {total} benchmark{'s' if total != 1 else ''}: "
             + (", ".join(parts) if parts else "nothing to compare") + f" ({confidence:.0%})")
+
+
+def _times(ratio: float) -> str:
+    """A ratio as the headline gives it: ×0.05, ×1.5, ×38, ×19,540."""
+    return f"×{ratio:,.0f}" if ratio >= 1000 else f"×{ratio:.2g}" if ratio < 10 else f"×{ratio:.0f}"

@@ -73,6 +73,8 @@ class Run:
     turn: int = 1  # in a block, the iterations of each of its turns (round r is iterations [r·turn, (r+1)·turn))
     threads: int = 1  # in a block, the most threads its processes had: they shared the block's one CPU
     processes: int = 1  # in a block, the most processes it had
+    first_ratio: float | None = None  # unclassified (too short for changepoints): its first iteration over the
+    #   median of the others, a warm-up the budget could not separate when well above 1
 
     def steady_mask(self) -> np.ndarray:
         """True for the iterations the analysis counts: inside a steady range and not an outlier."""

@@ -180,6 +180,22 @@ class Study:
         blob = json.dumps(self.raw, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
+    def files_hash(self) -> str:
+        """The study's own files (benchmarks, sources, scripts; not what builds and runs write there), so that
+        a diff between campaigns can say the code they measured differs although the study file does not."""
+        digest = hashlib.sha256()
+        for path in sorted(self.dir.rglob("*")):
+            relative = path.relative_to(self.dir)
+            if (not path.is_file() or relative.parts[0] in FILES_NOT_HASHED
+                    or any(part.startswith(".") or part == "__pycache__" for part in relative.parts)
+                    or path.suffix in (".sqlite", ".pyc")):
+                continue
+            digest.update(f"{relative.as_posix()}\0".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        return digest.hexdigest()[:16]
+
+
+FILES_NOT_HASHED = ("build", "results")  # a study's folders that builds and runs write into
 
 # Keys each table accepts: name -> (type description, checker).
 _STR = ("a string", lambda v: isinstance(v, str))
@@ -571,7 +587,8 @@ def find_study(name_or_path: str) -> Path:
     if named.exists():
         return named
     known = ", ".join(sorted(p.parent.name for p in STUDIES_DIR.glob("*/study.toml"))) or "none"
-    raise StudyError(f"{name_or_path}: no such study (known: {known})")
+    raise StudyError(f"{name_or_path}: no such study (known: {known}; a study anywhere else is named by the path "
+                     "to its folder or its study.toml)")
 
 
 def all_studies() -> list[Path]:

@@ -38,3 +38,17 @@ def test_two_harnesses_building_one_study_at_once_build_it_once(tmp_path: Path) 
         assert proc.returncode == 0, err
     assert (study / "builds.log").read_text() == "built\n"  # the second waited and found it cached
     assert (builds / "slow-build" / "a" / "made").read_text() == "ok\n"
+
+
+def test_an_outside_study_builds_beside_itself_not_in_the_current_folder(tmp_path: Path) -> None:
+    from tests.conftest import bridgebench
+
+    study = tmp_path / "elsewhere" / "slow-build"
+    study.mkdir(parents=True)
+    (study / "study.toml").write_text(STUDY)
+    cwd = tmp_path / "somewhere-else"
+    cwd.mkdir()
+    done = bridgebench("build", str(study / "study.toml"), cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    assert (study / "build" / "slow-build" / "a" / "made").is_file()
+    assert not (cwd / "build").exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 from tests.conftest import add_benchmark, bridgebench, gated_campaign, rows, stored_times
@@ -39,6 +40,23 @@ def test_disagreeing_mechanisms_fail_the_check_and_nothing_is_timed(basic_study:
     assert "answer check failed" in result.stderr
     assert "no answer has a majority" in result.stderr
     assert not rows(tmp_path / "results" / "bridgebench.sqlite", "SELECT * FROM execution")
+
+
+def test_a_failed_check_says_what_each_mechanism_gave_and_how_to_rerun_a_crash(basic_study: Path,
+                                                                             tmp_path: Path) -> None:
+    add_benchmark(basic_study, "wrong")
+    expected = str(sum(i % 7 for i in range(100)))  # what mechanism a computes at the check's size
+    basic_study.write_text(basic_study.read_text() + f'expect = "{expected}"\n')
+    wrong = bridgebench("run", str(basic_study), cwd=tmp_path)
+    assert wrong.returncode == 3
+    assert f"gave '{sum(i % 7 for i in range(101))}', expected '{expected}' (the study's expect)" in wrong.stderr
+    add_benchmark(basic_study, "checkcrash")
+    crashed = bridgebench("run", str(basic_study), "--benchmarks", "checkcrash", cwd=tmp_path)
+    assert crashed.returncode == 3
+    (line,) = [x for x in crashed.stderr.splitlines() if x.startswith("error: ")]  # the one-line error
+    assert "checkcrash on b" in line and "PROBE_MECHANISM=b" in line and "probe.py checkcrash 2 100" in line
+    rerun = line.split("to run it by hand: ", 1)[1].rsplit("); nothing was timed", 1)[0]
+    assert subprocess.run(["bash", "-c", rerun], capture_output=True).returncode != 0  # it crashes again
 
 
 def test_malformed_study_is_a_one_line_error(tmp_path: Path) -> None:
@@ -147,7 +165,7 @@ def test_a_choice_of_mechanisms_leaves_out_the_benchmarks_none_of_them_runs(basi
         f.write('\n[benchmarks.only-a]\nparam = 10\nmechanisms = ["a"]\n')
     checked = bridgebench("check", str(basic_study), "--mechanisms", "b", cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr
-    assert "the same answer on 1 benchmarks" in checked.stderr
+    assert "the same answer on 1 benchmark" in checked.stderr and "1 benchmarks" not in checked.stderr
     done = bridgebench("run", str(basic_study), "--mechanisms", "b", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert [w["benchmark"] for w in json.loads(done.stdout)["workloads"]] == ["ok"]

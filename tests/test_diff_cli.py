@@ -51,7 +51,7 @@ def test_diff_refuses_different_machines_unless_told(basic_study: Path, tmp_path
 def test_diff_rejects_a_malformed_side(tmp_path: Path) -> None:
     result = bridgebench("diff", "x", "2", cwd=tmp_path)
     assert result.returncode == 2
-    assert "expected CAMPAIGN or CAMPAIGN:MECHANISM" in result.stderr
+    assert "expected CAMPAIGN, CAMPAIGN:MECHANISM or a baseline file" in result.stderr
 
 
 def test_diff_as_markdown_and_as_an_html_page_with_the_ratio_plot(basic_study: Path, tmp_path: Path) -> None:
@@ -60,9 +60,12 @@ def test_diff_as_markdown_and_as_an_html_page_with_the_ratio_plot(basic_study: P
     assert md.returncode == 0, md.stderr
     lines = md.stdout.splitlines()
     assert lines[0] == "# bridgebench diff"
-    table = [ln for ln in lines if ln.startswith("| ok |")]
+    assert lines[2].startswith("**Overall:** ")  # the verdict counts first, for a pull request's summary
+    details = lines[lines.index("<details><summary>Every benchmark, every column</summary>"):]
+    table = [ln for ln in details if ln.startswith("| ok |")]
     assert len(table) == 2 and all(ln.count(" | ") == 12 for ln in table)  # one row per mechanism, every column
-    assert any(ln.startswith("**Overall:** ") for ln in lines)
+    changed = [ln for ln in lines[:len(lines) - len(details)] if ln.startswith("| ok |")]
+    assert ("## What changed" in lines) == bool(changed)  # only what is faster, slower or different
 
     page = tmp_path / "diff.html"
     result = bridgebench("diff", "1:a", "2:b", "--format", "html", "-o", str(page), cwd=tmp_path)
@@ -127,3 +130,18 @@ def test_the_gate_fails_on_the_verdicts_it_is_told_and_only_on_them(basic_study:
 def test_a_wrong_gate_is_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
     done = bridgebench("diff", "1", "2", *args, cwd=tmp_path)
     assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_diff_says_when_the_study_files_differ_between_the_campaigns(basic_study: Path, tmp_path: Path) -> None:
+    """The study file is the same, but a benchmark's code changed between the campaigns: the diff says so."""
+    (basic_study.parent / "bench.lua").write_text("return {run = function(n) return n end}\n")
+    for edit in ("", "-- edited\n"):
+        (basic_study.parent / "bench.lua").write_text(edit + "return {run = function(n) return n end}\n")
+        done = bridgebench("run", str(basic_study), "-i", "6", "-p", "3", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    across = bridgebench("diff", "1", "2", cwd=tmp_path)
+    assert across.returncode == 0 and "THE STUDY'S FILES DIFFER between A and B" in across.stdout
+    within = bridgebench("diff", "1:a", "1:b", cwd=tmp_path)
+    assert within.returncode == 0 and "FILES DIFFER" not in within.stdout
+    again = bridgebench("run", str(basic_study), "-i", "6", "-p", "3", cwd=tmp_path)  # nothing edited since 2
+    assert again.returncode == 0 and "FILES DIFFER" not in bridgebench("diff", "2", "3", cwd=tmp_path).stdout

@@ -42,6 +42,11 @@ def test_the_summary_counts_each_answer_and_names_the_undecided() -> None:
         "(havlak) (99%)")
     assert summary("a", "b", [("x", Answer(EQUIVALENT, ""))], 0.05, 0.99) == (
         "a vs b, 1 benchmark: equivalent within 5% on 1 (99%)")
+    # with the ratios, the words carry how much: the one ratio, or the range
+    sizes = {"fib": 0.0512, "md5": 0.81, "life": 1.004, "havlak": 1.3, "ray": 38.2}
+    assert summary("luajit2", "LuaJIT", answers, 0.02, 0.99, sizes) == (
+        "luajit2 vs LuaJIT, 5 benchmarks: faster on 2: ×0.051–×0.81, slower on 1: ×38, equivalent within 2% on 1, "
+        "undecided on 1 (havlak) (99%)")
 
 
 def test_the_headline_names_a_mechanism_other_than_the_baseline(basic_study: Path) -> None:

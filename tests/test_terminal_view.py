@@ -92,3 +92,18 @@ def test_the_selftest_table_fits_80_columns_one_line_a_check() -> None:
     for tally in report.tallies():
         (line,) = [x for x in lines if x.startswith(tally.check)]
         assert line.split()[-1] == tally.verdict  # the whole row on its line
+
+
+def test_a_warm_up_too_short_to_separate_is_flagged_and_batched_figures_say_per_call(tmp_path: Path) -> None:
+    """Too short for changepoints, every iteration counts as steady: a first iteration well above the others
+    (set-up done in the first call) is named, and figures of batched cells are said to be per call."""
+    from bridgebench.report import markdown
+
+    store, cid = make_campaign(tmp_path / "short.sqlite", pexecs=3, iterations=8, crash=False)
+    short = markdown.render(analyse(store, cid))
+    line = next(x for x in short.splitlines() if "a warm-up this budget is too short to separate" in x)
+    assert "fib on LUA/JIT (×" in line and "fib on CPYTHON" not in line  # lua/jit warms up, cpython is flat
+    assert "figures are per call where an iteration made a batch of calls: fib on CPYTHON" in short
+    assert "(batch of 4)" in short
+    store, cid = make_campaign(tmp_path / "long.sqlite", pexecs=3, iterations=120, crash=False)
+    assert "too short to separate" not in markdown.render(analyse(store, cid))  # changepoints found it

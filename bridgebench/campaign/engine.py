@@ -39,7 +39,7 @@ def create(store: Store, kind: Kind, study: Study, options: Options, builds: dic
     env = environment.capture()
     machine = environment.machine_id(env)
     options = options.calibrated(store.calibration(machine))
-    config = CampaignConfig(kind.name, study.raw, options).to_stored()
+    config = {**CampaignConfig(kind.name, study.raw, options).to_stored(), "study_files": study.files_hash()}
     campaign_id = store.create_campaign(study.name, str(study.path), study.config_hash(), config,
                                         environment.git_sha(), env, machine, tasks)
     store.record_builds(campaign_id, builds, {m: study.mechanisms[m].label for m in builds})

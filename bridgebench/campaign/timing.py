@@ -4,6 +4,8 @@ plan (rounds of every benchmark × mechanism, interleaved), one execution, and i
 
 from __future__ import annotations
 
+import os
+import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -225,17 +227,26 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
                 continue
             argv, env = command_for(study, build, benchmark, bench.check_param, CHECK_ITERATIONS, metric=metric)
             runs[build.mechanism], stepped[build.mechanism] = _check_run(argv, env, study.dir, timeout_s, metric)
+        answers = {m: r.output.answer for m, r in runs.items() if r.status == OK and r.output}
         reference = bench.expect
         if reference is None:
-            reference = majority(r.output.answer for r in runs.values() if r.status == OK and r.output)
+            reference = majority(answers.values())
+            source = f"the answer of {', '.join(m for m, a in answers.items() if a == reference)}, the majority"
+        else:
+            source = "the study's expect"
         for mechanism, run in runs.items():
             if run.status != OK or run.output is None:
-                row = CheckRow(benchmark, mechanism, "failed", None, f"{run.status}: {run.detail}")
+                argv, env = command_for(study, builds[mechanism], benchmark, bench.check_param, CHECK_ITERATIONS,
+                                        metric=metric)
+                row = CheckRow(benchmark, mechanism, "failed", None,
+                               f"{run.status}: {run.detail}; to run it by hand: {by_hand(argv, env, study.dir)}")
             elif reference is None:
-                row = CheckRow(benchmark, mechanism, "disagrees", run.output.answer, "no answer has a majority",
-                               run.output.batch)
+                given = "; ".join(f"{m}: {_short(a)}" for m, a in answers.items())
+                row = CheckRow(benchmark, mechanism, "disagrees", run.output.answer,
+                               f"no answer has a majority ({given})", run.output.batch)
             elif run.output.answer != reference:
-                row = CheckRow(benchmark, mechanism, "disagrees", run.output.answer, f"expected {reference!r}",
+                row = CheckRow(benchmark, mechanism, "disagrees", run.output.answer,
+                               f"gave {_short(run.output.answer)}, expected {_short(reference)} ({source})",
                                run.output.batch)
             else:
                 row = CheckRow(benchmark, mechanism, "agrees", run.output.answer, "", run.output.batch)
@@ -246,6 +257,19 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
             if on_row:
                 on_row(row)
     return _without_uncountable(rows, builds) if metric == counting.INSTRUCTIONS else rows
+
+
+def _short(answer: str, limit: int = 80) -> str:
+    return repr(answer if len(answer) <= limit else answer[:limit] + "…")
+
+
+def by_hand(argv: list[str], env: dict[str, str], cwd: Path) -> str:
+    """The command line that runs a probe as the harness ran it: its folder, the environment it set beyond
+    the harness's own, and its arguments, quoted for a shell."""
+    extra = {k: v for k, v in env.items() if os.environ.get(k) != v}
+    return (f"cd {shlex.quote(str(cwd))} && " + ("env " + " ".join(f"{k}={shlex.quote(v)}" for k, v in
+                                                                  sorted(extra.items())) + " " if extra else "")
+            + shlex.join(argv))
 
 
 def _without_uncountable(rows: list[CheckRow], builds: dict[str, BuildResult]) -> list[CheckRow]:
@@ -370,8 +394,8 @@ class TimingKind:
     @staticmethod
     def check_lines(study: Study, options: TimingOptions) -> tuple[str, str]:
         n = len(options.benchmarks)
-        return (f"checking answers of {n} benchmarks…",
-                f"every available mechanism gave the same answer on {n} benchmarks")
+        benchmarks = f"{n} benchmark{'s' if n != 1 else ''}"
+        return (f"checking answers of {benchmarks}…", f"every available mechanism gave the same answer on {benchmarks}")
 
     @staticmethod
     def summary(run: Execution) -> str:

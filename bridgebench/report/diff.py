@@ -68,9 +68,25 @@ def as_json(comparisons: list[Comparison], header: str) -> dict[str, Any]:
     return {"header": header, "overall": overall(comparisons), "comparisons": [asdict(c) for c in comparisons]}
 
 
+CHANGED = ("faster", "slower", "different")  # what a pull request's summary lists first
+SUMMARY_COLUMNS = ("Benchmark", "Verdict", "B/A (99% CI)", "A vs B", "Why")
+
+
 def markdown(comparisons: list[Comparison], header: str) -> str:
-    out = ["# bridgebench diff", "", header, "", *md.table(COLUMNS, rows(comparisons))]
-    out += [f"**Overall:** {overall(comparisons)}", ""]
+    """Fit for a CI job's summary or a pull request's comment: the verdict counts first, then only what
+    changed (faster, slower, different), each with its interval, then every benchmark and every column in
+    a collapsed section."""
+    changed = [(c, r) for c, r in zip(comparisons, rows(comparisons), strict=True) if c.verdict in CHANGED]
+    n = len(comparisons)
+    out = ["# bridgebench diff", "", f"**Overall:** {overall(comparisons)} (of {n} benchmark{'s' if n != 1 else ''})",
+           "", header, ""]
+    if changed:
+        out += ["## What changed", "", *md.table(SUMMARY_COLUMNS, [(r[0], r[3], r[6], f"{r[1]} vs {r[2]}", r[12])
+                                                                  for _, r in changed])]
+    else:
+        out += ["Nothing changed: no benchmark is faster, slower or different.", ""]
+    out += ["<details><summary>Every benchmark, every column</summary>", "", *md.table(COLUMNS, rows(comparisons)),
+            "</details>", ""]
     return "\n".join(out)
 
 

@@ -367,6 +367,8 @@ def _legend() -> str:
 
 
 def _header(result: Analysis) -> str:
+    """What the campaign was: its budget, what disturbed it, and its facts (below the answer and the
+    forest plot)."""
     c = result.campaign
     o = c.options
     budget = f"{tables.budget_words(result)}; timeout {o.get('timeout_s', '?')} s per process execution"
@@ -386,14 +388,23 @@ def _header(result: Analysis) -> str:
     warn += f'<p class="budget">{_e(counted)}</p>' if counted else ""
     few = tables.few_executions_line(result)
     warn += f'<p class="warning">{_e(few)}</p>' if few else ""
+    unseparated = tables.unseparated_line(result)
+    warn += f'<p class="warning">{_e(unseparated)}</p>' if unseparated else ""
+    per_call = tables.per_call_line(result)
+    warn += f'<p class="budget">{_e(per_call)}</p>' if per_call else ""
     unsettled = tables.unsettled_rows(result)
     if unsettled:
         warn += ("<details><summary>Not settled by the adaptive budget</summary>"
                  + table(("Benchmark", "Mechanism", "State", "Why"), unsettled) + "</details>")
+    return f'<section id="campaign"><p class="budget">{_e(budget)}</p>{warn}<dl class="facts">{dl}</dl></section>'
+
+
+def _title(result: Analysis) -> str:
+    """The page's top: the campaign, and the study's question answered in words."""
+    c = result.campaign
     answer = "".join(f'<p class="{"headline" if i == 0 else "budget"}">{_e(line)}</p>'
                      for i, line in enumerate(tables.headline_lines(result)))
-    return (f"<header><h1>bridgebench: {_e(c.study)}, campaign {_e(c.id)}</h1>{answer}"
-            f'<p class="budget">{_e(budget)}</p>{warn}<dl class="facts">{dl}</dl></header>')
+    return f"<header><h1>bridgebench: {_e(c.study)}, campaign {_e(c.id)}</h1>{answer}</header>"
 
 
 def _summary(result: Analysis) -> str:
@@ -629,6 +640,7 @@ def render(result: Analysis, series: Series) -> str:
            + '<a href="#summary">Steady state</a><a href="#comparison">Comparison</a>'
            + ('<a href="#problems">Problems</a>' if problems else "")
            + '<a href="#runs">Run-sequence plots</a><a href="#machine">Machine</a></nav>')
-    body = "".join((_header(result), nav, verdicts, _summary(result), _comparison(result), problems,
-                    _machines(result), _runs(result, series), _machine(result)))
+    # the answer first: the headline, then the forest plot; what the campaign was comes after them
+    body = "".join((_title(result), nav, verdicts, _header(result), _summary(result), _comparison(result),
+                    problems, _machines(result), _runs(result, series), _machine(result)))
     return page(f"bridgebench: {c.study}, campaign {c.id}", body)

@@ -37,6 +37,12 @@ def render(result: Analysis) -> str:
     few = tables.few_executions_line(result)
     if few:
         out += [f"> {few}", ""]
+    unseparated = tables.unseparated_line(result)
+    if unseparated:
+        out += [f"> {unseparated}", ""]
+    per_call = tables.per_call_line(result)
+    if per_call:
+        out += [per_call, ""]
     base = result.baseline
     out += ["## Steady state" + (f" (ratio to {base}, 99% CIs)" if base else ""), ""]
     out += table(tables.columns(result), tables.cell_rows(result))

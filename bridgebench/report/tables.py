@@ -331,8 +331,9 @@ def headline_lines(result: Analysis) -> list[str]:
         answers = [(c.benchmark, question.answer(c.ratio, result.equivalence)) for c in result.cells
                    if c.mechanism == mechanism]
         if answers:
+            sizes = {c.benchmark: c.ratio.value for c in result.cells if c.mechanism == mechanism and c.ratio}
             lines.append(question.summary(result.label(mechanism), result.label(base), answers,
-                                          result.equivalence, result.confidence))
+                                          result.equivalence, result.confidence, sizes))
     return lines
 
 
@@ -372,6 +373,37 @@ def verdict_grid(result: Analysis) -> tuple[tuple[str, ...], list[tuple[str, ...
     benchmarks = list(dict.fromkeys(c.benchmark for c in result.cells))
     return (("Benchmark", *order),
             [(b, *(verdict_cell(result, cells.get((b, m))) for m in order)) for b in benchmarks])
+
+
+UNSEPARATED = 1.5  # an unclassified execution's first iteration this many times the others': a warm-up
+
+
+def per_call_line(result: Analysis) -> str | None:
+    """Which cells' figures are per call: an iteration made a batch of calls and its time was divided."""
+    batches: dict[int, list[str]] = {}
+    for c in result.cells:
+        sizes = {r.batch for r in c.per_execution if r.batch > 1}
+        if sizes:
+            batches.setdefault(max(sizes), []).append(f"{c.benchmark} on {result.label(c.mechanism)}")
+    if not batches:
+        return None
+    return ("figures are per call where an iteration made a batch of calls: "
+            + "; ".join(f"{', '.join(cells)} (batch of {n})" for n, cells in sorted(batches.items())))
+
+
+def unseparated_line(result: Analysis) -> str | None:
+    """Cells too short for changepoints whose first iteration stands out: every iteration counts as steady
+    there, so a warm-up (set-up done in the first call) raises the mean and nothing else says so."""
+    flagged = []
+    for c in result.cells:
+        ratios = [r.first_ratio for r in c.per_execution if r.first_ratio is not None]
+        if ratios and max(ratios) >= UNSEPARATED:
+            flagged.append(f"{c.benchmark} on {result.label(c.mechanism)} (×{max(ratios):.2g})")
+    if not flagged:
+        return None
+    return (f"a warm-up this budget is too short to separate: the first iteration took at least {UNSEPARATED:g}× "
+            f"the others' median in {', '.join(flagged)}; it is counted as steady (more iterations, or setup "
+            "outside the timed call, separate it)")
 
 
 def few_executions_line(result: Analysis) -> str | None:

@@ -103,6 +103,8 @@ def show(result: Analysis, console: Console, wide: bool = False) -> None:
     _say(console, tables.disturbance_line(result), "yellow")
     _say(console, tables.adaptive_line(result), "dim")
     _say(console, tables.few_executions_line(result), "yellow")
+    _say(console, tables.unseparated_line(result), "yellow")
+    _say(console, tables.per_call_line(result), "dim")
     base = result.baseline
     table("Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else ""),
           tables.columns(result), tables.cell_rows(result),

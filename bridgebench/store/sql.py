@@ -578,3 +578,36 @@ class Store:
     def analysis(self, campaign_id: int) -> dict[str, Any] | None:
         row = self.db.execute("SELECT result_json FROM analysis WHERE campaign_id=?", (campaign_id,)).fetchone()
         return json.loads(row[0]) if row else None
+
+    # --- one campaign copied into another store (a portable baseline: bridgebench/baseline.py) ---------------
+    _CAMPAIGN_ROWS = (  # each table and which of its rows belong to the campaign (? is its id)
+        ("campaign", "id = ?"), ("mechanism_build", "campaign_id = ?"), ("check_answer", "campaign_id = ?"),
+        ("planned", "campaign_id = ?"), ("execution", "campaign_id = ?"),
+        ("series", "execution_id IN (SELECT id FROM execution WHERE campaign_id = ?)"),
+        ("cell_decision", "campaign_id = ?"),
+        ("execution_class", "execution_id IN (SELECT id FROM execution WHERE campaign_id = ?)"),
+        ("analysis", "campaign_id = ?"),
+        ("machine", "id IN (SELECT machine FROM campaign WHERE id = ?) "
+                    "OR id IN (SELECT machine FROM execution WHERE campaign_id = ?)"),
+    )
+
+    def copy_campaign(self, campaign_id: int, dest: Store) -> None:
+        """Every row of the campaign, its executions' series and classes, its analysis and its machines, into
+        `dest` (an empty store), with the same ids: what the diff and the reports read of it is all there."""
+        self.campaign(campaign_id)  # a missing campaign is its one-line error
+        with dest.transaction() as out:
+            for table, where in self._CAMPAIGN_ROWS:
+                cursor = self.db.execute(f"SELECT * FROM {table} WHERE {where}", (campaign_id,) * where.count("?"))
+                columns = [d[0] for d in cursor.description]
+                rows = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in row) for row in cursor.fetchall()]
+                out.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                                rows)
+
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as db:
+            db.execute("DELETE FROM meta WHERE key=?", (key,))
+            db.execute("INSERT INTO meta VALUES (?, ?)", (key, value))

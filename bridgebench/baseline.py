@@ -1,0 +1,94 @@
+"""A portable baseline: one campaign in a file of its own, so that a campaign made on main can be carried to a
+pull request's CI job as an artifact and diffed there (`bridgebench export N -o base.bbx`, then
+`bridgebench diff base.bbx M`).
+
+The file is an SQLite store that holds just that campaign (its builds, answer check, executions with every
+iteration, classes, analysis and machine), marked with the format below in its meta table: the diff reads it
+as it reads any store, with the same machine, metric and pinning checks. A file that is not one, a truncated
+one, or one of a newer format is a one-line error."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+
+from bridgebench.store import Store, StoreError
+
+FORMAT_KEY = "baseline_format"
+FORMAT = 1  # the version of what a baseline file holds; a reader refuses a newer one
+SUFFIX = ".bbx"
+
+
+class BaselineError(Exception):
+    pass
+
+
+def export(store: Store, campaign_id: int, path: Path) -> Path:
+    """Write the campaign to a new baseline file at `path` (never over an existing file): written whole under
+    a temporary name, then renamed, so an interrupted export leaves no half file behind."""
+    if path.exists():
+        raise BaselineError(f"{path}: exists; a baseline is written to a new file")
+    if not path.parent.is_dir():
+        raise BaselineError(f"{path}: no folder {path.parent}")
+    partial = path.with_name(path.name + ".partial")
+    leftovers = (partial, *(partial.with_name(partial.name + s) for s in ("-wal", "-shm")))
+    for leftover in leftovers:
+        leftover.unlink(missing_ok=True)
+    try:
+        dest = Store(partial)
+        try:
+            dest.set_meta(FORMAT_KEY, str(FORMAT))
+            store.copy_campaign(campaign_id, dest)
+            dest.db.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
+        finally:
+            dest.close()
+        os.replace(partial, path)
+    except BaseException:
+        for leftover in leftovers:
+            leftover.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def is_file_side(spec: str) -> bool:
+    """A diff side names a baseline file (PATH or PATH:MECHANISM) rather than a campaign of the store."""
+    path = spec.rsplit(":", 1)[0] if ":" in spec and not Path(spec).exists() else spec
+    return path.endswith(SUFFIX) or Path(path).is_file()
+
+
+def open_file(spec: str) -> tuple[Store, int, str | None]:
+    """The store a baseline file is, its one campaign's id, and the mechanism the side names (or None)."""
+    path, mechanism = spec, None
+    if not Path(spec).exists() and ":" in spec:
+        path, mechanism = spec.rsplit(":", 1)
+    if not Path(path).is_file():
+        raise BaselineError(f"{path}: no such baseline file")
+    _intact(Path(path))
+    try:
+        store = Store(path, create=False)
+    except StoreError as err:
+        raise BaselineError(f"{path}: not a bridgebench baseline ({err})") from err
+    found = store.meta(FORMAT_KEY)
+    if found is None:
+        raise BaselineError(f"{path}: a bridgebench store but not a baseline file (make one with `bridgebench "
+                            f"export CAMPAIGN -o FILE{SUFFIX}`)")
+    if not found.isdigit() or int(found) > FORMAT:
+        raise BaselineError(f"{path}: baseline format {found}; this bridgebench reads up to {FORMAT}")
+    campaigns = store.campaigns()
+    if len(campaigns) != 1:
+        raise BaselineError(f"{path}: a baseline holds one campaign, this one {len(campaigns)}")
+    return store, campaigns[0].id, mechanism or None
+
+
+def _intact(path: Path) -> None:
+    """Refuse a file that is not an SQLite database or is damaged (a truncated download) before anything
+    reads it: SQLite checks its pages."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            verdict = db.execute("PRAGMA quick_check").fetchone()
+    except sqlite3.DatabaseError as err:
+        raise BaselineError(f"{path}: not a bridgebench baseline ({err})") from err
+    if verdict is None or verdict[0] != "ok":
+        raise BaselineError(f"{path}: a damaged baseline file (truncated or corrupt: {verdict[0] if verdict else '?'})")
