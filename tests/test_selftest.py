@@ -37,12 +37,37 @@ def test_the_counted_selftest_finds_half_a_percent_and_never_a_change_in_a_vs_a(
     report = json.loads(result.stdout)
     assert report["verdict"] == "pass"
     tally = {t["check"]: t for t in report["tally"]}
-    assert set(tally) == set(selftest.TARGETS)
+    assert set(tally) == set(selftest.TARGETS) - {selftest.MODES}  # modes: their own budget
     assert (tally[selftest.A_VS_A]["quiet_right"], tally[selftest.A_VS_A]["quiet"]) == (4, 4)
     assert (tally[selftest.PLUS05]["quiet_right"], tally[selftest.PLUS05]["quiet"]) == (3, 3)
     assert all(t["disturbed"] == 0 and t["undecided"] == 0 for t in report["tally"])
     ratios = {f["expected"] for f in report["findings"] if f["check"] == selftest.RATIO05}
     assert ratios == {"1.005 ±0.1%"}
+
+
+def test_the_planted_loop_draws_a_mode_per_process(tmp_path: Path) -> None:
+    """PLANTED_MODE=F: each process draws, at even odds, whether all its work is F times A's, and says which."""
+    from bridgebench import native
+
+    exe = native.compiled(REPO / "probes" / "c" / "planted.c", ("-O2",))
+    modes = []
+    for _ in range(24):  # both modes appear unless 24 fair coins all fall alike (2 in 16 million)
+        done = subprocess.run([str(exe), "2", "1000"], env={"PLANTED_MODE": "1.06"}, capture_output=True,
+                              text=True, check=True)
+        modes.append(json.loads(done.stdout)["mode"])
+    assert set(modes) == {1, 1.06}
+    plain = subprocess.run([str(exe), "2", "1000"], env={}, capture_output=True, text=True, check=True)
+    assert "mode" not in json.loads(plain.stdout)
+
+
+def test_the_modes_budget_checks_that_the_ratio_holds_the_modes_mean(tmp_path: Path) -> None:
+    result = bridgebench("selftest", "--json", "--budget", "modes", "--store", str(tmp_path / "s.sqlite"),
+                         "--build-dir", str(tmp_path / "build"), cwd=tmp_path, timeout=600)
+    report = json.loads(result.stdout)
+    tally = {t["check"]: t for t in report["tally"]}
+    modes = tally[selftest.MODES]
+    assert modes["quiet"] + modes["disturbed"] + modes["undecided"] == 3  # steady, warmup, slowdown
+    assert {f["expected"] for f in report["findings"] if f["check"] == selftest.MODES} == {"1.0296"}
 
 
 def test_phase_found_needs_place_direction_and_size() -> None:
@@ -61,7 +86,7 @@ def test_selftest_command_reports_every_check_and_exits_by_its_verdict(tmp_path:
                          "--build-dir", str(tmp_path / "build"), cwd=tmp_path, timeout=600)
     report = json.loads(result.stdout)
     tally = {t["check"]: t for t in report["tally"]}
-    assert set(tally) == set(selftest.TARGETS) - {selftest.PLUS05, selftest.RATIO05}  # +0.5 %: counted only
+    assert set(tally) == set(selftest.TARGETS) - {selftest.PLUS05, selftest.RATIO05, selftest.MODES}  # their own
     units = {check: t["quiet"] + t["disturbed"] + t["undecided"] for check, t in tally.items()}
     # A vs A on 4 benchmarks, +5% and +2% and their ratios on the 3 with a steady state by construction;
     # 3 planted phases and 4 planted classes × 4 mechanisms × 3 executions.

@@ -1,7 +1,9 @@
 /* A benchmark with a known amount of work, for bridgebench's self-test: it can plant a warm-up phase,
  * a slowdown, or a change in the amount of work, so the harness's verdicts can be checked against truth.
  * Usage: planted ITERATIONS WORK[/WARMUP_ITERS:FACTOR[/SLOWDOWN_FROM:FACTOR]]   ("-" for no phase)
- * The environment variable PLANTED_SCALE multiplies the work (1.05 plants a 5% slowdown).
+ * The environment variable PLANTED_SCALE multiplies the work (1.05 plants a 5% slowdown). PLANTED_MODE=F plants
+ * process modes, as LuaJIT has them: each process draws, at even odds, whether its work is multiplied by F
+ * for its whole life (1.06: each process 0 % or 6 % slower); the JSON says which it drew ("mode").
  * Under callgrind (`run --metric instructions`) each iteration's work is bracketed: the counters are
  * zeroed before it and dumped after it, one dump an iteration (no-ops outside valgrind). */
 #define _POSIX_C_SOURCE 199309L
@@ -56,6 +58,19 @@ int main(int argc, char **argv) {
     }
     const char *scale_env = getenv("PLANTED_SCALE");
     double scale = scale_env ? atof(scale_env) : 1.0;
+    const char *mode_env = getenv("PLANTED_MODE");
+    double mode = 1.0;
+    if (mode_env) {
+        unsigned char coin = 0;
+        FILE *urandom = fopen("/dev/urandom", "rb");
+        if (!urandom || fread(&coin, 1, 1, urandom) != 1) {
+            fprintf(stderr, "planted: cannot read /dev/urandom for PLANTED_MODE\n");
+            return 1;
+        }
+        fclose(urandom);
+        mode = (coin & 1) ? atof(mode_env) : 1.0;
+        scale *= mode;
+    }
     long warm_iters, slow_from;
     double warm_factor, slow_factor;
     phase(warm, &warm_iters, &warm_factor);
@@ -91,7 +106,9 @@ int main(int argc, char **argv) {
     for (long i = 0; i < iterations; i++) printf("%s%.9e", i ? "," : "", times[i]);
     printf("],\"counters\":{\"cpu_s\":[");
     for (long i = 0; i < iterations; i++) printf("%s%.9e", i ? "," : "", cpu_s[i]);
-    printf("]}}\n");
+    printf("]}");
+    if (mode_env) printf(",\"mode\":%g", mode);
+    printf("}\n");
     free(times);
     free(cpu_s);
     return 0;
