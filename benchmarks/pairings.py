@@ -21,8 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from bridgebench.question import answer
-from bridgebench.stats import Estimate
+from layout_paths import ratios, verdict  # this folder's: a script's own folder is first on its path
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -44,11 +43,6 @@ def campaign(out: Path, study: str, pairing: str, args: argparse.Namespace) -> d
     return json.loads(done.stdout)
 
 
-def ratios(report: dict) -> dict[tuple[str, str], dict]:
-    return {(c["benchmark"], c["mechanism"]): c["ratio"] for c in report["cells"]
-            if c["ratio"] and c["mechanism"] != report["baseline"]}
-
-
 def tree(report: dict) -> dict[str, tuple[int, int]]:
     """Per mechanism, the most threads and processes one of its executions had in a block."""
     most: dict[str, tuple[int, int]] = {}
@@ -61,9 +55,8 @@ def tree(report: dict) -> dict[str, tuple[int, int]]:
 
 
 def shown(r: dict, margin: float) -> str:
-    ratio = Estimate(r["value"], r["low"], r["high"], r["confidence"], r["method"], r["executions"])
     interval = f" ({r['low']:.3f}–{r['high']:.3f})" if r["low"] is not None else ""
-    return f"{answer(ratio, margin).state} ×{r['value']:.3f}{interval}"
+    return f"{verdict(r, margin)} ×{r['value']:.3f}{interval}"
 
 
 def main() -> int:

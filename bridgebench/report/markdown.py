@@ -25,24 +25,12 @@ def render(result: Analysis) -> str:
     out = [f"# bridgebench: {c.study}, campaign {c.id}", ""]
     out += headline(tables.headline_lines(result))
     out += [tables.budget_line(result), ""]
-    counted = tables.metric_line(result)
-    if counted:
-        out += [counted, ""]
-    warning = tables.disturbance_line(result)
-    if warning:
-        out += [f"> **{warning}**", ""]
-    adaptive = tables.adaptive_line(result)
-    if adaptive:
-        out += [adaptive, ""]
-    few = tables.few_executions_line(result)
-    if few:
-        out += [f"> {few}", ""]
-    unseparated = tables.unseparated_line(result)
-    if unseparated:
-        out += [f"> {unseparated}", ""]
-    per_call = tables.per_call_line(result)
-    if per_call:
-        out += [per_call, ""]
+    # the lines under the headline, as each is marked: "{}" plain, "> {}" a note, "> **{}**" a warning
+    for line, mark in ((tables.metric_line(result), "{}"), (tables.disturbance_line(result), "> **{}**"),
+                       (tables.adaptive_line(result), "{}"), (tables.few_executions_line(result), "> {}"),
+                       (tables.unseparated_line(result), "> {}"), (tables.per_call_line(result), "{}")):
+        if line:
+            out += [mark.format(line), ""]
     base = result.baseline
     out += ["## Steady state" + (f" (ratio to {base}, 99% CIs)" if base else ""), ""]
     out += table(tables.columns(result), tables.cell_rows(result))
