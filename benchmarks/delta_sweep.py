@@ -21,7 +21,7 @@ sys.path.insert(0, str(REPO))
 
 from bridgebench.analysis import Series, current_analysis  # noqa: E402
 from bridgebench.calibrate import DELTAS  # noqa: E402
-from bridgebench.campaign.config import read  # noqa: E402
+from bridgebench.options import read  # noqa: E402
 from bridgebench.selftest import PLANTED_CLASS  # noqa: E402
 from bridgebench.stats.classify import classify_execution  # noqa: E402
 from bridgebench.store import Store  # noqa: E402

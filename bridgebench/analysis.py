@@ -30,10 +30,10 @@ import numpy as np
 
 from bridgebench import audit, beside, jitdiag
 from bridgebench.answers import majority
-from bridgebench.campaign.config import AdaptiveBudget, DeltaTable, TimingOptions, delta_for, read
 from bridgebench.counting import INSTRUCTIONS, analysed
 from bridgebench.counting import SECONDS as SECONDS_METRIC
 from bridgebench.differ import CLAIMS, compare_cells
+from bridgebench.options import AdaptiveBudget, DeltaTable, TimingOptions, delta_for, read
 from bridgebench.result import (
     AdaptiveSummary,
     Analysis,

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
-from bridgebench.campaign.config import TimingOptions, read
 from bridgebench.counting import INSTRUCTIONS, SECONDS
+from bridgebench.options import TimingOptions, read
 from bridgebench.result import Analysis, BesideTime, CountTimePair
 from bridgebench.store import Campaign, Store
 

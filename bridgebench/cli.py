@@ -27,15 +27,16 @@ from rich.progress import (
 
 from bridgebench import __version__, baseline, environment, fleet, gate
 from bridgebench import calibrate as calibration
+from bridgebench import cli_views as commands
 from bridgebench.build import BuildResult, build_study, default_root
 from bridgebench.campaign import engine, kinds, timing
 from bridgebench.campaign import load as load_campaign
-from bridgebench.campaign.config import SEQUENTIAL, Options, read
 from bridgebench.campaign.kind import CampaignError, CheckRow, Kind
 from bridgebench.campaign.kinds import LOAD, TIMING
 from bridgebench.compare import DiffError, compare
 from bridgebench.load.driver import DriverError
-from bridgebench.report import TERMINAL, commands, tables
+from bridgebench.options import SEQUENTIAL, Options, read
+from bridgebench.report import TERMINAL, tables
 from bridgebench.report import diff as diff_report
 from bridgebench.runner import OK, Execution, Task
 from bridgebench.selftest import FAIL as SELFTEST_FAIL

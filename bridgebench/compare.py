@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bridgebench.analysis import Series, current_analysis, ratio_between
-from bridgebench.campaign.config import read
 from bridgebench.counting import INSTRUCTIONS, SECONDS, differences
 from bridgebench.differ import Comparison, compare_cells
+from bridgebench.options import read
 from bridgebench.result import Analysis
 from bridgebench.store import Campaign, Store
 

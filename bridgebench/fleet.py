@@ -31,11 +31,11 @@ from typing import Any
 from bridgebench import counting, environment, native
 from bridgebench.build import BuildResult, build_study, default_root
 from bridgebench.campaign import engine
-from bridgebench.campaign.config import TimingOptions, read
 from bridgebench.campaign.kind import CampaignError, CheckRow
 from bridgebench.campaign.kinds import TIMING
 from bridgebench.counting import INSTRUCTIONS
 from bridgebench.locks import FileLock
+from bridgebench.options import TimingOptions, read
 from bridgebench.store import Store, StoreError
 from bridgebench.store import postgres as store_postgres
 from bridgebench.study import Study, StudyError, find_study, load_study

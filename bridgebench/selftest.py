@@ -34,12 +34,12 @@ import numpy as np
 from bridgebench.analysis import Series, analyse, current_analysis
 from bridgebench.build import build_study
 from bridgebench.campaign import engine, timing
-from bridgebench.campaign.config import read
 from bridgebench.campaign.kind import CampaignError
 from bridgebench.campaign.kinds import TIMING
 from bridgebench.compare import compare
 from bridgebench.counting import INSTRUCTIONS
 from bridgebench.differ import CLAIMS
+from bridgebench.options import read
 from bridgebench.question import SLOWER
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.store import Store

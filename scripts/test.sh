@@ -6,6 +6,7 @@ bash scripts/install.sh --dev
 export PATH="$PWD/.venv/bin:$PATH"  # the Go toolchain install.sh chose
 
 .venv/bin/ruff check bridgebench tests benchmarks scripts
+.venv/bin/lint-imports  # the layers of pyproject.toml: every import points down
 # Go modules: vet, formatting, tests (extra build tags where a module has optional cgo parts).
 for module in probes/go bridgebench/load/driver benchmarks/hello studies/udf-trim/go studies/plugin-call/go \
               studies/openapi-validate/go studies/nginx-logagg/collector; do

@@ -13,7 +13,7 @@ from conftest import bridgebench, rows
 
 from bridgebench.analysis import rules
 from bridgebench.calibrate import DELTAS, FLAT_TARGET, choose_delta, judge, judge_lengths
-from bridgebench.campaign.config import delta_for, delta_table
+from bridgebench.options import delta_for, delta_table
 from bridgebench.report.tables import deltas_by_length
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 

@@ -173,3 +173,28 @@ def test_a_probe_killed_outright_leaves_nothing_once_the_next_run_starts(tmp_pat
                        "--build-dir", str(BUILD), cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stderr
     assert (ipc_ids("-m") - before[0], ipc_ids("-s") - before[1]) == (set(), set())
+
+
+@pytest.mark.parametrize("vm", sorted(LUA))
+def test_a_stepped_probe_waits_through_gtms_timer_signal(test_database: Path, vm: str) -> None:
+    """GT.M arms a flush timer after a database write; its signal interrupts the probe's wait for the harness's
+    next go (EINTR). The probe waits again instead of reading it as the end of input, which failed a lock-step
+    member whenever its next turn came more than a second later. Pauses of 1.5 s between turns, as a block
+    with slow partners makes them."""
+    lua_cpath = str(BUILD / "db-binding" / f"{LUA[vm]}-cached" / "?.so")
+    env = os.environ | {"LUA_CPATH": lua_cpath, "LUA_PATH": str(STUDY / "lua" / "?.lua"), "BB_STYLE": "cached",
+                        "BRIDGEBENCH_STEPPED": "1"}
+    probe = subprocess.Popen(["bash", str(STUDY / "gtmenv.sh"), str(test_database), vm,
+                              str(REPO / "probes" / "lua" / "probe.lua"), str(STUDY / "lua" / "bench.lua"), "3",
+                              "set 100"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=env)
+    assert probe.stdin is not None and probe.stdout is not None
+    assert probe.stdout.readline() == b"bridgebench-stepped/1 ready\n"
+    for _ in range(3):
+        time.sleep(1.5)  # the timer fires within these (it is armed by the first write)
+        probe.stdin.write(b"g")
+        probe.stdin.flush()
+        float(probe.stdout.readline())  # the iteration's seconds
+    out, err = probe.communicate(timeout=60)
+    assert probe.returncode == 0, err.decode()
+    assert json.loads(out)["answer"]

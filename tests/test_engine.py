@@ -10,9 +10,9 @@ import pytest
 
 from bridgebench.build import BuildResult
 from bridgebench.campaign import engine, kind, load, timing
-from bridgebench.campaign.config import LoadOptions, TimingOptions, read
 from bridgebench.campaign.kind import CampaignError
 from bridgebench.campaign.kinds import KINDS, LOAD, TIMING
+from bridgebench.options import LoadOptions, TimingOptions, read
 from bridgebench.store import Store
 from bridgebench.study import load_study
 

@@ -74,8 +74,8 @@ def test_the_commands_that_show_a_campaign_take_wide(tmp_path: Path, command: st
 
 
 def test_the_selftest_table_fits_80_columns_one_line_a_check() -> None:
+    from bridgebench import cli_views as commands
     from bridgebench import selftest
-    from bridgebench.report import commands
 
     report = selftest.SelftestReport([selftest.Finding(1, 1, check, "steady", "x", "y", True, False)
                                       for check in (selftest.A_VS_A, selftest.PLUS2, selftest.PLUS5,

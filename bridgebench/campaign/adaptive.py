@@ -39,7 +39,7 @@ import numpy as np
 
 from bridgebench import question
 from bridgebench.analysis import CONFIDENCE, analyse, estimates
-from bridgebench.campaign.config import AdaptiveBudget, looks
+from bridgebench.options import AdaptiveBudget, looks
 from bridgebench.runner import Task
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import MIN_EXECUTIONS, each_look, too_few

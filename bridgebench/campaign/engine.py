@@ -21,9 +21,9 @@ from dataclasses import dataclass, replace
 from bridgebench import environment
 from bridgebench.build import BuildResult
 from bridgebench.campaign import adaptive, kinds
-from bridgebench.campaign.config import CampaignConfig, Options, read
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Kind
 from bridgebench.locks import Lock
+from bridgebench.options import CampaignConfig, Options, read
 from bridgebench.runner import PROTOCOL, Execution, Task
 from bridgebench.store import AlreadyStored, Campaign, Store
 from bridgebench.study import Study

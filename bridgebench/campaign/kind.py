@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bridgebench.build import BuildResult
-from bridgebench.campaign.config import Options
+from bridgebench.options import Options
 from bridgebench.runner import Execution, Task
 from bridgebench.store import Store
 from bridgebench.study import Study

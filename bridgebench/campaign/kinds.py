@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bridgebench.campaign import load, timing
-from bridgebench.campaign.config import read
 from bridgebench.campaign.kind import Kind
+from bridgebench.options import read
 from bridgebench.store import Campaign
 
 KINDS: dict[str, Kind] = {k.name: k for k in (timing.KIND, load.KIND)}

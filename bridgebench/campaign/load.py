@@ -26,12 +26,12 @@ from bridgebench import audit
 from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.campaign import adaptive
-from bridgebench.campaign.config import LOAD, LoadOptions
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
 from bridgebench.load import analysis, driver, report, totals
 from bridgebench.load.phases import Phase, phases, saturation_rates
 from bridgebench.load.result import LoadAnalysis
 from bridgebench.load.server import Server, ServerError
+from bridgebench.options import LOAD, LoadOptions
 from bridgebench.placeholders import expand_all
 from bridgebench.protocol import ProbeOutput
 from bridgebench.runner import CRASHED, OK, PROTOCOL, SPAWN_FAILED, TIMEOUT, Execution, Task

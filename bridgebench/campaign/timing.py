@@ -16,8 +16,8 @@ from bridgebench import audit, counting, layout, lockstep
 from bridgebench.analysis import WRONG_ANSWER, Series, analyse, current_analysis
 from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
-from bridgebench.campaign.config import DRAWN, FIXED, LAYOUTS, LOCKSTEP, PAIRINGS, SEQUENTIAL, TIMING, TimingOptions
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
+from bridgebench.options import DRAWN, FIXED, LAYOUTS, LOCKSTEP, PAIRINGS, SEQUENTIAL, TIMING, TimingOptions
 from bridgebench.placeholders import expand, expand_all
 from bridgebench.report import FORMATS, WRITTEN_AFTER_A_RUN, render, terminal
 from bridgebench.result import Analysis

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from bridgebench.analysis import cached, with_decisions
-from bridgebench.campaign.config import LoadOptions, read
 from bridgebench.load import driver
 from bridgebench.load.phases import phases, saturation_rates
 from bridgebench.load.result import (
@@ -26,6 +25,7 @@ from bridgebench.load.result import (
     RequestMix,
     ServerRatio,
 )
+from bridgebench.options import LoadOptions, read
 from bridgebench.result import CampaignFacts, CheckAnswer, Failure, Mechanism
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import over_executions, ratio_over_executions

@@ -4,6 +4,7 @@
  * still comes last. Without it these are no-ops, and the probe runs its iterations back to back. */
 #ifndef BBSTEP_H
 #define BBSTEP_H
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +22,18 @@ static void bbstep_ready(void) {
 /* Waits for the harness's turn; anything but "g" ends the process (the harness records why). */
 static void bbstep_wait(void) {
     if (!bbstep_on) return;
+    errno = 0;
     int c = getchar();
+    /* A library's timer signal (GT.M's flush timer, a second after a database write) interrupts the wait:
+     * wait again, as the harness has not closed anything. */
+    while (c == EOF && ferror(stdin) && errno == EINTR) {
+        clearerr(stdin);
+        errno = 0;
+        c = getchar();
+    }
     if (c != 'g') {
-        if (c == EOF) fputs("probe: stepped mode: expected \"g\" on stdin, got end of input\n", stderr);
+        if (c == EOF && ferror(stdin)) fprintf(stderr, "probe: stepped mode: reading stdin: %s\n", strerror(errno));
+        else if (c == EOF) fputs("probe: stepped mode: expected \"g\" on stdin, got end of input\n", stderr);
         else fprintf(stderr, "probe: stepped mode: expected \"g\" on stdin, got byte %d\n", c);
         exit(2);
     }

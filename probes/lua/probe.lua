@@ -81,10 +81,15 @@ local nothing = function() end
 local count_start, count_stop = clock.count_start or nothing, clock.count_stop or nothing
 local first_answer = nil
 local stdin, stdout = io.stdin, io.stdout
+local EINTR = 4  -- Linux's errno: a read cut short by a signal, not the end of input
 local function step()  -- wait for the harness's turn; anything but "g" ends the process
-  local go = stdin:read(1)
+  local go, err, code = stdin:read(1)
+  -- A library's timer signal (GT.M's flush timer, a second after a database write) interrupts the wait:
+  -- wait again, as the harness has not closed anything.
+  while go == nil and code == EINTR do go, err, code = stdin:read(1) end
   if go ~= "g" then
-    io.stderr:write("probe: stepped mode: expected \"g\" on stdin, got " .. (go and string.format("%q", go) or "end of input") .. "\n")
+    io.stderr:write("probe: stepped mode: expected \"g\" on stdin, got "
+                    .. (go and string.format("%q", go) or err or "end of input") .. "\n")
     os.exit(2)
   end
 end

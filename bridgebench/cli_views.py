@@ -11,9 +11,9 @@ from rich.table import Table
 
 from bridgebench.build import BuildResult
 from bridgebench.calibrate import FLAT_TARGET, MachineCalibration
-from bridgebench.campaign.config import delta_table
 from bridgebench.environment import Finding as Advice
 from bridgebench.fleet import Status
+from bridgebench.options import delta_table
 from bridgebench.report.tables import deltas_by_length
 from bridgebench.report.terminal import grid
 from bridgebench.selftest import FAIL, INCONCLUSIVE, PASS, Tally
