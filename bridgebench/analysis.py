@@ -38,13 +38,13 @@ from bridgebench.result import (
     AdaptiveSummary,
     Analysis,
     AuditSummary,
+    BuiltMechanism,
     CampaignFacts,
     Cell,
     CellDecision,
     CheckAnswer,
     Failure,
     MachineCell,
-    Mechanism,
     Run,
     SegmentMean,
     Workload,
@@ -514,7 +514,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = CONFIDENCE, s
     if not isinstance(options, TimingOptions):
         raise StoreError(f"campaign {campaign_id} is a {config.kind} campaign, not timed in iterations")
     seed = options.seed if seed is None else seed
-    builds = [Mechanism(**b) for b in store.builds(campaign_id)]
+    builds = [BuiltMechanism(**b) for b in store.builds(campaign_id)]
     executions = store.executions(campaign_id)
     benchmarks = options.benchmarks
     available = [m.mechanism for m in builds if m.available]

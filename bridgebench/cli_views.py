@@ -11,7 +11,7 @@ from rich.table import Table
 
 from bridgebench.build import BuildResult
 from bridgebench.calibrate import FLAT_TARGET, MachineCalibration
-from bridgebench.environment import Finding as Advice
+from bridgebench.environment import Advice
 from bridgebench.fleet import Status
 from bridgebench.options import delta_table
 from bridgebench.report.tables import deltas_by_length

@@ -126,34 +126,35 @@ def machine_id(env: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class Finding:
+class Advice:
+    """One of `doctor`'s findings about this machine: a topic, its state, whether it is fine, and what to do."""
     topic: str
     state: str
     ok: bool
     advice: str
 
 
-def doctor(env: dict[str, Any] | None = None) -> list[Finding]:
+def doctor(env: dict[str, Any] | None = None) -> list[Advice]:
     env = env or capture()
     cores = env["cpu_count"] or 1
     load1 = env["load_average"][0]
     findings = [
-        Finding("CPU", f"{env['cpu_model']} × {cores}", cores >= 4,
+        Advice("CPU", f"{env['cpu_model']} × {cores}", cores >= 4,
                 "with fewer than 4 cores the harness, the benchmark and the OS share cores; expect noise"
                 if cores < 4 else ""),
-        Finding("frequency governor", env["governor"], env["governor"] == "performance",
+        Advice("frequency governor", env["governor"], env["governor"] == "performance",
                 "" if env["governor"] == "performance" else
                 "set 'performance' (cpupower frequency-set -g performance) where the machine allows it"),
-        Finding("turbo boost", env["turbo"], env["turbo"] == "off",
+        Advice("turbo boost", env["turbo"], env["turbo"] == "off",
                 "" if env["turbo"] == "off" else
                 "turbo makes speed depend on temperature; disable it (intel_pstate/no_turbo=1) if you can"),
-        Finding("ASLR", env["aslr"], env["aslr"] == "off",
+        Advice("ASLR", env["aslr"], env["aslr"] == "off",
                 "" if env["aslr"] == "off" else "address randomisation varies layout per process: keep it "
                 "on to sample that variation (as here), or off (setarch -R) to remove it; know which"),
-        Finding("virtualisation", env["virtualisation"], env["virtualisation"] in ("none", "none detected"),
+        Advice("virtualisation", env["virtualisation"], env["virtualisation"] in ("none", "none detected"),
                 "" if env["virtualisation"] in ("none", "none detected") else
                 "a VM shares its host: other tenants and steal time add noise; prefer bare metal for final runs"),
-        Finding("load average (1 min)", f"{load1:.2f}", load1 < 0.5 * cores,
+        Advice("load average (1 min)", f"{load1:.2f}", load1 < 0.5 * cores,
                 "" if load1 < 0.5 * cores else "other work is running; results will be noisier"),
     ]
     return findings

@@ -156,7 +156,8 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class Mechanism:
+class BuiltMechanism:
+    """A mechanism as the campaign built it (its label, whether it was available and why not, its version)."""
     mechanism: str
     label: str
     available: bool
@@ -278,7 +279,7 @@ class Analysis:
     confidence: float
     seed: int
     baseline: str | None
-    mechanisms: tuple[Mechanism, ...]
+    mechanisms: tuple[BuiltMechanism, ...]
     benchmarks: tuple[str, ...]
     check: tuple[CheckAnswer, ...]
     audit: AuditSummary

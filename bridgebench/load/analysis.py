@@ -26,7 +26,7 @@ from bridgebench.load.result import (
     ServerRatio,
 )
 from bridgebench.options import LoadOptions, read
-from bridgebench.result import CampaignFacts, CheckAnswer, Failure, Mechanism
+from bridgebench.result import BuiltMechanism, CampaignFacts, CheckAnswer, Failure
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import over_executions, ratio_over_executions
 from bridgebench.store import Store, StoredExecution
@@ -166,7 +166,7 @@ def analyse(store: Store, campaign_id: int) -> LoadAnalysis:
     phase_list = phases(load)
     executions = store.executions(campaign_id)
     planned = store.planned(campaign_id)
-    builds = tuple(Mechanism(**b) for b in store.builds(campaign_id))
+    builds = tuple(BuiltMechanism(**b) for b in store.builds(campaign_id))
     servers = [m for m in options.mechanisms if any(b.mechanism == m and b.available for b in builds)]
     saturation = saturation_rates(executions)
     ceiling = load.ceiling if load.ceiling in servers else None

@@ -13,11 +13,11 @@ from typing import Any
 
 from bridgebench.result import (
     AdaptiveSummary,
+    BuiltMechanism,
     CampaignFacts,
     CellDecision,
     CheckAnswer,
     Failure,
-    Mechanism,
     decode,
     encode,
 )
@@ -140,7 +140,7 @@ class LoadAnalysis:
     campaign: CampaignFacts
     confidence: float
     baseline: str | None  # the server the others are compared with (the study's baseline, else the first)
-    mechanisms: tuple[Mechanism, ...]
+    mechanisms: tuple[BuiltMechanism, ...]
     check: tuple[CheckAnswer, ...]
     setup: LoadSetup
     phases: tuple[str, ...]
