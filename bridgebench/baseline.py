@@ -55,6 +55,8 @@ def export(store: Store, campaign_id: int, path: Path) -> Path:
 def is_file_side(spec: str) -> bool:
     """A diff side names a baseline file (PATH or PATH:MECHANISM) rather than a campaign of the store."""
     path = spec.rsplit(":", 1)[0] if ":" in spec and not Path(spec).exists() else spec
+    if path.isdigit():  # a campaign, even where a file of that name lies about
+        return False
     return path.endswith(SUFFIX) or Path(path).is_file()
 
 
