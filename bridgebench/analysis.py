@@ -118,7 +118,7 @@ Rounds = dict[int, Side]  # per round (pexec)
 
 PAIRED_MIN_ROUNDS = 5
 """Fewest shared rounds for a paired ratio; below, Welch's t over the two sides' executions. Pairing removes
-a drift the rounds share but spends degrees of freedom (docs/methodology.md §6, benchmarks/pairing.py
+a drift the rounds share but spends degrees of freedom (docs/methodology.md §6, evidence/pairing.py
 --simulate). The rule looks at the number of rounds only, never at which interval is narrower."""
 
 

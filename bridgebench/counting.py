@@ -27,7 +27,7 @@ refuses to compare counts taken under different pinnings):
 - Go's threads spinning on one another: valgrind runs one thread at a time, so a Go thread that spins
   waiting for another (idle Ps looking for work, a stop-the-world waiting for every P) counts instructions
   until valgrind switches threads, a matter of time. GOMAXPROCS=1 leaves one P (measured on udf-trim with
-  benchmarks/counts.py: executions of a cell up to ×132 apart, 40 of 60 cells within 10 %; with it, 54 of 60).
+  evidence/counts.py: executions of a cell up to ×132 apart, 40 of 60 cells within 10 %; with it, 54 of 60).
   What is left apart comes from single far-off iterations (up to ×215 their execution's median), probably
   the GC pacer, which decides with measured time;
 - the wall clock: libfaketime holds it at one instant (the monotonic clocks the probes time with run on),

@@ -245,11 +245,11 @@ def test_a_round_runs_in_blocks_one_a_benchmark_each_in_a_drawn_order() -> None:
 
 
 def test_the_budget_stops_an_aa_ratio_as_different_at_most_one_percent_of_the_time() -> None:
-    # benchmarks/sequential.py, small: A/A pairs run through the budget's looks from 3 to 12 executions, their
+    # evidence/sequential.py, small: A/A pairs run through the budget's looks from 3 to 12 executions, their
     # executions spread by 1 % (where judging every look at 99 % would stop 3.7 % of them as different), and
     # by 3 % with a 1.3x slow mode 10 % of the time (LuaJIT's, as measured). Bonferroni bounds the rate of a
     # wrong "faster" or "slower" stop by 1 %; allow 3.3 binomial sd above it.
-    from benchmarks import sequential
+    from evidence import sequential
     pairs = 1500
     for sd, modes in ((0.01, 0.0), (0.03, 0.1)):
         states, excluded, _ = sequential.simulate(pairs, 1.0, 3, 12, sd, modes, 1.3, seed=7)

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.lockstep_coverage import planted_blocks
 from bridgebench import layout, lockstep
 from bridgebench.runner import CRASHED, OK, PROTOCOL, TIMEOUT
 from bridgebench.stats.executions import TOO_FEW
 from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread
+from evidence.lockstep_coverage import planted_blocks
 from tests.conftest import FIXTURES, REPO
 
 PROBE = FIXTURES / "stepped_probe.py"
@@ -306,7 +306,7 @@ def test_an_interrupted_lock_step_campaign_resumes_losing_and_duplicating_nothin
     first, = stored
     partner = ("b" if first[0] == "a" else "a", first[1])
     # the interrupted block's partner ran again on resume, alone and in batch mode (a block of one pairs with
-    # nothing, and a lone stepped process runs slower here: benchmarks/turn_cost.py)
+    # nothing, and a lone stepped process runs slower here: evidence/turn_cost.py)
     assert pairing[partner] is None and pairing[first]["members"] == 2
     assert all(pairing[("a", p)]["block"] == pairing[("b", p)]["block"] for p in range(3) if p != first[1])
     ratio = next(c.ratio for c in TIMING.analyse(store, cid).cells if c.mechanism == "b")

@@ -124,8 +124,8 @@ def test_selftest_command_reports_every_check_and_exits_by_its_verdict(tmp_path:
 
 
 def script(name: str, *args: str) -> str:
-    """A script of benchmarks/, run as its docstring says; its standard output."""
-    done = subprocess.run([sys.executable, str(REPO / "benchmarks" / name), *args], capture_output=True, text=True,
+    """A script of evidence/, run as its docstring says; its standard output."""
+    done = subprocess.run([sys.executable, str(REPO / "evidence" / name), *args], capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     return done.stdout

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from bridgebench.stats.changepoints import backend, changepoints, default_penalty
+from evidence.changepoint_agreement import SHAPES, both_searches, planted
 
 # The package re-exports the function changepoints(), which hides the module of the same name.
 cp_module = importlib.import_module("bridgebench.stats.changepoints")
@@ -132,50 +133,6 @@ def test_c_and_numpy_backends_agree_exactly() -> None:
     assert compared > 250
 
 
-def _planted(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
-    """A series of one of the shapes timing data takes, in seconds."""
-    x = rng.normal(1e-3, 1e-5, n)
-    if kind == "one step":
-        x[int(rng.integers(1, n)):] += rng.choice([-1, 1]) * rng.uniform(0.5e-5, 5e-5)
-    elif kind == "many steps":
-        for start in np.sort(rng.integers(1, n, int(rng.integers(2, 8)))):
-            x[start:] = 1e-3 + (x[start:] - 1e-3) * rng.uniform(0.3, 3.0) + rng.normal(0.0, 2e-5)
-    elif kind == "warm-up":
-        x[:int(rng.integers(5, max(n // 4, 6)))] *= rng.uniform(1.5, 4.0)
-    elif kind == "noisy":
-        x = 1e-3 + rng.standard_exponential(n) * 2e-5 + (rng.random(n) < 0.02) * 1e-4
-    elif kind == "quantised":
-        x = np.round(rng.normal(100.0, rng.uniform(0.5, 4.0), n)) * 1e-6
-    elif kind == "drift":
-        x += np.linspace(0.0, rng.uniform(-3e-5, 3e-5), n)
-    elif kind == "coarse":  # a coarse timer: long runs of one value, where the variance floor decides
-        x = np.round(rng.normal(100.0, rng.uniform(0.1, 0.6), n))
-        start = int(rng.integers(1, n))
-        x[start:] = np.round(rng.normal(100.0, rng.uniform(0.05, 1.0), n - start))
-        x[0] += 1.0  # never constant
-    return x
-
-
-def _both_searches(x: np.ndarray, min_size: int, penalty: float) -> tuple[list[int], list[int], list[int]]:
-    """Changepoints of the plain search and of the one that sets starts aside, after checking that every
-    prefix's optimal cost is the same to the last bit; and the two searches' numbers of cost evaluations."""
-    lib = cp_module._load_c()
-    prepared = cp_module._prepare(x)
-    assert lib is not None and prepared is not None
-    s1, s2, vfloor = prepared
-    n = len(x)
-    costs = [np.full(n + 1, np.nan), np.full(n + 1, np.nan)]
-    evaluations: list[int] = []
-    plain = cp_module._pelt_c(lib, s1, s2, n, min_size, penalty, vfloor, f=costs[0], set_aside=False,
-                              evaluations=evaluations)
-    fast = cp_module._pelt_c(lib, s1, s2, n, min_size, penalty, vfloor, f=costs[1], evaluations=evaluations)
-    if n >= 2 * min_size:  # else there is nothing to search
-        defined = np.r_[0, min_size:n + 1]
-        assert np.array_equal(costs[0][defined], costs[1][defined])
-    return plain, fast, evaluations
-
-
-SHAPES = ["flat", "one step", "many steps", "warm-up", "noisy", "quantised", "drift", "coarse"]
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -186,9 +143,9 @@ def test_setting_starts_aside_finds_exactly_the_plain_searchs_changepoints(shape
     saved = plain_work = 0
     for length in [*rng.integers(4, 400, 40), *rng.integers(400, 2500, 12), 6250]:
         n = int(length)
-        x = _planted(shape, n, rng)
+        x = planted(shape, n, rng)
         for min_size, penalty in [(2, default_penalty(n)), (int(rng.integers(2, 6)), float(rng.uniform(0, 40)))]:
-            plain, fast, (plain_evals, fast_evals) = _both_searches(x, min_size, penalty)
+            plain, fast, (plain_evals, fast_evals) = both_searches(x, min_size, penalty)
             assert fast == plain, (shape, n, min_size, penalty)
             plain_work += plain_evals
             saved += plain_evals - fast_evals
@@ -202,7 +159,7 @@ def test_setting_starts_aside_on_recorded_series() -> None:
     for executions in recorded.values():
         for values in executions:
             x = np.array(values)
-            plain, fast, _ = _both_searches(x, 2, default_penalty(len(x)))
+            plain, fast, _ = both_searches(x, 2, default_penalty(len(x)))
             assert fast == plain
 
 
@@ -212,7 +169,7 @@ def test_setting_starts_aside_saves_the_work_on_a_series_without_changepoints() 
     if cp_module._load_c() is None:
         pytest.skip(f"no C backend here: {cp_module.backend_problem()}")
     x = np.random.default_rng(11).normal(1e-3, 1e-5, 6250)
-    plain, fast, (plain_evals, fast_evals) = _both_searches(x, 2, default_penalty(len(x)))
+    plain, fast, (plain_evals, fast_evals) = both_searches(x, 2, default_penalty(len(x)))
     assert plain == fast == []
     assert plain_evals == sum(range(2, len(x) - 1))  # every start at every step: nothing was pruned
     assert fast_evals * 10 < plain_evals

@@ -334,7 +334,7 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         if len(tasks) == 1:
             # Nothing to pair with (its partners are stored): alone, in batch mode, as a sequential campaign runs
             # it; a block of one would step it, and a lone stepped process runs 25 % slower here
-            # (benchmarks/turn_cost.py).
+            # (evidence/turn_cost.py).
             return alone(task)
         rounds, turn = lockstep.turns([sized(t) for t in tasks])
         members, draws = [], []

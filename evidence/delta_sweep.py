@@ -4,7 +4,7 @@ benchmark. A benchmark of the harness's statistics (issue #22), not a test; noth
 
     .venv/bin/bridgebench calibrate --store OUT/s.sqlite
     .venv/bin/bridgebench selftest -n 25 --store OUT/s.sqlite
-    .venv/bin/python benchmarks/delta_sweep.py OUT/s.sqlite
+    .venv/bin/python evidence/delta_sweep.py OUT/s.sqlite
 
 It says whether the machine's calibrated δ (the campaigns' own, marked) puts the planted flat workload
 where the self-test wants it, and what it costs the planted warm-ups and slowdowns.
@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from bridgebench.analysis import Series, current_analysis  # noqa: E402
 from bridgebench.calibrate import DELTAS  # noqa: E402

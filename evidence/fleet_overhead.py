@@ -1,7 +1,7 @@
 """What the fleet itself costs (issue #12): a benchmark, not a test. Needs a PostgreSQL server; give it an
 empty database:
 
-    .venv/bin/python benchmarks/fleet_overhead.py postgresql://user@host/emptydb [--jobs 200]
+    .venv/bin/python evidence/fleet_overhead.py postgresql://user@host/emptydb [--jobs 200]
 
 It measures, one after another:
 1. claim + record per job: a real `bridgebench worker` runs JOBS queued executions of a benchmark that does
@@ -9,7 +9,7 @@ It measures, one after another:
    wall time, per job, is what taking a job from the queue, reading the campaign and storing the result cost;
 2. iterations stored per second through COPY: 20 executions of 100 000 iterations (and their CPU-time
    counter) stored through the store's API;
-3. analysing a 1 000 000-iteration synthetic campaign (benchmarks/analysis_scale.py's) read back from
+3. analysing a 1 000 000-iteration synthetic campaign (evidence/analysis_scale.py's) read back from
    PostgreSQL, against the same campaign in an SQLite file, each by `bridgebench analyse` in a child process.
 """
 
@@ -28,8 +28,6 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
 
 from analysis_scale import build_store, timed  # noqa: E402
 

@@ -1,8 +1,8 @@
 """Does the machine drift, and how much of a ratio's CI does pairing by round take out? (issue #9; a
 benchmark of the analysis on a stored campaign, not a test.)
 
-    .venv/bin/python benchmarks/pairing.py STORE [--campaign ID]
-    .venv/bin/python benchmarks/pairing.py --simulate [--trials 400]
+    .venv/bin/python evidence/pairing.py STORE [--campaign ID]
+    .venv/bin/python evidence/pairing.py --simulate [--trials 400]
 
 For a campaign of STORE (default: its newest finished one) it prints:
 - how alike the steady means of executions that ran one after another are: each execution's steady mean
@@ -27,13 +27,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from bridgebench.analysis import PAIRED_MIN_ROUNDS, Series, current_analysis, ratio_between  # noqa: E402
 from bridgebench.stats.executions import ratio_over_executions  # noqa: E402

@@ -12,7 +12,7 @@
 4. Speed modes and trace signatures: per cell whose executions fall into modes, how many executions the
    others with the same signature predict (leave-one-out), beside always guessing the commonest mode.
 
-    .venv/bin/python benchmarks/consistency.py results/bridgebench.sqlite CAMPAIGN
+    .venv/bin/python evidence/consistency.py results/bridgebench.sqlite CAMPAIGN
 """
 
 from __future__ import annotations

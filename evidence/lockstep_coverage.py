@@ -3,7 +3,7 @@ planted blocks whose rounds share the host's speed steps (up to 50 %) and whose 
 (`steps`), or fall into speed modes, each process 0 % or 6 % slower at even odds (`modes`). Seeded, so the
 same on any machine; a benchmark of the method, not a test (tests/test_lockstep.py holds 5 blocks to it).
 
-    .venv/bin/python benchmarks/lockstep_coverage.py [--reps 2000] [--blocks 3,5,8,12]
+    .venv/bin/python evidence/lockstep_coverage.py [--reps 2000] [--blocks 3,5,8,12]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """How far this machine shifts a constant program's speed by itself: the smallest segment shift that the
 warm-up classification can attribute to a program rather than to the machine (issue #9), measured, not a test.
 
-    .venv/bin/python benchmarks/drift.py [--executions 200] [--iterations 120] [--work 2000000] [--busy] [--json]
+    .venv/bin/python evidence/drift.py [--executions 200] [--iterations 120] [--work 2000000] [--busy] [--json]
 
 It builds the self-test's planted benchmark (probes/c/planted.c) into a temporary folder and runs it with no
 planted phase, as fresh process executions one after another: the truth is *flat*. Each execution's
@@ -29,7 +29,6 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from bridgebench.stats.classify import FLAT, classify_execution  # noqa: E402
 

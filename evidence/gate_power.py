@@ -3,8 +3,8 @@
 then per campaign `diff 1:a 1:a-plus… --fail-on slower` (should exit 7) and `diff 1:a 1:a-again --fail-on
 slower` (should exit 0).
 
-    .venv/bin/python benchmarks/gate_power.py OUT --metric instructions [-n 50]   # +0.5 %, counted, 3 executions
-    .venv/bin/python benchmarks/gate_power.py OUT --metric seconds [-n 50]        # +2 %, timed, 5 lock-step blocks
+    .venv/bin/python evidence/gate_power.py OUT --metric instructions [-n 50]   # +0.5 %, counted, 3 executions
+    .venv/bin/python evidence/gate_power.py OUT --metric seconds [-n 50]        # +2 %, timed, 5 lock-step blocks
 
 OUT is an empty folder for the store. Prints the counts with 99 % Clopper-Pearson intervals. A benchmark of the
 gate, not a test: its figures go to docs/ci.md and docs/results.md.

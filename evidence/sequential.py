@@ -2,7 +2,7 @@
 decided wrongly, against planted truth: a benchmark of the method, not a test (tests/test_adaptive.py runs a
 small version of it within binomial tolerance).
 
-    .venv/bin/python benchmarks/sequential.py [--pairs 4000] [--first 3] [--cap 12] [--seed 0]
+    .venv/bin/python evidence/sequential.py [--pairs 4000] [--first 3] [--cap 12] [--seed 0]
 
 Each simulated pair of cells gets `first` process executions a side, then one more a side per round (a
 block) until the budget's rule decides its ratio or the cap is reached, exactly as the budget does: the
@@ -18,13 +18,9 @@ confidence, so 99 % over the looks) excludes 1, beside a plain 99 % interval of 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bridgebench import question
 from bridgebench.analysis import Rounds, Side, ratio_between

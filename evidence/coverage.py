@@ -3,9 +3,9 @@ the true ratio is 1) and planted pairs (a known ratio), over every finished camp
 of the harness's statistics on this machine (issue #22), not a test.
 
     .venv/bin/bridgebench selftest -n 50 --store OUT/quiet.sqlite      # runs A, A again, A + 5 %, …
-    .venv/bin/python benchmarks/coverage.py OUT/quiet.sqlite --pair a:a-again --pair a:a-plus5=1.05
-    .venv/bin/python benchmarks/aa.py OUT/aa.sqlite                     # lua-vms: LuaJIT, LuaJIT again
-    .venv/bin/python benchmarks/coverage.py OUT/aa.sqlite --pair luajit:luajit-again --across luajit
+    .venv/bin/python evidence/coverage.py OUT/quiet.sqlite --pair a:a-again --pair a:a-plus5=1.05
+    .venv/bin/python evidence/aa.py OUT/aa.sqlite                     # lua-vms: LuaJIT, LuaJIT again
+    .venv/bin/python evidence/coverage.py OUT/aa.sqlite --pair luajit:luajit-again --across luajit
 
 For each campaign and benchmark, the ratio of the pair's cells is computed by the analysis's own rule
 (analysis.ratio_between on the cached analysis: paired by round from 5 shared rounds, else Welch's t over
@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 from pathlib import Path
 
 import numpy as np
 from scipy.stats import binomtest
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from bridgebench.analysis import Series, current_analysis, ratio_between  # noqa: E402
 from bridgebench.result import Cell  # noqa: E402

@@ -3,7 +3,7 @@ HEAD twice, into a folder with a short path and one with a long path, and runs t
 from each clone (its own code, studies, probes and build folder), one after the other; then prints each
 ratio with its interval from both, and whether the two agree (same verdict, overlapping intervals).
 
-    .venv/bin/python benchmarks/layout_paths.py OUT [--benchmarks richards,md5] [-- RUN OPTIONS…]
+    .venv/bin/python evidence/layout_paths.py OUT [--benchmarks richards,md5] [-- RUN OPTIONS…]
 
 The folder's path sets the lengths of LUA_CPATH, LUA_PATH, LD_LIBRARY_PATH and the binary's path, and so
 where a benchmark's bytecode lands; LuaJIT's hot counters are indexed by bytecode address. With a layout

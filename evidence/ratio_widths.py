@@ -3,7 +3,7 @@ N --format json`, or the .json a run writes). For each mechanism, how many ratio
 and largest half-width (half the interval's log width, as a share), how many lie within ±5 %, and the range of
 process executions (or lock-step blocks) they rest on. A reading of a report, not a test.
 
-    .venv/bin/python benchmarks/ratio_widths.py results/lua-vms-1.json [--within 0.05]
+    .venv/bin/python evidence/ratio_widths.py results/lua-vms-1.json [--within 0.05]
 """
 
 from __future__ import annotations

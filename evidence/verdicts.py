@@ -1,10 +1,10 @@
 """What bridgebench's verdicts cost and how good they are on this machine, quiet and beside a CPU-bound
 process: a benchmark of the harness itself (issue #9), not a test.
 
-    .venv/bin/python benchmarks/verdicts.py run [--states quiet,busy] [--selftest-repetitions 25] OUT_DIR
-    .venv/bin/python benchmarks/verdicts.py table OUT_DIR
-    .venv/bin/python benchmarks/verdicts.py adopt OUT_DIR REPORT.json --wall-s S --state quiet --step fixed
-    .venv/bin/python benchmarks/verdicts.py rejudge OUT_DIR --state quiet
+    .venv/bin/python evidence/verdicts.py run [--states quiet,busy] [--selftest-repetitions 25] OUT_DIR
+    .venv/bin/python evidence/verdicts.py table OUT_DIR
+    .venv/bin/python evidence/verdicts.py adopt OUT_DIR REPORT.json --wall-s S --state quiet --step fixed
+    .venv/bin/python evidence/verdicts.py rejudge OUT_DIR --state quiet
 
 `run` does, for each machine state (quiet: nothing else started; busy: one CPU-bound process of ours for the
 whole step):

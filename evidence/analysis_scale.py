@@ -1,7 +1,7 @@
 """How fast bridgebench stores and analyses campaigns of the seeds' scale (issue #13): a benchmark of the
 harness itself, not a test.
 
-    .venv/bin/python benchmarks/analysis_scale.py [--benchmarks 16 --mechanisms 5 --executions 30
+    .venv/bin/python evidence/analysis_scale.py [--benchmarks 16 --mechanisms 5 --executions 30
                                                    --iterations 6000] [--again K] [--keep DIR] [--json]
 
 It builds a synthetic campaign of that shape in a temporary store through the store's own API (one
@@ -32,7 +32,6 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from bridgebench import environment  # noqa: E402
 from bridgebench.build import BuildResult  # noqa: E402

@@ -5,7 +5,7 @@ agree (the same verdict and overlapping intervals) and how many threads and proc
 its blocks (pinned to one CPU, a multi-threaded mechanism's threads take turns there; alone they spread
 over every CPU).
 
-    .venv/bin/python benchmarks/pairings.py OUT STUDY [--benchmarks a,b] [--mechanisms x,y] [-p 6]
+    .venv/bin/python evidence/pairings.py OUT STUDY [--benchmarks a,b] [--mechanisms x,y] [-p 6]
                                               [--budget default] [-- RUN OPTIONS…]
 
 OUT is an empty folder for the two stores and their reports. A benchmark of the harness, not a test: its

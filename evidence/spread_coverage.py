@@ -3,7 +3,7 @@
 the interval of the ratio of two spreads, and how often modes are found where none were planted and missed
 where they were. Seeded: the same figures on any machine.
 
-    .venv/bin/python benchmarks/spread_coverage.py [--reps 4000]
+    .venv/bin/python evidence/spread_coverage.py [--reps 4000]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ count over its execution's median). With a timed campaign of the same study
 ratio in time, how far they disagree (count ratio over time ratio), and Spearman's rank correlation of the
 two over every cell with both, so a user can see when counts may stand in for time.
 
-    .venv/bin/python benchmarks/counts.py STORE --counted 3 [--timed 4] [--timed-store OTHER.sqlite]
+    .venv/bin/python evidence/counts.py STORE --counted 3 [--timed 4] [--timed-store OTHER.sqlite]
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-// Command hello is the server benchmarks/load_driver.py loads: net/http answering "hello" to every request
+// Command hello is the server evidence/load_driver.py loads: net/http answering "hello" to every request
 // on 127.0.0.1:PORT, about the cheapest server a load driver can meet, so the figures are the driver's.
 package main
 

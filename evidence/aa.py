@@ -1,10 +1,10 @@
 """Real A/A comparisons on this machine: campaigns of lua-vms's `aa` budget (LuaJIT against itself under
 another name, luajit-again), run one after another into one store, quiet or beside a CPU-bound neighbour,
-then counted by benchmarks/coverage.py. A benchmark of the harness's statistics (issue #22), not a test.
+then counted by evidence/coverage.py. A benchmark of the harness's statistics (issue #22), not a test.
 
-    .venv/bin/python benchmarks/aa.py OUT/quiet.sqlite --campaigns 8
-    .venv/bin/python benchmarks/aa.py OUT/busy.sqlite --campaigns 8 --busy
-    .venv/bin/python benchmarks/coverage.py OUT/quiet.sqlite --pair luajit:luajit-again \\
+    .venv/bin/python evidence/aa.py OUT/quiet.sqlite --campaigns 8
+    .venv/bin/python evidence/aa.py OUT/busy.sqlite --campaigns 8 --busy
+    .venv/bin/python evidence/coverage.py OUT/quiet.sqlite --pair luajit:luajit-again \\
         --across luajit --across luajit-again
 
 Each campaign gives one A/A ratio a benchmark inside it (luajit-again over luajit, paired by round once

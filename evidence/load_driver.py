@@ -1,8 +1,8 @@
 """What the load driver can do on this machine (issue #10): a benchmark, not a test.
 
-    .venv/bin/python benchmarks/load_driver.py [--duration 3] [--warmup 1]
+    .venv/bin/python evidence/load_driver.py [--duration 3] [--warmup 1]
 
-It builds benchmarks/hello (a net/http server that answers "hello"), starts it through bridgebench.load's
+It builds evidence/hello (a net/http server that answers "hello"), starts it through bridgebench.load's
 Server pinned to CPU 0, and drives it with the load driver pinned to CPU 1 with GOMAXPROCS=1: closed loop
 (saturation), then constant rates of 20 000, 50 000 and 80 000 requests a second. It prints one markdown
 row a run: achieved rate, latency percentiles from the intended send times, dispatch lag, what was
@@ -21,7 +21,6 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from bridgebench.load import driver  # noqa: E402 (after the path is set)
 from bridgebench.load.server import Server  # noqa: E402
@@ -43,7 +42,7 @@ def main() -> int:
         spec = Path(work) / "spec.json"
         spec.write_text(json.dumps({"variants": [{"name": "hello", "weight": 1, "method": "GET", "path": "/"}]}))
         server_argv = [*(("taskset", "-c", "0") if pin else ()), str(hello), "{port}"]
-        print(f"driver: GOMAXPROCS=1{', CPU 1' if pin else ''}; server: benchmarks/hello{', CPU 0' if pin else ''}; "
+        print(f"driver: GOMAXPROCS=1{', CPU 1' if pin else ''}; server: evidence/hello{', CPU 0' if pin else ''}; "
               f"{args.warmup:g} s warm-up, {args.duration:g} s recorded")
         print("| mode | connections | achieved req/s | p50 / p99 / max (ms) | dispatch lag p99 (ms) | censored "
               "| errors | others (cores) | steal (cores) | disturbed |")

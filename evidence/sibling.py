@@ -3,7 +3,7 @@ at the same moment, one pinned to each of two CPUs, for a few seconds, several t
 are cut into windows of equal wall time, and each window is compared with its copy's median. A benchmark of
 the harness's environment (issue #22), not a test.
 
-    .venv/bin/python benchmarks/sibling.py [--pairs 8] [--iterations 1500] [--cpus 0,1]
+    .venv/bin/python evidence/sibling.py [--pairs 8] [--iterations 1500] [--cpus 0,1]
 
 If the slow windows of the two copies coincide, a reference loop on the other CPU could flag a benchmark's
 disturbed iterations; if they do not, the steps are the benchmarked CPU's own and no process in the guest
@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from bridgebench.calibrate import PASSES, build  # noqa: E402
 

@@ -7,7 +7,7 @@ with a second copy of itself (a block of two). It prints each against batch mode
 executions' median iterations, mean and 99 % t interval over repetitions (the three alternate, so the
 host's speed steps fall on all of them).
 
-    .venv/bin/python benchmarks/turn_cost.py [--repetitions 6] [--iterations 100]
+    .venv/bin/python evidence/turn_cost.py [--repetitions 6] [--iterations 100]
 
 Both processes of a block run the same program; a ratio between two mechanisms pays what each pays, so
 what matters for a ratio is the difference between two mechanisms' costs at their iteration length. A
