@@ -52,19 +52,19 @@ def export(store: Store, campaign_id: int, path: Path) -> Path:
     return path
 
 
-def is_file_side(spec: str) -> bool:
-    """A diff side names a baseline file (PATH or PATH:MECHANISM) rather than a campaign of the store."""
-    path = spec.rsplit(":", 1)[0] if ":" in spec and not Path(spec).exists() else spec
-    if path.isdigit():  # a campaign, even where a file of that name lies about
-        return False
-    return path.endswith(SUFFIX) or Path(path).is_file()
-
-
-def open_file(spec: str) -> tuple[Store, int, str | None]:
-    """The store a baseline file is, its one campaign's id, and the mechanism the side names (or None)."""
+def file_side(spec: str) -> tuple[str, str | None] | None:
+    """A diff side that names a baseline file, split into the file and the mechanism it names (PATH or
+    PATH:MECHANISM); None for a campaign of the store (3, 3:luajit)."""
     path, mechanism = spec, None
-    if not Path(spec).exists() and ":" in spec:
+    if ":" in spec and not Path(spec).exists():
         path, mechanism = spec.rsplit(":", 1)
+    if path.isdigit():  # a campaign, even where a file of that name lies about
+        return None
+    return (path, mechanism or None) if path.endswith(SUFFIX) or Path(path).is_file() else None
+
+
+def open_file(path: str) -> tuple[Store, int]:
+    """The store a baseline file is, and its one campaign's id."""
     if not Path(path).is_file():
         raise BaselineError(f"{path}: no such baseline file")
     _intact(Path(path))
@@ -81,7 +81,7 @@ def open_file(spec: str) -> tuple[Store, int, str | None]:
     campaigns = store.campaigns()
     if len(campaigns) != 1:
         raise BaselineError(f"{path}: a baseline holds one campaign, this one {len(campaigns)}")
-    return store, campaigns[0].id, mechanism or None
+    return store, campaigns[0].id
 
 
 def _intact(path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import signal
 import sys
@@ -653,19 +654,20 @@ def export_(campaign_id: Annotated[int, typer.Argument(metavar="CAMPAIGN")],
               highlight=False, soft_wrap=True)
 
 
-def _side(spec: str, store_path: str) -> tuple[Store, int, str | None, str]:
+def _side(spec: str, opened: Callable[[str | None], tuple[Store, int | None]]) -> tuple[Store, int, str | None, str]:
     """A diff side: a campaign of the store (3, 3:luajit) or a baseline file (base.bbx, base.bbx:luajit);
-    its store, campaign, mechanism and the name the report gives it."""
-    if baseline.is_file_side(spec):
-        try:
-            store, campaign, mechanism = baseline.open_file(spec)
-        except baseline.BaselineError as e:
-            fail(str(e))
-        return store, campaign, mechanism, Path(spec.split(":")[0] if mechanism else spec).name
+    its store (each opened once: `opened(None)` the store, `opened(path)` a baseline file), campaign,
+    mechanism and the name the report gives it."""
+    named = baseline.file_side(spec)
+    if named:
+        path, mechanism = named
+        store, campaign = opened(path)
+        assert campaign is not None
+        return store, campaign, mechanism, Path(path).name
     campaign, _, mechanism = spec.partition(":")
     if not campaign.isdigit():
         fail(f"{spec!r}: expected CAMPAIGN, CAMPAIGN:MECHANISM or a baseline file, e.g. 3, 3:luajit or base.bbx")
-    return _store(store_path, create=False), int(campaign), mechanism or None, campaign
+    return opened(None)[0], int(campaign), mechanism or None, campaign
 
 
 @app.command()
@@ -697,11 +699,19 @@ def diff(a: Annotated[str, typer.Argument(metavar="A", help="CAMPAIGN, CAMPAIGN:
         fail(f"--format: expected one of {', '.join(diff_report.FORMATS)}, got {format_!r}")
     if output and not output.parent.is_dir():
         fail(f"-o {output}: no folder {output.parent}")
-    (store, ca, ma, name_a), (store_b, cb, mb, name_b) = _side(a, store_path), _side(b, store_path)
+
+    @functools.cache
+    def opened(path: str | None) -> tuple[Store, int | None]:
+        if path is None:
+            return _store(store_path, create=False), None
+        try:
+            return baseline.open_file(path)
+        except baseline.BaselineError as e:
+            fail(str(e))
+
+    (store, ca, ma, name_a), (store_b, cb, mb, name_b) = _side(a, opened), _side(b, opened)
     if (ma is None) != (mb is None):
         fail("name a mechanism on both sides (3:luajit 4:luajit2) or on neither (3 4)")
-    if store_b.location == store.location:
-        store_b = store
     others = [(c, k) for s, c in ((store, ca), (store_b, cb)) if (k := _kind(s, c)) is not TIMING]
     if others:
         (c, k), *_ = others

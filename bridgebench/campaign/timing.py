@@ -222,11 +222,14 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
         bench = study.benchmarks[benchmark]
         runs: dict[str, Execution] = {}
         stepped: dict[str, bool | None] = {}
+        commands: dict[str, tuple[list[str], dict[str, str]]] = {}  # argv, env: a failed one is shown to rerun
         for build in available:
             if not study.runs(benchmark, build.mechanism):
                 continue
-            argv, env = command_for(study, build, benchmark, bench.check_param, CHECK_ITERATIONS, metric=metric)
-            runs[build.mechanism], stepped[build.mechanism] = _check_run(argv, env, study.dir, timeout_s, metric)
+            commands[build.mechanism] = command_for(study, build, benchmark, bench.check_param, CHECK_ITERATIONS,
+                                                    metric=metric)
+            runs[build.mechanism], stepped[build.mechanism] = _check_run(*commands[build.mechanism], study.dir,
+                                                                         timeout_s, metric)
         answers = {m: r.output.answer for m, r in runs.items() if r.status == OK and r.output}
         reference = bench.expect
         if reference is None:
@@ -236,10 +239,8 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
             source = "the study's expect"
         for mechanism, run in runs.items():
             if run.status != OK or run.output is None:
-                argv, env = command_for(study, builds[mechanism], benchmark, bench.check_param, CHECK_ITERATIONS,
-                                        metric=metric)
-                row = CheckRow(benchmark, mechanism, "failed", None,
-                               f"{run.status}: {run.detail}; to run it by hand: {by_hand(argv, env, study.dir)}")
+                row = CheckRow(benchmark, mechanism, "failed", None, f"{run.status}: {run.detail}; to run it by hand: "
+                               f"{by_hand(*commands[mechanism], study.dir)}")
             elif reference is None:
                 given = "; ".join(f"{m}: {_short(a)}" for m, a in answers.items())
                 row = CheckRow(benchmark, mechanism, "disagrees", run.output.answer,

@@ -21,7 +21,6 @@ COLUMNS = ("Benchmark", "A", "B", "Verdict", "Steady perf A", "Steady perf B", "
 COMPACT = ("Benchmark", "A vs B", "Verdict", "B/A (99% CI)", "B steady")
 WIDE_ENOUGH = 180  # columns a terminal needs for the whole table without wrapping every cell
 STYLE = {"faster": "green", "slower": "red", "different": "yellow", "equivalent": "", "undecided": "dim"}
-COLOUR = html.VERDICT_COLOUR
 FORMATS = ("terminal", "markdown", "json", "html")
 
 
@@ -43,7 +42,8 @@ def show(comparisons: list[Comparison], header: str, console: Console) -> None:
     console.print(escape(header), style="dim", highlight=False, soft_wrap=not console.is_terminal)
     wide = console.is_terminal and console.width >= WIDE_ENOUGH
     styles = [STYLE.get(c.verdict, "") for c in comparisons]
-    compact = [_compact(row) for row in rows(comparisons)]
+    full = rows(comparisons)
+    compact = [_compact(row) for row in full]
     one_pair = len({(c.a, c.b) for c in comparisons}) == 1
     shown = [(r[0], *r[2:]) for r in compact] if one_pair else compact
     columns = (COMPACT[0], *COMPACT[2:]) if one_pair else COMPACT
@@ -52,7 +52,7 @@ def show(comparisons: list[Comparison], header: str, console: Console) -> None:
         table = Table(title="Differ", title_justify="left")
         for column in COLUMNS if wide else COMPACT:
             table.add_column(column, overflow="fold")
-        for style, row, short in zip(styles, rows(comparisons), compact, strict=True):
+        for style, row, short in zip(styles, full, compact, strict=True):
             table.add_row(*(escape(cell) for cell in (row if wide else short)), style=style)
         console.print(table)
     if not wide:
@@ -91,11 +91,11 @@ def markdown(comparisons: list[Comparison], header: str) -> str:
 
 
 def html_page(comparisons: list[Comparison], header: str) -> str:
-    chart = html.ratio_chart([(f"{c.benchmark} ({c.a} vs {c.b})", c.ratio, COLOUR.get(c.verdict, "#555"),
+    chart = html.ratio_chart([(f"{c.benchmark} ({c.a} vs {c.b})", c.ratio, html.VERDICT_COLOUR.get(c.verdict, "#555"),
                                f"{c.verdict}: {fmt.ratio(c.ratio)}") for c in comparisons],
                              label="Ratio B/A of steady performance per benchmark, with its 99% CI")
     verdicts = html.table(COLUMNS, rows(comparisons),
-                          row_style=lambda k: f"color:{COLOUR.get(comparisons[k].verdict, '#222')}")
+                          row_style=lambda k: f"color:{html.VERDICT_COLOUR.get(comparisons[k].verdict, '#222')}")
     body = (f"<header><h1>bridgebench diff</h1><p class=\"budget\">{html.escape_text(header)}</p>"
             f"<p><strong>Overall:</strong> {html.escape_text(overall(comparisons))}</p></header>"
             '<section id="ratios"><h2>Ratio B/A per benchmark</h2><p class="note">Dot: the ratio of steady '

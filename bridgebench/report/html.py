@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from bridgebench import question
 from bridgebench.analysis import Series
 from bridgebench.counting import INSTRUCTIONS, SECONDS
 from bridgebench.report import fmt, tables
@@ -380,18 +379,11 @@ def _header(result: Analysis) -> str:
              ("Method", ", ".join(tables.methods(result)) or "—"), ("Warm-up", tables.delta_words(o)),
              ("Ratios", tables.ratio_methods(result) or "—"), ("Pairing", tables.pairing_words(result) or "—")]
     dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v if v not in (None, '') else '—')}</dd>" for k, v in facts)
-    warning = tables.disturbance_line(result)
-    warn = f'<p class="warning">{_e(warning)}</p>' if warning else ""
-    adaptive = tables.adaptive_line(result)
-    warn += f'<p class="budget">{_e(adaptive)}</p>' if adaptive else ""
-    counted = tables.metric_line(result)
-    warn += f'<p class="budget">{_e(counted)}</p>' if counted else ""
-    few = tables.few_executions_line(result)
-    warn += f'<p class="warning">{_e(few)}</p>' if few else ""
-    unseparated = tables.unseparated_line(result)
-    warn += f'<p class="warning">{_e(unseparated)}</p>' if unseparated else ""
-    per_call = tables.per_call_line(result)
-    warn += f'<p class="budget">{_e(per_call)}</p>' if per_call else ""
+    # the lines under the budget, each as a warning or a plain note (the markdown report's, in its order)
+    warn = "".join(f'<p class="{kind}">{_e(line)}</p>' for line, kind in (
+        (tables.disturbance_line(result), "warning"), (tables.adaptive_line(result), "budget"),
+        (tables.metric_line(result), "budget"), (tables.few_executions_line(result), "warning"),
+        (tables.unseparated_line(result), "warning"), (tables.per_call_line(result), "budget")) if line)
     unsettled = tables.unsettled_rows(result)
     if unsettled:
         warn += ("<details><summary>Not settled by the adaptive budget</summary>"
@@ -467,7 +459,7 @@ def _verdicts(result: Analysis) -> str:
             if cell.ratio is None:
                 rows.append((bench, None, "", "no ratio"))
                 continue
-            state = question.answer(cell.ratio, result.equivalence).state
+            state = tables.verdict(result, cell)
             rows.append((bench, cell.ratio, VERDICT_COLOUR[state],
                          f"{state} {fmt.ratio(cell.ratio, precise=result.metric == INSTRUCTIONS)}"))
         chart = ratio_chart(rows, margin=result.equivalence,

@@ -165,9 +165,10 @@ def pairing_words(result: Analysis) -> str:
     alone = sorted({r.mechanism for r in result.check if r.stepped is False})
     if o["pairing"] == "lockstep" and alone:
         words += f"; not paired, their probes have no stepped mode: {', '.join(alone)}"
-    if o["pairing"] == "lockstep" and threaded(result):
+    several = threaded(result) if o["pairing"] == "lockstep" else ""
+    if several:
         words += (f"; sharing the block's one CPU among several threads (their ratios are costs on one CPU; "
-                  f"`--pairing sequential` spreads them, methodology §13): {threaded(result)}")
+                  f"`--pairing sequential` spreads them, methodology §13): {several}")
     drawn = "drawn per execution" if o.get("layout") == "drawn" else "fixed by the paths"
     return f"{words}; memory layout {drawn}"
 
@@ -219,12 +220,13 @@ def budget_line(result: Analysis) -> str:
     c = result.campaign
     o = c.options
     ratios = ratio_methods(result)
+    pairing = pairing_words(result)
     return (f"campaign {c.id} of {c.study} ({c.state}): {budget_words(result)}; "
             f"git {c.git_sha[:12]}; machine {c.machine}; method: {', '.join(methods(result)) or '—'}"
             + (f", {delta_words(o)}" if any(c.classification not in (None, NOT_CLASSIFIED) for c in result.cells)
                else "")
             + (f"; ratios: {ratios}" if ratios else "")
-            + (f"; pairing: {pairing_words(result)}" if pairing_words(result) else ""))
+            + (f"; pairing: {pairing}" if pairing else ""))
 
 
 def metric_line(result: Analysis) -> str | None:
@@ -357,12 +359,16 @@ def interval_words(result: Analysis) -> str:
     return pct
 
 
+def verdict(result: Analysis, cell: Cell) -> str:
+    """A cell's ratio to the baseline as the headline judges it: faster, slower, equivalent or undecided."""
+    return question.answer(cell.ratio, result.equivalence).state
+
+
 def verdict_cell(result: Analysis, cell: Cell | None) -> str:
     """A ratio to the baseline as the headline judges it: the verdict word and the ratio ("slower ×3.79")."""
     if cell is None or cell.ratio is None:
         return "—"
-    state = question.answer(cell.ratio, result.equivalence).state
-    return f"{state} {fmt.times(cell.ratio.value, 6 if result.metric == INSTRUCTIONS else 3)}"
+    return f"{verdict(result, cell)} {fmt.times(cell.ratio.value, 6 if result.metric == INSTRUCTIONS else 3)}"
 
 
 def verdict_grid(result: Analysis) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:

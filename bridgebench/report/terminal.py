@@ -25,8 +25,7 @@ def print_table(console: Console, title: str, columns: tuple[str, ...], rows: li
     """A table as rich draws it; or, written to a pipe or a file where it would not fit, as markdown: one
     line a row, never a cell folded over lines (a log reader greps rows)."""
     table = _table(title, columns, rows)
-    unbounded = console.options.update_width(1_000_000)  # measured at the width it wants, not the console's
-    if console.is_terminal or Measurement.get(console, unbounded, table).maximum <= console.width:
+    if console.is_terminal or _fits(console, table):
         console.print(table)
         return
     console.print(escape(title), highlight=False, soft_wrap=True)
@@ -35,6 +34,7 @@ def print_table(console: Console, title: str, columns: tuple[str, ...], rows: li
 
 
 def _fits(console: Console, table: Table) -> bool:
+    """Whether the table, measured at the width it wants (not the console's), fits the console's width."""
     unbounded = console.options.update_width(1_000_000)
     return Measurement.get(console, unbounded, table).maximum <= console.width
 
@@ -66,9 +66,11 @@ def print_grid(console: Console, result: Analysis) -> None:
     naming those left out: a row never wraps."""
     columns, rows = tables.verdict_grid(result)
     shown = len(columns)
-    while shown > 2 and not _fits(console, grid(columns[:shown], [r[:shown] for r in rows])):
+    table = grid(columns, rows)
+    while shown > 2 and not _fits(console, table):
         shown -= 1
-    console.print(grid(columns[:shown], [r[:shown] for r in rows]))
+        table = grid(columns[:shown], [r[:shown] for r in rows])
+    console.print(table)
     if shown < len(columns):
         _say(console, f"not shown at this width: {', '.join(columns[shown:])} (their counts are above; `--wide` "
                       "shows every table whole)", "dim")
