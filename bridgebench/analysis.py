@@ -256,8 +256,14 @@ def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
         segments=segments, steady_ranges=ranges, outliers=tuple(int(i) for i in np.flatnonzero(outliers)),
         steady_mean=float(np.mean(times[mask])) if mask.any() else None, counters=means,
         machine=e.machine or machine, jit=jitdiag.record(e.info_json), **_pairing(e.info_json),
-        first_ratio=float(times[0] / np.median(times[1:])) if cls is None and n > 2 and np.median(times[1:]) > 0
-        else None)
+        first_ratio=_first_ratio(times) if cls is None else None)
+
+
+def _first_ratio(times: np.ndarray) -> float | None:
+    """An unclassified execution's first iteration over the median of the others (a warm-up too short a
+    budget cannot separate shows as well above 1)."""
+    rest = float(np.median(times[1:])) if len(times) > 2 else 0.0
+    return float(times[0]) / rest if rest > 0 else None
 
 
 def _pairing(info_json: str | None) -> dict[str, Any]:

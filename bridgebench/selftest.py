@@ -38,7 +38,7 @@ from bridgebench.campaign.kind import CampaignError
 from bridgebench.campaign.kinds import TIMING
 from bridgebench.compare import compare
 from bridgebench.counting import INSTRUCTIONS
-from bridgebench.differ import CLAIMS
+from bridgebench.differ import CLAIMS, Comparison
 from bridgebench.options import read
 from bridgebench.question import SLOWER
 from bridgebench.stats.executions import MIN_EXECUTIONS
@@ -143,6 +143,18 @@ class SelftestReport:
         return FAIL if FAIL in verdicts else INCONCLUSIVE if INCONCLUSIVE in verdicts else PASS
 
 
+def _holds(repetition: int, cid: int, check: str, c: Comparison, truth: float, slack: float, expected: str,
+           noisy: bool) -> Finding:
+    """Whether the comparison's ratio interval holds the planted truth (to within `slack`, for counts)."""
+    r = c.ratio
+    shown = ("—" if r is None else f"{r.value:.4f} (no interval: {r.method})" if not r.has_interval
+             else f"{r.value:.4f} ({r.low:.4f}–{r.high:.4f})")
+    held = bool(r and r.has_interval and r.low <= truth * (1 + slack)  # type: ignore[operator]
+                and r.high >= truth * (1 - slack))  # type: ignore[operator]
+    return Finding(repetition, cid, check, c.benchmark, expected, shown, held, noisy,
+                   r is not None and not r.has_interval)
+
+
 def _disturbed_executions(store: Store, cid: int) -> set[tuple[str, str]]:
     return {(e.benchmark, e.mechanism) for e in store.executions(cid) if e.disturbed}
 
@@ -172,22 +184,13 @@ def _judge(store: Store, repetition: int, cid: int) -> list[Finding]:
             noisy = disturbed(c.benchmark, "a", mechanism)
             found.append(Finding(repetition, cid, worse, c.benchmark, SLOWER, c.verdict, c.verdict == SLOWER,
                                  noisy, c.too_few))
-            r = c.ratio
-            shown = ("—" if r is None else f"{r.value:.4f} (no interval: {r.method})" if not r.has_interval
-                     else f"{r.value:.4f} ({r.low:.4f}–{r.high:.4f})")
-            held = bool(r and r.has_interval and r.low <= truth * (1 + slack)  # type: ignore[operator]
-                        and r.high >= truth * (1 - slack))  # type: ignore[operator]
             expected = f"{truth:g}" + (f" ±{slack:.1%}" if slack else "")
-            found.append(Finding(repetition, cid, holds, c.benchmark, expected, shown, held, noisy,
-                                 r is not None and not r.has_interval))
+            found.append(_holds(repetition, cid, holds, c, truth, slack, expected, noisy))
     if MODES_MECHANISM in mechanisms:  # coverage under process modes: the interval, not a verdict
         modes, _ = compare(store, cid, "a", cid, MODES_MECHANISM)
         for c in (c for c in modes if c.benchmark in COMPARABLE):
-            r = c.ratio
-            shown = "—" if r is None or not r.has_interval else f"{r.value:.4f} ({r.low:.4f}–{r.high:.4f})"
-            held = bool(r and r.has_interval and r.low <= MODES_TRUTH <= r.high)  # type: ignore[operator]
-            found.append(Finding(repetition, cid, MODES, c.benchmark, f"{MODES_TRUTH:.4f}", shown, held,
-                                 disturbed(c.benchmark, "a", MODES_MECHANISM), r is not None and not r.has_interval))
+            found.append(_holds(repetition, cid, MODES, c, MODES_TRUTH, 0.0, f"{MODES_TRUTH:.4f}",
+                                disturbed(c.benchmark, "a", MODES_MECHANISM)))
     series = Series(store, result.metric)
     for cell in result.cells:
         bench = cell.benchmark

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -183,14 +184,17 @@ class Study:
     def files_hash(self) -> str:
         """The study's own files (benchmarks, sources, scripts; not what builds and runs write there), so that
         a diff between campaigns can say the code they measured differs although the study file does not."""
+        paths = []
+        for folder, subfolders, files in os.walk(self.dir):
+            here = Path(folder)
+            # never walked into: what builds and runs write (an outside study builds beside itself), caches
+            subfolders[:] = [d for d in subfolders if not d.startswith(".") and d != "__pycache__"
+                             and not (here == self.dir and d in FILES_NOT_HASHED)]
+            paths += [here / name for name in files if not name.startswith(".")
+                      and Path(name).suffix not in (".sqlite", ".pyc") and (here / name).is_file()]
         digest = hashlib.sha256()
-        for path in sorted(self.dir.rglob("*")):
-            relative = path.relative_to(self.dir)
-            if (not path.is_file() or relative.parts[0] in FILES_NOT_HASHED
-                    or any(part.startswith(".") or part == "__pycache__" for part in relative.parts)
-                    or path.suffix in (".sqlite", ".pyc")):
-                continue
-            digest.update(f"{relative.as_posix()}\0".encode())
+        for path in sorted(paths):
+            digest.update(f"{path.relative_to(self.dir).as_posix()}\0".encode())
             digest.update(hashlib.sha256(path.read_bytes()).digest())
         return digest.hexdigest()[:16]
 
