@@ -140,21 +140,21 @@ def doctor(env: dict[str, Any] | None = None) -> list[Advice]:
     load1 = env["load_average"][0]
     findings = [
         Advice("CPU", f"{env['cpu_model']} × {cores}", cores >= 4,
-                "with fewer than 4 cores the harness, the benchmark and the OS share cores; expect noise"
-                if cores < 4 else ""),
+               "with fewer than 4 cores the harness, the benchmark and the OS share cores; expect noise"
+               if cores < 4 else ""),
         Advice("frequency governor", env["governor"], env["governor"] == "performance",
-                "" if env["governor"] == "performance" else
-                "set 'performance' (cpupower frequency-set -g performance) where the machine allows it"),
+               "" if env["governor"] == "performance" else
+               "set 'performance' (cpupower frequency-set -g performance) where the machine allows it"),
         Advice("turbo boost", env["turbo"], env["turbo"] == "off",
-                "" if env["turbo"] == "off" else
-                "turbo makes speed depend on temperature; disable it (intel_pstate/no_turbo=1) if you can"),
+               "" if env["turbo"] == "off" else
+               "turbo makes speed depend on temperature; disable it (intel_pstate/no_turbo=1) if you can"),
         Advice("ASLR", env["aslr"], env["aslr"] == "off",
-                "" if env["aslr"] == "off" else "address randomisation varies layout per process: keep it "
-                "on to sample that variation (as here), or off (setarch -R) to remove it; know which"),
+               "" if env["aslr"] == "off" else "address randomisation varies layout per process: keep it "
+               "on to sample that variation (as here), or off (setarch -R) to remove it; know which"),
         Advice("virtualisation", env["virtualisation"], env["virtualisation"] in ("none", "none detected"),
-                "" if env["virtualisation"] in ("none", "none detected") else
-                "a VM shares its host: other tenants and steal time add noise; prefer bare metal for final runs"),
+               "" if env["virtualisation"] in ("none", "none detected") else
+               "a VM shares its host: other tenants and steal time add noise; prefer bare metal for final runs"),
         Advice("load average (1 min)", f"{load1:.2f}", load1 < 0.5 * cores,
-                "" if load1 < 0.5 * cores else "other work is running; results will be noisier"),
+               "" if load1 < 0.5 * cores else "other work is running; results will be noisier"),
     ]
     return findings

@@ -81,7 +81,7 @@ def main() -> int:
     for key in keys:
         a, b = paired[key], alone[key]
         overlap = a["low"] is not None and b["low"] is not None and a["low"] <= b["high"] and b["low"] <= a["high"]
-        same = shown(a, margin).split()[0] == shown(b, margin).split()[0]
+        same = verdict(a, margin) == verdict(b, margin)
         agreed += same and overlap
         t, p = threads.get(key[1], (1, 1))
         print(f"| {key[0]} | {key[1]} | {t} / {p} | {shown(a, margin)} | {shown(b, margin)} | "

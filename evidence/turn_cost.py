@@ -28,6 +28,7 @@ from pathlib import Path
 from scipy import stats
 
 from bridgebench import lockstep
+from bridgebench.protocol import parse
 
 REPO = Path(__file__).resolve().parents[1]
 WORKING_SETS = {"32 KiB": 4096, "4 MiB": 512 * 1024}
@@ -44,7 +45,7 @@ def build(folder: Path) -> Path:
 def pass_s(exe: Path, cells: int) -> float:
     """One pass's time over the array, from a short run (its median iteration of 20 passes)."""
     done = subprocess.run([str(exe), "21", "20", str(cells)], capture_output=True, text=True, check=True)
-    times = [float(t) for t in done.stdout.split('"times":[')[1].split("]")[0].split(",")]
+    times = parse(done.stdout, 21).times
     return statistics.median(times[1:]) / 20
 
 
@@ -53,7 +54,7 @@ def batch(exe: Path, cells: int, passes: int, iterations: int) -> float:
     cpu = lockstep.lock_cpu()
     done = subprocess.run([str(exe), str(iterations), str(passes), str(cells)], capture_output=True, text=True,
                           check=True, preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
-    times = [float(t) for t in done.stdout.split('"times":[')[1].split("]")[0].split(",")]
+    times = parse(done.stdout, iterations).times
     return statistics.median(times[iterations // 10:])
 
 

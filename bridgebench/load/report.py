@@ -66,9 +66,10 @@ def _flags(cell: LoadCell) -> str:
     return "; ".join(out)
 
 
-def _label(a: LoadAnalysis, cell: LoadCell) -> str:
+def _label(a: LoadAnalysis, cell: LoadCell, by_name: bool = False) -> str:
+    """The server's label (or, `by_name`, its shorter name in the study file) and what holds its row back."""
     flags = [f for f, on in (("driver-limited", cell.driver_limited), ("contended", cell.contended)) if on]
-    return a.label(cell.mechanism) + (f" [{', '.join(flags)}]" if flags else "")
+    return (cell.mechanism if by_name else a.label(cell.mechanism)) + (f" [{', '.join(flags)}]" if flags else "")
 
 
 def headline_lines(a: LoadAnalysis) -> list[str]:
@@ -457,8 +458,8 @@ def show(a: LoadAnalysis, console: Console, wide: bool = False) -> None:
     for line in (_adaptive_line(a), _ceiling_line(a)):
         if line:
             console.print(line, highlight=False)
-    def rows(named: Callable[[LoadCell], str]) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
-        table = [(cell.phase, named(cell), _rate(cell.intended_rate) if cell.fraction else "closed",
+    def rows(by_name: bool) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+        table = [(cell.phase, _label(a, cell, by_name), _rate(cell.intended_rate) if cell.fraction else "closed",
                   _rate(cell.achieved.value) if cell.achieved else "—",
                   f"{cell.server_us.value:.2f}" if cell.server_us else "—",
                   *(_ms(cell.latency[p].value) if p in cell.latency else "—" for p in ("p50", "p99")),
@@ -469,10 +470,8 @@ def show(a: LoadAnalysis, console: Console, wide: bool = False) -> None:
 
     title = "Saturation and constant rates (means over process executions)"
     # on a terminal, one line a row: the servers' labels where they fit, else their names in the study file
-    if not any(terminal.print_rows(console, title, *rows(named)) for named in
-               (lambda cell: _label(a, cell), lambda cell: _label(a, cell).replace(a.label(cell.mechanism),
-                                                                                   cell.mechanism))):
-        terminal.print_table(console, title, *rows(lambda cell: _label(a, cell)))
+    if not any(terminal.print_rows(console, title, *rows(by_name)) for by_name in (False, True)):
+        terminal.print_table(console, title, *rows(False))
     for r in _ratio_rows(a):
         console.print(f"saturation {r[0]}: {r[1]} ({r[2]})", highlight=False)
     for cell in a.cells:
