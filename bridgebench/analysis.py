@@ -28,11 +28,11 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 
 import numpy as np
 
-from bridgebench import audit, beside, jitdiag
-from bridgebench.answers import majority
-from bridgebench.counting import INSTRUCTIONS, analysed
-from bridgebench.counting import SECONDS as SECONDS_METRIC
-from bridgebench.differ import CLAIMS, compare_cells
+from bridgebench import audit, jitdiag, time_beside_counts
+from bridgebench.diff_rules import CLAIMS, compare_cells
+from bridgebench.instructions import INSTRUCTIONS, analysed
+from bridgebench.instructions import SECONDS as SECONDS_METRIC
+from bridgebench.majority import majority
 from bridgebench.options import AdaptiveBudget, DeltaTable, TimingOptions, delta_for, read
 from bridgebench.result import (
     AdaptiveSummary,
@@ -568,8 +568,10 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = CONFIDENCE, s
                       machines if len(machines) > 1 else {}, workloads,
                       headline=config.study["study"].get("headline") if baseline else None,
                       equivalence=config.study["study"].get("equivalence", DEFAULT_EQUIVALENCE), looks=looks)
-    timed = beside.partner(store, campaign_id)  # counted campaigns only; a timed one never has a partner
-    return replace(result, beside_time=beside.pair(result, current_analysis(store, timed.id))) if timed else result
+    timed = time_beside_counts.partner(store, campaign_id)  # counted campaigns only; a timed one never has one
+    if timed is None:
+        return result
+    return replace(result, beside_time=time_beside_counts.pair(result, current_analysis(store, timed.id)))
 
 
 def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, confidence: float = 0.99,
@@ -636,7 +638,7 @@ def current_analysis(store: Store, campaign_id: int, exclude_disturbed: bool = F
                               seed=stale.seed if stale else None),
         lambda result: (result.campaign.executions_stored == len(store.executions(campaign_id))
                         and result.audit.excluded == exclude_disturbed
-                        and _beside_key(result) == beside.key(store, campaign_id)))
+                        and _beside_key(result) == time_beside_counts.key(store, campaign_id)))
 
 
 def _beside_key(result: Analysis) -> tuple[int, int] | None:

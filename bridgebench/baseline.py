@@ -94,3 +94,28 @@ def _intact(path: Path) -> None:
         raise BaselineError(f"{path}: not a bridgebench baseline ({err})") from err
     if verdict is None or verdict[0] != "ok":
         raise BaselineError(f"{path}: a damaged baseline file (truncated or corrupt: {verdict[0] if verdict else '?'})")
+
+
+Side = tuple[Store, int, str | None, str]  # a diff side's store, campaign, mechanism and the name it is shown by
+
+
+def open_sides(specs: tuple[str, str], store_location: str) -> tuple[Side, Side]:
+    """Each diff side (a campaign of the store, 3 or 3:luajit, or a baseline file, base.bbx or base.bbx:luajit)
+    opened: the store once for both, and each baseline file once (two mechanisms of one file are then one
+    campaign's)."""
+    opened: dict[str | None, tuple[Store, int | None]] = {}
+
+    def side(spec: str) -> Side:
+        named = file_side(spec)
+        path, mechanism = named if named else (None, spec.partition(":")[2] or None)
+        campaign = spec.partition(":")[0]
+        if named is None and not campaign.isdigit():
+            raise BaselineError(f"{spec!r}: expected CAMPAIGN, CAMPAIGN:MECHANISM or a baseline file, e.g. 3, "
+                                "3:luajit or base.bbx")
+        if path not in opened:
+            opened[path] = (Store(store_location, create=False), None) if path is None else open_file(path)
+        store, in_file = opened[path]
+        return store, in_file if in_file is not None else int(campaign), mechanism, \
+            Path(path).name if path else campaign
+
+    return side(specs[0]), side(specs[1])

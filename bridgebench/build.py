@@ -40,7 +40,7 @@ def build_values(study: Study, build_dir: Path) -> dict[str, str]:
 
 def mechanism_env(mech: Mechanism, values: dict[str, str], inherit: bool = True) -> dict[str, str]:
     """The environment a mechanism runs in: the harness's own (or, without `inherit`, none but PATH: counted
-    runs pin their environment, counting.py) with the mechanism's variables."""
+    runs pin their environment, instructions.py) with the mechanism's variables."""
     env = dict(os.environ) if inherit else {"PATH": os.environ.get("PATH", os.defpath)}
     # Tools scripts/install.sh puts beside the venv's python (a Go toolchain, benchstat) come first.
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"

@@ -171,3 +171,11 @@ def measure(build_dir: Path, executions: int = EXECUTIONS, lengths: tuple[int, .
 
 def this_machine() -> str:
     return environment.machine_id(environment.capture())
+
+
+def calibrate(build_dir: Path, executions: int = EXECUTIONS, lengths: tuple[int, ...] = LENGTHS,
+              on_execution: Callable[[int, int, Execution], None] | None = None) -> MachineCalibration:
+    """Measure this machine at each length and judge the δ that follows: what `bridgebench calibrate`
+    stores with the machine."""
+    machine = this_machine()
+    return judge_lengths(measure(build_dir, executions, lengths, on_execution=on_execution), machine)

@@ -3,20 +3,27 @@ CLI parses and calls; drawing happens here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from bridgebench.build import BuildResult
 from bridgebench.calibrate import FLAT_TARGET, MachineCalibration
+from bridgebench.campaign.kind import CheckRow, Kind
+from bridgebench.campaign.lifecycle import OnExecution
 from bridgebench.environment import Advice
 from bridgebench.fleet import Status
 from bridgebench.options import delta_table
 from bridgebench.report.tables import deltas_by_length
 from bridgebench.report.terminal import grid
-from bridgebench.selftest import FAIL, INCONCLUSIVE, PASS, Tally
+from bridgebench.runner import OK, Execution, Task
+from bridgebench.selftest import FAIL, INCONCLUSIVE, PASS, Finding, SelftestReport, Tally
+from bridgebench.store import Store
 from bridgebench.study import Study
 
 
@@ -29,6 +36,64 @@ def builds_table(study: Study, builds: dict[str, BuildResult]) -> Table:
         table.add_row(escape(study.mechanisms[b.mechanism].label), status,
                       escape(b.version if b.available else b.reason))
     return table
+
+
+class Drawn:
+    """A campaign's life on stderr (lifecycle.Listener): the builds, the check's disagreements, and a progress
+    bar that says which executions failed as they fail; on a pipe or in a file, a line an execution."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    @contextmanager
+    def building(self, study: Study) -> Iterator[None]:
+        with self.console.status(f"building {study.name}…"):
+            yield
+
+    def built(self, study: Study, builds: dict[str, BuildResult]) -> None:
+        self.console.print(builds_table(study, builds))
+
+    @contextmanager
+    def checking(self, line: str) -> Iterator[None]:
+        with self.console.status(escape(line)):
+            yield
+
+    def check_row(self, row: CheckRow) -> None:
+        if row.status != "agrees":
+            self.console.print(f"  [red]{row.status}[/]: " + escape(f"{row.benchmark} on {row.mechanism}: "
+                                                                    f"{row.detail}"), highlight=False)
+
+    def checked(self, line: str) -> None:
+        self.console.print("[green]check passed[/]: " + escape(line))
+
+    @contextmanager
+    def running(self, kind: Kind, study: Study, store: Store, campaign_id: int) -> Iterator[OnExecution]:
+        total = len(store.planned(campaign_id))
+        done = total - len(store.pending(campaign_id))
+        log = not self.console.is_terminal
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("ETA"), TimeRemainingColumn())
+        with Progress(*columns, console=self.console, disable=log, transient=False) as progress:
+            bar = progress.add_task(f"{study.name}", total=total, completed=done)
+            stored = [done]
+
+            def on_execution(task: Task, run: Execution) -> None:
+                # An adaptive budget adds rounds as it goes: the total is what is planned now.
+                planned = len(store.planned(campaign_id))
+                progress.update(bar, advance=1, total=planned,
+                                description=f"{study.name}: {task.benchmark} / {task.mechanism}")
+                stored[0] += 1
+                if log:
+                    self.console.print(escape(
+                        f"[{stored[0]}/{planned}] {study.name}: {task.benchmark} / {task.mechanism} (process "
+                        f"execution {task.pexec + 1}): {kind.summary(run)}"
+                        + (f": {run.detail}" if run.status != OK else "")), highlight=False, soft_wrap=True)
+                elif run.status != OK:
+                    progress.console.print(f"  [yellow]{run.status}[/]: " + escape(
+                        f"{task.benchmark} on {task.mechanism} (process execution {task.pexec + 1}): {run.detail}"),
+                        highlight=False)
+
+            yield on_execution
 
 
 def list_tables(studies: list[dict[str, Any]], campaigns: list[dict[str, Any]], store: str) -> list[Table]:
@@ -64,6 +129,31 @@ def selftest_table(title: str, tallies: list[Tally]) -> Table:
                   str(t.undecided), t.verdict) for t in tallies], title, [style[t.verdict] for t in tallies])
 
 
+def wrong_finding(f: Finding) -> str:
+    """A wrong verdict as the self-test finds it (markup: the mark is coloured)."""
+    mark = "[yellow]wrong, flagged disturbed[/]" if f.disturbed else "[red]WRONG[/]"
+    return f"  {mark} " + escape(f"#{f.repetition} {f.check}: {f.subject}: expected {f.expected}, found {f.found}")
+
+
+def selftest(title: str, report: SelftestReport, console: Console) -> None:
+    """The self-test's tally, its legend, the δ its planted classes were judged with, and its verdict."""
+    console.print(selftest_table(title, report.tallies()))
+    console.print(SELFTEST_LEGEND, style="dim", highlight=False)
+    for words in sorted(report.deltas):
+        console.print(f"planted classes judged with {words}", highlight=False, soft_wrap=True)
+    if report.verdict == INCONCLUSIVE:
+        console.print("inconclusive: too few process executions ran on a quiet machine for the verdicts to mean "
+                      "anything; see `bridgebench doctor`, or try `--wait-quiet`.", highlight=False, soft_wrap=True)
+    else:
+        console.print(f"self-test: {report.verdict}", highlight=False)
+
+
+def selftest_json(report: SelftestReport) -> dict[str, Any]:
+    return {"verdict": report.verdict, "ok": report.verdict != FAIL,
+            "tally": [t.__dict__ | {"verdict": t.verdict} for t in report.tallies()],
+            "findings": [f.__dict__ for f in report.findings]}
+
+
 def doctor_table(findings: list[Advice]) -> Table:
     table = Table(title="What makes this machine noisy", title_justify="left")
     for column in ("", "Topic", "State", "Advice"):
@@ -86,6 +176,14 @@ def status(st: Status, console: Console) -> None:
     for m in st.machines:
         table.add_row(escape(m.machine), escape(m.cpu), str(m.done + m.failed), str(m.failed))
     console.print(table)
+
+
+def calibration_progress(console: Console, executions: int) -> Callable[[int, int, Execution], None]:
+    """A line for each execution of the constant program as `calibrate` runs it."""
+    def progress(i: int, n: int, run: Execution) -> None:
+        console.print(f"[{i + 1}/{executions}] constant program, {n} iterations: {run.status}, {run.wall_s:.2f} s",
+                      highlight=False)
+    return progress
 
 
 def calibration_lines(m: MachineCalibration) -> list[str]:

@@ -28,17 +28,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridgebench import counting, environment, native
+from bridgebench import environment, instructions, native
 from bridgebench.build import BuildResult, build_study, default_root
 from bridgebench.campaign import engine
 from bridgebench.campaign.kind import CampaignError, CheckRow
 from bridgebench.campaign.kinds import TIMING
-from bridgebench.counting import INSTRUCTIONS
+from bridgebench.instructions import INSTRUCTIONS
 from bridgebench.locks import FileLock
 from bridgebench.options import TimingOptions, read
 from bridgebench.store import Store, StoreError
 from bridgebench.store import postgres as store_postgres
-from bridgebench.study import Study, StudyError, find_study, load_study
+from bridgebench.study import Study, StudyError, find_study, read_study
 
 QUEUE = "bridgebench"
 TASK_NAME = "bridgebench.execute"
@@ -174,7 +174,7 @@ def _execute(campaign_id: int, seq: int) -> str:
         return "already stored"
     c = store.campaign(campaign_id)
     try:  # the study of this checkout by its name, else the file the campaign was planned from, if here
-        study = load_study(find_study(c.study) if not Path(c.study_path).is_file() else Path(c.study_path))
+        study = read_study(find_study(c.study) if not Path(c.study_path).is_file() else Path(c.study_path))
     except StudyError as err:
         raise FleetError(f"this worker cannot load study {c.study}: {err}") from err
     try:
@@ -183,7 +183,7 @@ def _execute(campaign_id: int, seq: int) -> str:
         raise FleetError(str(err)) from err
     options = read(c).options
     if options.metric == INSTRUCTIONS:  # counts add up across machines only under the campaign's pinning
-        unlike = counting.unlike_here(options.counting or {})
+        unlike = instructions.unlike_here(options.counting or {})
         if unlike:
             raise FleetError(f"this worker cannot count campaign {campaign_id}'s instructions: {unlike}")
     key = (study.name, options.mechanisms)

@@ -9,7 +9,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from bridgebench.counting import SECONDS
+from bridgebench.instructions import SECONDS
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 from bridgebench.store import Campaign
 
@@ -101,7 +101,7 @@ class TimingOptions:
     delta_calibrated: str | None = None  # when the machine was calibrated (YYYY-MM-DD), None: the default
     delta_by_length: DeltaTable = ()  # calibrated by execution length (delta_for); () : delta_relative for all
     # What each iteration measures: wall time ("seconds"), or instructions counted under callgrind
-    # ("instructions", counting.py), with what the counts were taken under (counting.pinning()).
+    # ("instructions", instructions.py), with what the counts were taken under (counting.pinning()).
     metric: str = SECONDS
     counting: dict[str, Any] | None = None
     count_sizes: bool = False  # each benchmark at its count_param (study.Benchmark.param_for)
@@ -201,3 +201,9 @@ def read(campaign: Campaign) -> CampaignConfig:
     """The campaign's config as it stored it."""
     kind = campaign.config.get("kind", TIMING)
     return CampaignConfig(kind, campaign.config["study"], _OPTIONS[kind].from_stored(campaign.config["options"]))
+
+
+def listed(campaign: Campaign) -> dict[str, Any]:
+    """What `bridgebench list` says of a stored campaign."""
+    return {"id": campaign.id, "study": campaign.study, "state": campaign.state, "created": campaign.created,
+            "budget": read(campaign).options.budget, "machine": campaign.machine}

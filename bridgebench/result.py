@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from bridgebench.counting import SECONDS
+from bridgebench.instructions import SECONDS
 from bridgebench.jitdiag import JitRecord, JitSummary
 from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
@@ -238,7 +238,7 @@ class Workload:
 
 @dataclass(frozen=True)
 class CountTimePair:
-    """One cell's ratio to the baseline in instructions beside its ratio in time (beside.py)."""
+    """One cell's ratio to the baseline in instructions beside its ratio in time (time_beside_counts.py)."""
 
     benchmark: str
     mechanism: str
@@ -253,7 +253,7 @@ class CountTimePair:
 
 @dataclass(frozen=True)
 class BesideTime:
-    """A counted campaign's ratios set beside a timed campaign's (beside.py says which one)."""
+    """A counted campaign's ratios set beside a timed campaign's (time_beside_counts.py says which one)."""
 
     campaign: int  # the timed campaign
     executions: int  # its executions stored when this was computed (with more, it is computed again)
@@ -298,7 +298,7 @@ class Analysis:
 
     @property
     def metric(self) -> str:
-        """What the iterations measure: seconds, or instructions (counting.py); a campaign stored before
+        """What the iterations measure: seconds, or instructions (instructions.py); a campaign stored before
         there were two is timed."""
         return str(self.campaign.options.get("metric", SECONDS))
 

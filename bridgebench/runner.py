@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from bridgebench import audit, counting, native
+from bridgebench import audit, instructions, native
 from bridgebench.protocol import ProbeOutput, ProtocolError, parse
 
 STDERR_TAIL = 2000
@@ -226,32 +226,33 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
 
 def execute_counted(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, timeout_s: float
                     ) -> Execution:
-    """One process execution under callgrind (counting.py): as execute(), with each iteration's instruction
+    """One process execution under callgrind (instructions.py): as execute(), with each iteration's instruction
     count added to the output as the `instructions` series. Counts that cannot be read make the execution a
     protocol violation, with the reason."""
     with tempfile.TemporaryDirectory(prefix="bridgebench-callgrind-") as tmp:
         try:
-            wrapped, pinned = counting.command(argv, env, Path(tmp))
-        except counting.CountingError as e:
+            wrapped, pinned = instructions.command(argv, env, Path(tmp))
+        except instructions.CountingError as e:
             return Execution(SPAWN_FAILED, str(e), None, "", None, None, time.time(), 0.0)
         run = execute(wrapped, pinned, cwd, iterations, timeout_s)
-        if run.status == CRASHED and counting.VALGRIND_ABORTED in run.stderr_tail:
-            elsewhere = counting.other_processes(Path(tmp))
-            return replace(run, detail=f"valgrind itself aborted ({counting.valgrind_version()}: an internal error "
+        if run.status == CRASHED and instructions.VALGRIND_ABORTED in run.stderr_tail:
+            elsewhere = instructions.other_processes(Path(tmp))
+            return replace(run, detail=f"valgrind itself aborted ({instructions.valgrind_version()}: an internal error "
                            "of valgrind's, not the program's; its report is in the stderr tail)"
                            + (f"; besides, {elsewhere}" if elsewhere else ""))
         if run.status != OK or run.output is None:
             return run
         try:
-            counted = counting.counts(Path(tmp), iterations)
-        except counting.CountingError as e:
+            counted = instructions.counts(Path(tmp), iterations)
+        except instructions.CountingError as e:
             return replace(run, status=PROTOCOL, detail=str(e), output=None)
-    if counting.INSTRUCTIONS in run.output.counters:
+    if instructions.INSTRUCTIONS in run.output.counters:
         return replace(run, status=PROTOCOL, output=None,
-                       detail=f"the probe reports a counter named {counting.INSTRUCTIONS!r}, which counted runs add")
+                       detail=f"the probe reports a counter named {instructions.INSTRUCTIONS!r}, which counted runs "
+                              "add")
     # Peak RSS and the probe's start-up time would be valgrind's: not reported rather than reported wrong.
     info = {k: v for k, v in run.output.info.items() if k != "setup_s"}
-    counters = {**run.output.counters, counting.INSTRUCTIONS: counted}
+    counters = {**run.output.counters, instructions.INSTRUCTIONS: counted}
     # What the rest of the machine did is kept, but it disturbs no count (callgrind runs the program on a
     # simulated CPU, one instruction after another, whatever else runs): nothing to flag.
     machine = replace(run.machine, disturbed=None) if run.machine else None

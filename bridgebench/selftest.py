@@ -32,18 +32,18 @@ from pathlib import Path
 import numpy as np
 
 from bridgebench.analysis import Series, analyse, current_analysis
-from bridgebench.build import build_study
-from bridgebench.campaign import engine, timing
+from bridgebench.campaign import lifecycle, timing
 from bridgebench.campaign.kind import CampaignError
 from bridgebench.campaign.kinds import TIMING
-from bridgebench.compare import compare
-from bridgebench.counting import INSTRUCTIONS
-from bridgebench.differ import CLAIMS, Comparison
+from bridgebench.diff_rules import CLAIMS, Comparison
+from bridgebench.diff_sides import compare
+from bridgebench.instructions import INSTRUCTIONS
 from bridgebench.options import read
 from bridgebench.question import SLOWER
+from bridgebench.report.tables import delta_words
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.store import Store
-from bridgebench.study import STUDIES_DIR, load_study
+from bridgebench.study import STUDIES_DIR, read_study
 
 # mechanism: the work it does, relative to A (the study's PLANTED_SCALE)
 PLANTED_WORK = {"a-plus5": 1.05, "a-plus2": 1.02, "a-plus05": 1.005}
@@ -123,6 +123,7 @@ class Tally:
 @dataclass
 class SelftestReport:
     findings: list[Finding] = field(default_factory=list)
+    deltas: set[str] = field(default_factory=set)  # the δ each campaign's classes were judged with, in words
 
     def tallies(self) -> list[Tally]:
         out = []
@@ -233,6 +234,8 @@ def rejudge(store: Store, on_finding: Callable[[Finding], None] | None = None) -
 def _analyse_and_judge(store: Store, report: SelftestReport, repetition: int, cid: int, seed: int,
                        on_finding: Callable[[Finding], None] | None) -> None:
     store.save_analysis(cid, analyse(store, cid, seed=seed).to_json())
+    # The self-test's flat workload is not the calibration's, so the report says which δ judged it.
+    report.deltas.add(delta_words(store.campaign(cid).config["options"]))
     for finding in _judge(store, repetition, cid):
         report.findings.append(finding)
         if on_finding:
@@ -242,14 +245,14 @@ def _analyse_and_judge(store: Store, report: SelftestReport, repetition: int, ci
 def run_selftest(store: Store, build_root: Path, repetitions: int, budget: str = "default",
                  on_finding: Callable[[Finding], None] | None = None, wait_quiet_s: float = 0.0,
                  pairing: str | None = None) -> SelftestReport:
-    study = load_study(STUDIES_DIR / "selftest" / "study.toml")
+    study = read_study(STUDIES_DIR / "selftest" / "study.toml")
     if budget in study.budgets and study.budgets[budget].iterations < MIN_ITERATIONS:
         raise CampaignError(f"selftest: budget '{budget}' has {study.budgets[budget].iterations} iterations; "
                                  f"the planted phases need at least {MIN_ITERATIONS}")
     if budget in study.budgets and study.budgets[budget].process_executions < MIN_EXECUTIONS:
         raise CampaignError(f"selftest: budget '{budget}' has {study.budgets[budget].process_executions} process "
                             f"executions a cell; a verdict needs an interval, and an interval {MIN_EXECUTIONS}")
-    builds = build_study(study, build_root)
+    builds = lifecycle.build(study, build_root, None)
     broken = [b for b in builds.values() if not b.available]
     if broken:
         raise CampaignError(f"selftest: cannot build {broken[0].mechanism}: {broken[0].reason}")
@@ -257,12 +260,11 @@ def run_selftest(store: Store, build_root: Path, repetitions: int, budget: str =
     for repetition in range(1, repetitions + 1):
         options = timing.options_for(study, budget, None, None, seed=repetition, wait_quiet_s=wait_quiet_s,
                                      pairing=pairing)
-        rows = TIMING.check(study, builds, options)
-        bad = [r for r in rows if r.status != "agrees"]
-        if bad:
-            raise CampaignError(f"selftest: answer check failed: {bad[0].benchmark} on {bad[0].mechanism}: "
-                                     f"{bad[0].detail}")
-        cid = engine.create(store, TIMING, study, options, builds, rows)
-        engine.run_pending(store, TIMING, study, cid, options, builds)
+        rows = lifecycle.check(TIMING, study, builds, options)
+        failure = lifecycle.failure(rows)
+        if failure:
+            raise lifecycle.CheckFailed(f"selftest: {failure}")
+        cid = lifecycle.start(TIMING, study, store, options, build_root,
+                              prepared=lifecycle.Prepared(builds, rows))
         _analyse_and_judge(store, report, repetition, cid, repetition, on_finding)
     return report

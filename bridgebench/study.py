@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridgebench.counting import METRICS, SECONDS
+from bridgebench.instructions import METRICS, SECONDS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PROBES_DIR = REPO_ROOT / "probes"
@@ -45,7 +45,7 @@ class Budget:
     min_iterations: int | None = None
     # The mechanisms a campaign of this budget runs when the command line names none (None: every probe).
     mechanisms: tuple[str, ...] | None = None
-    metric: str = SECONDS  # what an iteration measures: wall time, or instructions (counting.py)
+    metric: str = SECONDS  # what an iteration measures: wall time, or instructions (instructions.py)
     execution_ir: float | None = None  # counted: iterations sized to about this many instructions an execution
     count_sizes: bool = False  # benchmarks at their count_param (a counted campaign always: timing.options_for)
 
@@ -64,7 +64,7 @@ class Mechanism:
     # Where a budget sizes iterations to a time: never fewer than this for this mechanism (a JIT, whose
     # warm-up the classification must see: 50, methodology §4).
     min_iterations: int | None = None
-    # A server, measured under load (bridgebench/load): its command ({port} is chosen free), the path whose
+    # A server, measured under load (bridgebench/loadtest): its command ({port} is chosen free), the path whose
     # HTTP answer says it is ready, how long to wait for that, and the CPUs it is pinned to (taskset -c).
     serve: tuple[str, ...] = ()
     ready: str = "/"
@@ -116,7 +116,7 @@ class Load:
     # The cheapest server the study can run (an nginx `return 204`): measured at saturation only, it is the
     # most this driver can send here, and every other figure is shown as a share of it.
     ceiling: str | None = None
-    # Where a server answers what it counted itself (JSON, load/totals.py), asked settle_s after each run.
+    # Where a server answers what it counted itself (JSON, loadtest/totals.py), asked settle_s after each run.
     totals: str | None = None
     settle_s: float = 0.5
 
@@ -158,6 +158,11 @@ class Study:
     @property
     def dir(self) -> Path:
         return self.path.parent
+
+    @property
+    def argument(self) -> str:
+        """How a command names this study: its name under studies/, else the path to its folder."""
+        return self.name if self.dir.resolve() == (STUDIES_DIR / self.name).resolve() else str(self.dir)
 
     @property
     def servers(self) -> list[str]:
@@ -371,7 +376,7 @@ def _with_twin(loc: _Locator, table: str, data: dict, raw: dict) -> dict:
     return {**_check_table(loc, f"mechanisms.{twin}", original, _MECHANISM_KEYS), **data}
 
 
-def load_study(path: Path) -> Study:
+def read_study(path: Path) -> Study:
     """Parse and validate a study file; raise StudyError with a one-line message on any problem."""
     path = Path(path)
     if path.is_dir():
@@ -460,7 +465,7 @@ def load_study(path: Path) -> Study:
 
     file_template = meta.get("benchmark_file", "{benchmark}")
     benchmarks: dict[str, Benchmark] = {}
-    load = _load(loc, raw["load"], mechanisms) if "load" in raw else None
+    load = _load_table(loc, raw["load"], mechanisms) if "load" in raw else None
     if "benchmarks" not in raw and load is None:
         raise StudyError(f"{path}:1: missing table [benchmarks] (a study measures benchmarks, or servers under "
                          "[load], or both)")
@@ -535,10 +540,10 @@ def stored_load(raw: dict[str, Any], path: Path) -> Load:
     files are not looked for again)."""
     servers = {name: Mechanism(name, name, (), serve=("stored",)) for name, m in raw["mechanisms"].items()
                if "serve" in m}
-    return _load(_Locator(path, ""), raw["load"], servers, check_files=False)
+    return _load_table(_Locator(path, ""), raw["load"], servers, check_files=False)
 
 
-def _load(loc: _Locator, data: Any, mechanisms: dict[str, Mechanism], check_files: bool = True) -> Load:
+def _load_table(loc: _Locator, data: Any, mechanisms: dict[str, Mechanism], check_files: bool = True) -> Load:
     if not isinstance(data, dict):
         raise loc.error("load", None, f"expected a table, got {_describe(data)}")
     data = dict(data)
@@ -603,7 +608,7 @@ def debian_packages(paths: list[Path]) -> list[str]:
     """The union of Debian packages the given studies' mechanisms need (used by the installer)."""
     packages: set[str] = set()
     for p in paths:
-        packages.update(pkg for m in load_study(p).mechanisms.values() for pkg in m.debian)
+        packages.update(pkg for m in read_study(p).mechanisms.values() for pkg in m.debian)
     return sorted(packages)
 
 
@@ -619,3 +624,16 @@ if __name__ == "__main__":  # python3 -m bridgebench.study --debian: for scripts
     else:
         print("usage: python3 -m bridgebench.study --debian", file=sys.stderr)
         sys.exit(2)
+
+
+def listed() -> list[dict[str, Any]]:
+    """What `bridgebench list` says of each study in studies/, or why it cannot be read."""
+    studies: list[dict[str, Any]] = []
+    for path in all_studies():
+        try:
+            s = read_study(path)
+            studies.append({"name": s.name, "title": s.title, "mechanisms": list(s.mechanisms),
+                            "benchmarks": list(s.benchmarks), "path": str(path)})
+        except StudyError as e:
+            studies.append({"name": path.parent.name, "error": str(e), "path": str(path)})
+    return studies

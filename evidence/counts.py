@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgebench import beside
+from bridgebench import time_beside_counts
 from bridgebench.analysis import current_analysis
-from bridgebench.counting import INSTRUCTIONS
+from bridgebench.instructions import INSTRUCTIONS
 from bridgebench.report import markdown, tables
 from bridgebench.result import Analysis, Cell
 from bridgebench.store import Store
@@ -67,15 +67,15 @@ def fmt_ratio(r: float | None) -> str:
 
 
 def versus_time(counted: Analysis, timed: Analysis) -> None:
-    """The report's "counts beside time" (beside.py) for this pair of campaigns, then per mechanism."""
-    both = beside.pair(counted, timed)
+    """The report's "counts beside time" (time_beside_counts.py) for this pair of campaigns, then per mechanism."""
+    both = time_beside_counts.pair(counted, timed)
     shown = replace(counted, beside_time=both)
     print()
     print("\n".join(markdown.table(tables.BESIDE_COLUMNS, tables.beside_rows(shown))))
     print(tables.beside_line(shown))
     for mechanism in sorted({p.mechanism for p in both.pairs}):
         mine = tuple(p for p in both.pairs if p.mechanism == mechanism)
-        print(f"{mechanism}, {len(mine)} cells: {tables.agreement(beside.of_pairs(timed, mine))}")
+        print(f"{mechanism}, {len(mine)} cells: {tables.agreement(time_beside_counts.of_pairs(timed, mine))}")
 
 
 def main() -> int:

@@ -2,7 +2,7 @@
 
     .venv/bin/python evidence/load_driver.py [--duration 3] [--warmup 1]
 
-It builds evidence/hello (a net/http server that answers "hello"), starts it through bridgebench.load's
+It builds evidence/hello (a net/http server that answers "hello"), starts it through bridgebench.loadtest's
 Server pinned to CPU 0, and drives it with the load driver pinned to CPU 1 with GOMAXPROCS=1: closed loop
 (saturation), then constant rates of 20 000, 50 000 and 80 000 requests a second. It prints one markdown
 row a run: achieved rate, latency percentiles from the intended send times, dispatch lag, what was
@@ -22,8 +22,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-from bridgebench.load import driver  # noqa: E402 (after the path is set)
-from bridgebench.load.server import Server  # noqa: E402
+from bridgebench.loadtest import driver  # noqa: E402 (after the path is set)
+from bridgebench.loadtest.server import Server  # noqa: E402
 
 RUNS = ((0, 32), (20_000, 64), (50_000, 64), (80_000, 128))  # (rate, connections); rate 0: closed loop
 

@@ -26,9 +26,9 @@ import sys
 from pathlib import Path
 
 from bridgebench.build import build_study
-from bridgebench.campaign.load import server_for
+from bridgebench.campaign.loadtest import server_for
 from bridgebench.stats.executions import over_executions, t_quantile
-from bridgebench.study import find_study, load_study
+from bridgebench.study import find_study, read_study
 
 CONFIDENCE = 0.99
 
@@ -72,7 +72,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.servers < 2 or args.iterations < 2:
         raise SystemExit("error: --servers and --iterations must be at least 2")
-    study = load_study(find_study("nginx-logagg"))
+    study = read_study(find_study("nginx-logagg"))
     mechanisms = args.mechanisms.split(",")
     builds = build_study(study, args.build_dir, mechanisms)
     unavailable = {m: b.reason for m, b in builds.items() if not b.available}

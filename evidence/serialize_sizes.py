@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bridgebench.build import build_study, build_values, mechanism_env
 from bridgebench.placeholders import expand
-from bridgebench.study import find_study, load_study
+from bridgebench.study import find_study, read_study
 
 MESSAGES = ("log", "addressbook")
 
@@ -52,7 +52,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--build-dir", type=Path, default=Path("build"), help="the builds' folder (default build)")
     parser.add_argument("--mechanisms", help="comma-separated mechanisms (default: all of the study's)")
     args = parser.parse_args(argv)
-    study = load_study(find_study("serialize"))
+    study = read_study(find_study("serialize"))
     chosen = args.mechanisms.split(",") if args.mechanisms else list(study.mechanisms)
     unknown = sorted(set(chosen) - set(study.mechanisms))
     if unknown:

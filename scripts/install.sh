@@ -39,7 +39,7 @@ apt_install() {
   $as_root apt-get install -y -q --no-install-recommends $need
 }
 
-# valgrind and libfaketime: instruction counts (`run --metric instructions`, bridgebench/counting.py)
+# valgrind and libfaketime: instruction counts (`run --metric instructions`, bridgebench/instructions.py)
 apt_install python3 python3-venv python3-dev gcc libc6-dev git ca-certificates apt dpkg valgrind libfaketime
 # The studies name the rest; reading them needs only the standard library.
 study_packages=$(/usr/bin/python3 -m bridgebench.study --debian)

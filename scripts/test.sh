@@ -8,7 +8,7 @@ export PATH="$PWD/.venv/bin:$PATH"  # the Go toolchain install.sh chose
 .venv/bin/ruff check bridgebench tests evidence scripts
 .venv/bin/lint-imports  # the layers of pyproject.toml: every import points down
 # Go modules: vet, formatting, tests (extra build tags where a module has optional cgo parts).
-for module in probes/go bridgebench/load/driver evidence/hello studies/udf-trim/go studies/plugin-call/go \
+for module in probes/go bridgebench/loadtest/driver evidence/hello studies/udf-trim/go studies/plugin-call/go \
               studies/openapi-validate/go studies/nginx-logagg/collector; do
   (cd "$module" && go vet ./... && test -z "$(gofmt -l .)" && go test ./...)
 done

@@ -26,7 +26,7 @@ from bridgebench.campaign.adaptive import (
     stopping_confidence,
 )
 from bridgebench.stats import Estimate
-from bridgebench.study import StudyError, load_study
+from bridgebench.study import StudyError, read_study
 from tests.conftest import add_benchmark, bridgebench, gated_campaign, rows
 
 PERF_1PCT = Estimate(1.0, 0.99, 1.01, 0.99, "test")
@@ -126,13 +126,13 @@ def test_a_study_budget_can_be_adaptive_and_must_say_all_of_it(tmp_path: Path, b
     text = basic_study.read_text().replace("timeout_s = 20", "timeout_s = 20\nuntil_ci = 0.5\n"
                                            "max_process_executions = 3\nmax_time_s = 60")
     basic_study.write_text(text)
-    assert load_study(basic_study).budgets["default"].until_ci == 0.5
+    assert read_study(basic_study).budgets["default"].until_ci == 0.5
     result = bridgebench("run", str(basic_study), "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["adaptive"]["max_process_executions"] == 3
     basic_study.write_text(text.replace("max_time_s = 60", ""))
     with pytest.raises(StudyError, match="an adaptive budget also needs max_time_s"):
-        load_study(basic_study)
+        read_study(basic_study)
 
 
 @pytest.mark.parametrize(("args", "fragment"), [

@@ -12,7 +12,7 @@ import pytest
 
 from bridgebench import analysis
 from bridgebench.analysis import Series, analyse, current_analysis
-from bridgebench.compare import compare
+from bridgebench.diff_sides import compare
 from bridgebench.protocol import ProbeOutput
 from bridgebench.result import RESULT_VERSION, Analysis
 from bridgebench.runner import OK, Execution

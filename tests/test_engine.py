@@ -14,7 +14,7 @@ from bridgebench.campaign.kind import CampaignError
 from bridgebench.campaign.kinds import KINDS, LOAD, TIMING
 from bridgebench.options import LoadOptions, TimingOptions, read
 from bridgebench.store import Store
-from bridgebench.study import load_study
+from bridgebench.study import read_study
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -35,7 +35,7 @@ def _builds(mechanisms: list[str]) -> dict[str, BuildResult]:
 
 def test_a_load_campaign_is_stored_typed_and_resumed_only_as_one(tmp_path: Path) -> None:
     shutil.copytree(FIXTURES / "study-load", tmp_path / "study")
-    study = load_study(tmp_path / "study" / "study.toml")
+    study = read_study(tmp_path / "study" / "study.toml")
     store = Store(tmp_path / "s.sqlite")
     options = load.options_for(study, "quick", None)
     cid = engine.create(store, LOAD, study, options, _builds(list(options.mechanisms)), [])
@@ -52,14 +52,14 @@ def test_a_load_campaign_is_stored_typed_and_resumed_only_as_one(tmp_path: Path)
     (tmp_path / "study" / "study.toml").write_text((tmp_path / "study" / "study.toml").read_text()
                                                    .replace("connections = 4", "connections = 5"))
     with pytest.raises(CampaignError, match="has changed since campaign 1 started"):
-        engine.resumable(store, LOAD, load_study(tmp_path / "study" / "study.toml"), cid)
+        engine.resumable(store, LOAD, read_study(tmp_path / "study" / "study.toml"), cid)
     store.set_state(cid, "done")
     with pytest.raises(CampaignError, match="already complete"):
         engine.resumable(store, LOAD, study, cid)
 
 
 def test_a_timing_campaign_keeps_its_options_and_its_old_config_shape(basic_study: Path, tmp_path: Path) -> None:
-    study = load_study(basic_study)
+    study = read_study(basic_study)
     store = Store(tmp_path / "s.sqlite")
     options = timing.options_for(study, "quick", None, None, until_ci=0.05, max_time_s=60.0)
     cid = engine.create(store, TIMING, study, options, _builds(list(options.mechanisms)), [])
@@ -72,7 +72,7 @@ def test_a_timing_campaign_keeps_its_options_and_its_old_config_shape(basic_stud
 
 
 def test_the_run_state_is_done_or_interrupted(tmp_path: Path, basic_study: Path) -> None:
-    study = load_study(basic_study)
+    study = read_study(basic_study)
     store = Store(tmp_path / "s.sqlite")
     options = timing.options_for(study, "quick", None, None)
     cid = engine.create(store, TIMING, study, options, _builds(list(options.mechanisms)), [])

@@ -12,11 +12,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tests.test_counting import STUDY
 
-from bridgebench import counting
+from bridgebench import instructions
 from bridgebench.store import Store
 from tests.conftest import REPO, add_benchmark, bridgebench, restart_postgres, start_bridgebench, wait_for_executions
-from tests.test_counting import STUDY
 
 LEASE = {"BRIDGEBENCH_FLEET_LEASE_S": "2"}  # a killed worker's job goes back to the queue after 2 s
 
@@ -179,8 +179,8 @@ def test_a_counted_campaign_runs_on_workers_and_one_under_another_pinning_refuse
                                                                                   postgres_db: str) -> None:
     """`enqueue --metric instructions`: workers count as `run` does; a worker whose pinning differs from the
     campaign's (another valgrind, say) stores nothing and says why."""
-    if counting.unavailable() is not None:
-        pytest.skip(f"cannot count here: {counting.unavailable()}")
+    if instructions.unavailable() is not None:
+        pytest.skip(f"cannot count here: {instructions.unavailable()}")
     study = tmp_path / "counted" / "study.toml"
     study.parent.mkdir()
     study.write_text(STUDY.format(repo=REPO))
@@ -189,7 +189,7 @@ def test_a_counted_campaign_runs_on_workers_and_one_under_another_pinning_refuse
     finish(workers(1, tmp_path, postgres_db), timeout=600)
     report = json.loads(bridgebench("report", str(cid), "--store", postgres_db, "--format", "json",
                                     cwd=tmp_path).stdout)
-    assert report["campaign"]["options"]["metric"] == counting.INSTRUCTIONS
+    assert report["campaign"]["options"]["metric"] == instructions.INSTRUCTIONS
     double = next(c for c in report["cells"] if c["mechanism"] == "double")
     assert double["executions_ok"] == 3 and 1.99 < double["ratio"]["value"] < 2.01
 

@@ -21,9 +21,9 @@ from rich.console import Console
 
 from bridgebench import report
 from bridgebench.analysis import Series, analyse
-from bridgebench.compare import compare
-from bridgebench.load import report as load_report
-from bridgebench.load.result import LoadAnalysis
+from bridgebench.diff_sides import compare
+from bridgebench.loadtest import report as load_report
+from bridgebench.loadtest.result import LoadAnalysis
 from bridgebench.report import diff as diff_report
 from bridgebench.report import terminal
 from bridgebench.result import Analysis

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from bridgebench.study import StudyError, load_study
+from bridgebench.study import StudyError, read_study
 from tests.conftest import (
     REPO,
     add_benchmark,
@@ -227,7 +227,7 @@ def test_a_study_file_that_is_not_utf8_is_a_one_line_error(tmp_path: Path) -> No
     bad = tmp_path / "study.toml"
     bad.write_bytes(b'[study]\nname = "caf\xe9"\n')
     with pytest.raises(StudyError, match=r"study.toml:2: not UTF-8 text \(byte 0xe9\)"):
-        load_study(bad)
+        read_study(bad)
     result = bridgebench("run", str(bad), cwd=tmp_path)
     assert result.returncode == EXIT_USAGE
     assert_one_line_error(result.stderr, "not UTF-8")

@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bridgebench.load import analysis as load_analysis
-from bridgebench.load import driver
-from bridgebench.load.analysis import predict
-from bridgebench.load.phases import phases
+from bridgebench.loadtest import analysis as load_analysis
+from bridgebench.loadtest import driver
+from bridgebench.loadtest.analysis import predict
+from bridgebench.loadtest.phases import phases
 from bridgebench.store import Store
-from bridgebench.study import StudyError, load_study
+from bridgebench.study import StudyError, read_study
 from tests.conftest import FIXTURES, bridgebench, competitor, start_bridgebench, survivors, wait_for_executions
 
 STUDY = FIXTURES / "study-load"
@@ -56,7 +56,7 @@ def executions(tmp_path: Path) -> list[tuple]:
 
 # --- the study file ----------------------------------------------------------------------------------
 def test_a_load_study_declares_servers_requests_and_phases() -> None:
-    study = load_study(STUDY)
+    study = read_study(STUDY)
     assert study.servers == ["plain", "slow"] and study.benchmarks == {}
     assert study.mechanisms["plain"].ready == "/ready"
     assert study.load is not None and study.load.connections == 4
@@ -86,7 +86,7 @@ def test_a_malformed_load_table_is_a_one_line_error_with_its_line(study: Path, o
                                                                     message: str) -> None:
     edit(study, old, new)
     with pytest.raises(StudyError, match=message) as caught:
-        load_study(study)
+        read_study(study)
     assert "\n" not in str(caught.value) and str(study / "study.toml") + ":" in str(caught.value)
 
 
@@ -98,10 +98,10 @@ def test_load_without_a_server_and_a_server_in_a_benchmark_are_refused(study: Pa
         no_servers = no_servers.replace(line, "")
     (study / "study.toml").write_text(no_servers)
     with pytest.raises(StudyError, match=r"load: no mechanism to load: declare at least one with 'serve'"):
-        load_study(study)
+        read_study(study)
     (study / "study.toml").write_text(text + '\n[benchmarks.b]\nparam = 1\nmechanisms = ["plain"]\n')
     with pytest.raises(StudyError, match=r"benchmarks\.b\.mechanisms: plain is a server, measured under \[load\]"):
-        load_study(study)
+        read_study(study)
 
 
 def test_run_and_diff_point_a_load_study_to_the_load_command(study: Path, tmp_path: Path) -> None:
@@ -277,7 +277,7 @@ def test_load_runs_beside_a_cpu_bound_competitor_are_flagged_and_the_report_says
     ({"mode": "constant-rate", "completed": 0, "censored": 900, "errors": {}}, False),  # a driver before "answered"
 ])
 def test_a_run_whose_every_measured_request_is_censored_is_a_measurement(result: dict, measured: bool) -> None:
-    from bridgebench.campaign.load import all_censored
+    from bridgebench.campaign.loadtest import all_censored
 
     assert all_censored(result) is measured
 
@@ -334,7 +334,7 @@ def test_adaptive_load_options_are_refused_in_one_line(study: Path, tmp_path: Pa
 
 
 def test_an_adaptive_load_cell_is_judged_by_its_least_known_figure() -> None:
-    from bridgebench.load.result import LoadCell
+    from bridgebench.loadtest.result import LoadCell
     from bridgebench.stats import Estimate
 
     def cell(achieved: Estimate | None, cpu: Estimate | None) -> LoadCell:

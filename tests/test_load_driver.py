@@ -1,4 +1,4 @@
-"""The load driver run from the harness against a real server the harness started (bridgebench.load):
+"""The load driver run from the harness against a real server the harness started (bridgebench.loadtest):
 a constant-rate run accounts for every scheduled request, runs merge, and bad input is a one-line error."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bridgebench.load import driver
-from bridgebench.load.server import Server
+from bridgebench.loadtest import driver
+from bridgebench.loadtest.server import Server
 from tests.conftest import competitor, survivors
 
 

@@ -1,4 +1,4 @@
-"""A server mechanism's life (bridgebench/load/server.py) with real servers on 127.0.0.1: started on a free
+"""A server mechanism's life (bridgebench/loadtest/server.py) with real servers on 127.0.0.1: started on a free
 port, ready when it answers HTTP, stopped with SIGTERM or, if it ignores that, SIGKILL after the grace
 period, and nothing it started is left; a server that dies or never answers is a one-line error."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bridgebench.load.server import Server, ServerError
+from bridgebench.loadtest.server import Server, ServerError
 from tests.conftest import marked_processes, survivors
 
 HTTP_SERVER = [sys.executable, "-m", "http.server", "{port}", "--bind", "127.0.0.1"]

@@ -282,9 +282,9 @@ def test_an_interrupted_lock_step_campaign_resumes_losing_and_duplicating_nothin
     from bridgebench.campaign import engine, timing
     from bridgebench.campaign.kinds import TIMING
     from bridgebench.store import Store
-    from bridgebench.study import load_study
+    from bridgebench.study import read_study
 
-    study = load_study(_study(tmp_path))
+    study = read_study(_study(tmp_path))
     builds = build_study(study, tmp_path / "build")
     options = timing.options_for(study, "default", None, None)
     store = Store(tmp_path / "s.sqlite")

@@ -17,10 +17,10 @@ import pytest
 
 from bridgebench.build import build_study
 from bridgebench.campaign.timing import check
-from bridgebench.study import STUDIES_DIR, load_study
+from bridgebench.study import STUDIES_DIR, read_study
 from tests.conftest import REPO, bridgebench
 
-STUDY = load_study(STUDIES_DIR / "luajit-consistency" / "study.toml")
+STUDY = read_study(STUDIES_DIR / "luajit-consistency" / "study.toml")
 SCRIPT = STUDY.dir / "build_luajit.sh"
 pytestmark = pytest.mark.skipif(shutil.which("luajit") is None or shutil.which("dpkg-source") is None,
                                 reason="needs Debian's luajit and dpkg-dev (scripts/install.sh)")

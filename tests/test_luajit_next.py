@@ -12,10 +12,10 @@ import pytest
 from bridgebench.build import build_study
 from bridgebench.campaign.timing import check, command_for
 from bridgebench.runner import CRASHED, execute
-from bridgebench.study import STUDIES_DIR, load_study
+from bridgebench.study import STUDIES_DIR, read_study
 from tests.conftest import bridgebench
 
-STUDY = load_study(STUDIES_DIR / "luajit-next" / "study.toml")
+STUDY = read_study(STUDIES_DIR / "luajit-next" / "study.toml")
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """The nginx-logagg study (issue #25) with its real parts: nginx and its Lua module unpacked from Debian's
 packages, OpenResty's luajit2, the Go collector. Each server's own totals are held against what the load
-driver saw answered (bridgebench/load/totals.py); a dictionary made too small must show lost counts; the
+driver saw answered (bridgebench/loadtest/totals.py); a dictionary made too small must show lost counts; the
 driver's ceiling and the rows that share cores with the driver are labelled; and no nginx outlives a
 test, a failure inside a run, or Ctrl-C. Builds go to the repository's build folder, shared with
 `bridgebench load`; the runs last well under a second each and no assertion depends on the machine's
@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from bridgebench.build import build_study
-from bridgebench.campaign.load import run_totals, server_for, write_spec
-from bridgebench.load import analysis, driver, totals
-from bridgebench.load.analysis import LIMITED_BY_DRIVER
-from bridgebench.load.server import Server
-from bridgebench.study import load_study
+from bridgebench.campaign.loadtest import run_totals, server_for, write_spec
+from bridgebench.loadtest import analysis, driver, totals
+from bridgebench.loadtest.analysis import LIMITED_BY_DRIVER
+from bridgebench.loadtest.server import Server
+from bridgebench.study import read_study
 from tests.conftest import REPO, bridgebench, start_bridgebench, wait_for_executions
 
 STUDY = REPO / "studies" / "nginx-logagg"
@@ -141,7 +141,7 @@ def test_a_dictionary_too_small_for_the_keys_shows_counts_lost(tmp_path: Path) -
     assert "totals on tiny: disagrees" in done.stderr and "dict_evictions" in done.stderr
 
     # Under load, the run's own totals (what `bridgebench load` stores after every run) show the loss too.
-    loaded = load_study(study)
+    loaded = read_study(study)
     built = build_study(loaded, build_root, ["tiny"])["tiny"]
     assert loaded.load is not None and loaded.load.totals
     with server_for(loaded, built) as server:
@@ -179,13 +179,13 @@ def test_contended_means_the_server_may_share_a_core_with_the_driver() -> None:
 
 @pytest.fixture(scope="module")
 def builds() -> dict[str, Path]:
-    built = build_study(load_study(STUDY), BUILD, ["shared"])
+    built = build_study(read_study(STUDY), BUILD, ["shared"])
     assert built["shared"].available, built["shared"].reason
     return {m: b.build_dir for m, b in built.items()}
 
 
 def test_a_failure_inside_a_run_leaves_no_nginx(builds: dict[str, Path]) -> None:
-    study = load_study(STUDY)
+    study = read_study(STUDY)
     built = build_study(study, BUILD, ["shared"])["shared"]
     with pytest.raises(RuntimeError), server_for(study, built) as server:
         assert isinstance(server, Server) and nginx_processes(BUILD)

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from bridgebench.build import build_study
-from bridgebench.load import driver
-from bridgebench.load.server import Server, ServerError
-from bridgebench.study import load_study
+from bridgebench.loadtest import driver
+from bridgebench.loadtest.server import Server, ServerError
+from bridgebench.study import read_study
 from tests.conftest import REPO, bridgebench, survivors
 
 STUDY = REPO / "studies" / "openapi-validate"
@@ -28,7 +28,7 @@ SERVERS = ("none", "lua", "go-body", "go-request")
 
 @pytest.fixture(scope="module")
 def builds() -> dict[str, Path]:
-    study = load_study(STUDY)
+    study = read_study(STUDY)
     built = build_study(study, BUILD, [*SERVERS, "go-request-tight"])
     missing = {m: b.reason for m, b in built.items() if not b.available}
     assert not missing, missing

@@ -16,7 +16,7 @@ import pytest
 from bridgebench.build import build_study
 from bridgebench.campaign.timing import command_for
 from bridgebench.runner import CRASHED, execute
-from bridgebench.study import STUDIES_DIR, load_study
+from bridgebench.study import STUDIES_DIR, read_study
 from tests.conftest import bridgebench
 
 
@@ -57,7 +57,7 @@ def _pids_of(executable: Path) -> list[int]:
 
 @pytest.mark.skipif(shutil.which("go") is None and not Path(".venv/bin/go").exists(), reason="no Go toolchain")
 def test_a_plugin_process_killed_mid_run_is_a_failed_execution(tmp_path: Path) -> None:
-    study = load_study(STUDIES_DIR / "plugin-call" / "study.toml")
+    study = read_study(STUDIES_DIR / "plugin-call" / "study.toml")
     build = build_study(study, tmp_path / "build", ["hcrpc"])["hcrpc"]
     assert build.available, build.reason
     server = build.build_dir / "hcplugin"

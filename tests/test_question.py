@@ -9,7 +9,7 @@ import pytest
 
 from bridgebench.question import EQUIVALENT, FASTER, SLOWER, UNDECIDED, Answer, answer, summary
 from bridgebench.stats import Estimate
-from bridgebench.study import StudyError, load_study
+from bridgebench.study import StudyError, read_study
 
 
 def ratio(low: float | None, high: float | None, value: float = 1.0, executions: int = 5) -> Estimate:
@@ -52,11 +52,11 @@ def test_the_summary_counts_each_answer_and_names_the_undecided() -> None:
 def test_the_headline_names_a_mechanism_other_than_the_baseline(basic_study: Path) -> None:
     text = basic_study.read_text()
     basic_study.write_text(text.replace('baseline = "a"', 'baseline = "a"\nheadline = "b"\nequivalence = 0.05'))
-    study = load_study(basic_study)
+    study = read_study(basic_study)
     assert study.raw["study"]["headline"] == "b" and study.raw["study"]["equivalence"] == 0.05
     for bad, message in (('headline = "a"', "expected a mechanism other than the baseline"),
                          ('headline = "zz"', "expected a mechanism other than the baseline"),
                          ("equivalence = 2", "expected a fraction above 0 and below 1")):
         basic_study.write_text(text.replace('baseline = "a"', f'baseline = "a"\n{bad}'))
         with pytest.raises(StudyError, match=message):
-            load_study(basic_study)
+            read_study(basic_study)

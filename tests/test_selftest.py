@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bridgebench import counting, selftest
+from bridgebench import instructions, selftest
 from bridgebench.analysis import interval_looks
 from bridgebench.campaign import timing
 from bridgebench.campaign.kind import CampaignError
 from bridgebench.selftest import MIN_ITERATIONS, _phase_found
 from bridgebench.store import Store
-from bridgebench.study import STUDIES_DIR, Budget, load_study
+from bridgebench.study import STUDIES_DIR, Budget, read_study
 from tests.conftest import REPO, bridgebench, rows
 
 
@@ -27,7 +27,7 @@ def series(at: int, factor: float, n: int = 120) -> np.ndarray:
     return t
 
 
-@pytest.mark.skipif(counting.unavailable() is not None, reason="valgrind is not installed")
+@pytest.mark.skipif(instructions.unavailable() is not None, reason="valgrind is not installed")
 def test_the_counted_selftest_finds_half_a_percent_and_never_a_change_in_a_vs_a(tmp_path: Path) -> None:
     """Counted (budget 'instructions'), every verdict is exact, whatever else the machine does: A against A
     again claims no difference, +0.5 % work is slower, and every execution counts as quiet."""
@@ -166,14 +166,14 @@ def test_verdicts_rest_on_quiet_units_and_disturbed_errors_are_flagged_not_failu
 
 def test_a_budget_too_short_for_the_planted_phases_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                               ) -> None:
-    study = load_study(STUDIES_DIR / "selftest" / "study.toml")
+    study = read_study(STUDIES_DIR / "selftest" / "study.toml")
     assert all(b.iterations >= MIN_ITERATIONS and b.process_executions >= 3 for b in study.budgets.values())
     short = dataclasses.replace(study, budgets={"short": Budget(2, 10, 60.0)})
-    monkeypatch.setattr(selftest, "load_study", lambda path: short)
+    monkeypatch.setattr(selftest, "read_study", lambda path: short)
     with pytest.raises(CampaignError, match="budget 'short' has 10 iterations; the planted phases need at least 120"):
         selftest.run_selftest(Store(tmp_path / "s.sqlite"), tmp_path / "build", 1, "short")
     few = dataclasses.replace(study, budgets={"few": Budget(2, 120, 60.0)})
-    monkeypatch.setattr(selftest, "load_study", lambda path: few)
+    monkeypatch.setattr(selftest, "read_study", lambda path: few)
     with pytest.raises(CampaignError, match="budget 'few' has 2 process executions a cell; a verdict needs an "
                                             "interval, and an interval 3"):
         selftest.run_selftest(Store(tmp_path / "s.sqlite"), tmp_path / "build", 1, "few")
@@ -182,7 +182,7 @@ def test_a_budget_too_short_for_the_planted_phases_is_refused(tmp_path: Path, mo
 def test_the_power_budget_spends_its_rounds_on_the_twins_ratios_and_pays_for_its_looks() -> None:
     """`--budget power` (methodology §6): the default's first executions, then rounds aimed at the question
     (each twin's ratio to A until decided) up to a cap, judged at the confidence its looks need."""
-    study = load_study(STUDIES_DIR / "selftest" / "study.toml")
+    study = read_study(STUDIES_DIR / "selftest" / "study.toml")
     options = timing.options_for(study, "power", None, None, seed=1)
     budget = options.adaptive
     assert budget is not None and budget.until_decided

@@ -15,7 +15,7 @@ import pytest
 
 from bridgebench.build import build_study
 from bridgebench.campaign.timing import check
-from bridgebench.study import STUDIES_DIR, load_study
+from bridgebench.study import STUDIES_DIR, read_study
 from tests.conftest import REPO
 
 STUDY_DIR = STUDIES_DIR / "serialize"
@@ -24,7 +24,7 @@ GENERATOR = STUDY_DIR / "capnpc_lua.py"
 
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    return build_study(load_study(STUDY_DIR / "study.toml"), tmp_path_factory.mktemp("build"))
+    return build_study(read_study(STUDY_DIR / "study.toml"), tmp_path_factory.mktemp("build"))
 
 
 @pytest.fixture(scope="module")
@@ -330,7 +330,7 @@ def test_the_generator_refuses_a_request_that_is_not_one(tmp_path: Path) -> None
 
 
 def test_every_mechanism_that_builds_agrees_and_the_others_say_why(builds: dict) -> None:
-    study = load_study(STUDY_DIR / "study.toml")
+    study = read_study(STUDY_DIR / "study.toml")
     assert {m: b.reason for m, b in builds.items() if not b.available} == {
         "mpack-lua54": "build step 2 failed (exit 1): Debian 12's lua-mpack has modules for Lua 5.1 to 5.3, "
                        "none for 5.4"}

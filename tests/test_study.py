@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from bridgebench.study import StudyError, all_studies, debian_packages, load_study
+from bridgebench.study import StudyError, all_studies, debian_packages, read_study
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -35,7 +35,7 @@ param = 5
 
 
 def test_valid_study_loads_with_budgets_inherited(tmp_path: Path) -> None:
-    study = load_study(write(tmp_path, VALID))
+    study = read_study(write(tmp_path, VALID))
     assert study.name == "s"
     assert study.budgets["quick"].process_executions == 2  # inherited from [budget]
     assert study.budgets["quick"].iterations == 3
@@ -60,19 +60,19 @@ def test_valid_study_loads_with_budgets_inherited(tmp_path: Path) -> None:
 )
 def test_malformed_study_names_file_line_and_key(tmp_path: Path, broken: str, expected: str) -> None:
     with pytest.raises(StudyError, match=expected):
-        load_study(write(tmp_path, broken))
+        read_study(write(tmp_path, broken))
 
 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(StudyError, match="cannot read study file"):
-        load_study(tmp_path / "nope.toml")
+        read_study(tmp_path / "nope.toml")
 
 
 def test_repository_studies_are_valid_and_name_their_debian_packages() -> None:
     studies = all_studies()
     assert studies, "the repository has no studies"
     for path in studies:
-        load_study(path)
+        read_study(path)
     assert "lua5.1" in debian_packages(studies)
 
 
@@ -85,7 +85,7 @@ env = { X = "1" }
 
 
 def test_a_twin_is_its_original_under_another_name_with_its_own_keys_over_it(tmp_path: Path) -> None:
-    study = load_study(write(tmp_path, TWINS))
+    study = read_study(write(tmp_path, TWINS))
     m, again = study.mechanisms["m"], study.mechanisms["m-again"]
     assert again.twin_of == "m" and m.twin_of is None
     assert (again.run, again.debian, again.label, again.env) == (m.run, m.debian, "M again", {"X": "1"})
@@ -97,21 +97,21 @@ def test_a_twin_is_its_original_under_another_name_with_its_own_keys_over_it(tmp
 ])
 def test_a_twin_must_name_another_mechanism(tmp_path: Path, twin_of: str, expected: str) -> None:
     with pytest.raises(StudyError, match=expected):
-        load_study(write(tmp_path, TWINS.replace('twin_of = "m"', f'twin_of = "{twin_of}"')))
+        read_study(write(tmp_path, TWINS.replace('twin_of = "m"', f'twin_of = "{twin_of}"')))
     chained = TWINS + '\n[mechanisms.m-third]\ntwin_of = "m-again"\n'
     with pytest.raises(StudyError, match=r"m-third.twin_of: m-again is itself a twin \(of m\): name the original"):
-        load_study(write(tmp_path, chained))
+        read_study(write(tmp_path, chained))
 
 
 def test_a_budget_names_the_mechanisms_it_runs_and_named_budgets_inherit_them(tmp_path: Path) -> None:
     from bridgebench.campaign.timing import options_for
     text = TWINS.replace("iterations = 10\n", 'iterations = 10\nmechanisms = ["m"]\n').replace(
         "[budget.quick]", '[budget.aa]\nmechanisms = ["m", "m-again"]\n\n[budget.quick]')
-    study = load_study(write(tmp_path, text))
+    study = read_study(write(tmp_path, text))
     assert options_for(study, "default", None, None).mechanisms == ("m",)
     assert options_for(study, "quick", None, None).mechanisms == ("m",)  # inherited from [budget]
     assert options_for(study, "aa", None, None).mechanisms == ("m", "m-again")
     assert options_for(study, "default", None, ["m-again"]).mechanisms == ("m-again",)  # the command line wins
     with pytest.raises(StudyError, match=r"study.toml:\d+: budget.aa.mechanisms: no mechanism timed in iterations "
                                          r"named zz \(has: m, m-again\)"):
-        load_study(write(tmp_path, text.replace('["m", "m-again"]', '["m", "zz"]')))
+        read_study(write(tmp_path, text.replace('["m", "m-again"]', '["m", "zz"]')))

@@ -134,7 +134,7 @@ def decide_baseline(executions: int, classification: str | None, others: list[st
 
 
 Judged = dict[Cell, tuple[int, str | None, Decision]]  # per cell: executions stored, class, the decision
-# A campaign kind's own rule for a round (a load campaign's, campaign/load.py): (open cells, round) -> Judged
+# A campaign kind's own rule for a round (a load campaign's, campaign/loadtest.py): (open cells, round) -> Judged
 Judge = Callable[[list[Cell], int], Judged]
 
 

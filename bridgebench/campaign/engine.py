@@ -69,7 +69,7 @@ def resumable(store: Store, kind: Kind, study: Study, campaign_id: int | None) -
         raise CampaignError(f"campaign {campaign.id} is of study {campaign.study}, not {study.name}")
     other = kinds.of(campaign)
     if other.name != kind.name:
-        raise CampaignError(f"campaign {campaign.id} is a {other.noun}: `bridgebench {other.command} {study.name} "
+        raise CampaignError(f"campaign {campaign.id} is a {other.noun}: `bridgebench {other.command} {study.argument} "
                             "--resume`")
     if campaign.state == "done":
         raise CampaignError(f"campaign {campaign.id} is already complete")

@@ -12,11 +12,11 @@ from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
-from bridgebench import audit, counting, layout, lockstep
+from bridgebench import audit, instructions, layout, lockstep
 from bridgebench.analysis import WRONG_ANSWER, Series, analyse, current_analysis
-from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
+from bridgebench.majority import majority
 from bridgebench.options import DRAWN, FIXED, LAYOUTS, LOCKSTEP, PAIRINGS, SEQUENTIAL, TIMING, TimingOptions
 from bridgebench.placeholders import expand, expand_all
 from bridgebench.report import FORMATS, WRITTEN_AFTER_A_RUN, render, terminal
@@ -88,15 +88,15 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         min_iterations=min(budget.min_iterations or DEFAULT_MIN_ITERATIONS, iterations or budget.iterations),
     )
     metric = metric or budget.metric
-    if metric not in counting.METRICS:
-        raise CampaignError(f"--metric {metric}: expected one of {', '.join(counting.METRICS)}")
-    if metric == counting.INSTRUCTIONS:
-        why = counting.unavailable()
+    if metric not in instructions.METRICS:
+        raise CampaignError(f"--metric {metric}: expected one of {', '.join(instructions.METRICS)}")
+    if metric == instructions.INSTRUCTIONS:
+        why = instructions.unavailable()
         if why:
             raise CampaignError(f"--metric {metric}: this machine cannot count instructions: {why}")
         # Iterations are counted, not timed: sized (if the budget says so) to a count, never to valgrind's time.
-        execution_s = counting.analysed(budget.execution_ir) if budget.execution_ir and not iterations else None
-        options = replace(options, metric=metric, counting=counting.pinning(), execution_s=execution_s,
+        execution_s = instructions.analysed(budget.execution_ir) if budget.execution_ir and not iterations else None
+        options = replace(options, metric=metric, counting=instructions.pinning(), execution_s=execution_s,
                           count_sizes=True)
     elif budget.count_sizes:
         options = replace(options, count_sizes=True)
@@ -104,7 +104,7 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         raise CampaignError(f"--pairing {pairing}: expected one of {', '.join(PAIRINGS)}")
     if layout_ is not None and layout_ not in LAYOUTS:
         raise CampaignError(f"--layout {layout_}: expected one of {', '.join(LAYOUTS)}")
-    timed = options.metric == counting.SECONDS
+    timed = options.metric == instructions.SECONDS
     if not timed and pairing == LOCKSTEP:
         raise CampaignError("--pairing lockstep: counted instructions do not drift with the machine; nothing to pair")
     options = replace(options,
@@ -149,7 +149,7 @@ AUTO_BATCH = "auto"  # what {batch} is in the answer check: the probe calibrates
 
 
 def command_for(study: Study, build: BuildResult, benchmark: str, param: str, iterations: int,
-                batch: int | None = None, metric: str = counting.SECONDS) -> tuple[list[str], dict[str, str]]:
+                batch: int | None = None, metric: str = instructions.SECONDS) -> tuple[list[str], dict[str, str]]:
     mech = study.mechanisms[build.mechanism]
     bench = study.benchmarks[benchmark]
     values = build_values(study, build.build_dir) | {
@@ -159,15 +159,15 @@ def command_for(study: Study, build: BuildResult, benchmark: str, param: str, it
         "iterations": str(iterations),
         "batch": str(batch) if batch else AUTO_BATCH,
     }
-    env = mechanism_env(mech, values, inherit=metric == counting.SECONDS)
-    if metric == counting.INSTRUCTIONS:
+    env = mechanism_env(mech, values, inherit=metric == instructions.SECONDS)
+    if metric == instructions.INSTRUCTIONS:
         env.update({k: expand(v, values) for k, v in study.count_env.items()})
     return expand_all(mech.run, values), env
 
 
 def measure(metric: str) -> Callable[[list[str], dict[str, str], Path, int, float], Execution]:
     """What runs one process execution for the metric: the probe as it is, or under callgrind."""
-    return execute_counted if metric == counting.INSTRUCTIONS else execute
+    return execute_counted if metric == instructions.INSTRUCTIONS else execute
 
 
 # --- the answer check --------------------------------------------------------------------------------
@@ -192,8 +192,8 @@ def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, optio
     if run.status != OK or run.output is None or not run.output.times:
         return row
     # Counted, an iteration's size is its count, in the analysed unit (billions): execution_s is in it too.
-    per_iteration = (counting.analysed(min(run.output.counters[counting.INSTRUCTIONS]))
-                     if metric == counting.INSTRUCTIONS else min(run.output.times))
+    per_iteration = (instructions.analysed(min(run.output.counters[instructions.INSTRUCTIONS]))
+                     if metric == instructions.INSTRUCTIONS else min(run.output.times))
     return replace(row, iterations=sized_iterations(per_iteration, options.execution_s, least, options.iterations))
 
 
@@ -201,7 +201,7 @@ def _check_run(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float
                ) -> tuple[Execution, bool | None]:
     """One check run, and whether the probe speaks the stepped mode: timed, it is first asked to (a block of
     one), and a probe that answers with its batch output is run again in batch mode."""
-    if metric != counting.SECONDS:
+    if metric != instructions.SECONDS:
         return measure(metric)(argv, env, cwd, CHECK_ITERATIONS, timeout_s), None
     member = lockstep.Member(argv, env, cwd, CHECK_ITERATIONS)
     run = lockstep.run_block([member], timeout_s=timeout_s, seed="check")[0]
@@ -216,7 +216,7 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
     with the study's expected answer, or else with the answer most mechanisms gave. With a budget that
     sizes iterations to a time (options.execution_s), each agreeing cell then runs briefly at its real size."""
     rows: list[CheckRow] = []
-    metric = options.metric if options is not None else counting.SECONDS
+    metric = options.metric if options is not None else instructions.SECONDS
     available = [b for b in builds.values() if b.available]
     for benchmark in benchmarks:
         bench = study.benchmarks[benchmark]
@@ -257,7 +257,7 @@ def check(study: Study, builds: dict[str, BuildResult], benchmarks: tuple[str, .
             rows.append(row)
             if on_row:
                 on_row(row)
-    return _without_uncountable(rows, builds) if metric == counting.INSTRUCTIONS else rows
+    return _without_uncountable(rows, builds) if metric == instructions.INSTRUCTIONS else rows
 
 
 def _short(answer: str, limit: int = 80) -> str:

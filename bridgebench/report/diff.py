@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bridgebench.counting import INSTRUCTIONS
-from bridgebench.differ import Comparison, overall
-from bridgebench.report import fmt, html, terminal
+from bridgebench.diff_rules import Comparison, overall
+from bridgebench.instructions import INSTRUCTIONS
+from bridgebench.report import fmt, html, svg, terminal
 from bridgebench.report import markdown as md
 
 COLUMNS = ("Benchmark", "A", "B", "Verdict", "Steady perf A", "Steady perf B", "B/A (99% CI)",
@@ -96,8 +96,8 @@ def html_page(comparisons: list[Comparison], header: str) -> str:
                              label="Ratio B/A of steady performance per benchmark, with its 99% CI")
     verdicts = html.table(COLUMNS, rows(comparisons),
                           row_style=lambda k: f"color:{html.VERDICT_COLOUR.get(comparisons[k].verdict, '#222')}")
-    body = (f"<header><h1>bridgebench diff</h1><p class=\"budget\">{html.escape_text(header)}</p>"
-            f"<p><strong>Overall:</strong> {html.escape_text(overall(comparisons))}</p></header>"
+    body = (f"<header><h1>bridgebench diff</h1><p class=\"budget\">{svg.escape(header)}</p>"
+            f"<p><strong>Overall:</strong> {svg.escape(overall(comparisons))}</p></header>"
             '<section id="ratios"><h2>Ratio B/A per benchmark</h2><p class="note">Dot: the ratio of steady '
             "performance (above 1: B is slower); whisker: its 99% CI (two-level bootstrap; "
             "paired by round when both ran in 5 or more rounds of one campaign); dashed: no difference.</p>"

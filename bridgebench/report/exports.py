@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from bridgebench.analysis import Series
-from bridgebench.counting import ANALYSED_PER, INSTRUCTIONS
+from bridgebench.instructions import ANALYSED_PER, INSTRUCTIONS
 from bridgebench.result import Analysis, Cell, Run
 
 _GOARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "i686": "386",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bridgebench.counting import INSTRUCTIONS, SECONDS
+from bridgebench.instructions import INSTRUCTIONS, SECONDS
 from bridgebench.result import Cell
 from bridgebench.stats import (
     BAD_INCONSISTENT,
@@ -22,6 +22,9 @@ _COUNT_UNITS = ((1.0, "G Ir"), (1e-3, "M Ir"), (1e-6, "k Ir"), (1e-9, "Ir"))
 
 CLASS_SYMBOL = {FLAT: "flat", WARMUP: "warmup", SLOWDOWN: "slowdown", NO_STEADY_STATE: "no steady",
                 GOOD_INCONSISTENT: "good incons.", BAD_INCONSISTENT: "bad incons.", NOT_CLASSIFIED: "n/a"}
+
+DASH = "\u2013"  # between an interval's ends
+
 
 
 def unit_for(value: float, metric: str = SECONDS) -> tuple[float, str]:

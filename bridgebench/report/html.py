@@ -7,8 +7,6 @@ Process executions are numbered from 1 here, as in the terminal output."""
 
 from __future__ import annotations
 
-import html
-import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -16,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from bridgebench.analysis import Series
-from bridgebench.counting import INSTRUCTIONS, SECONDS
-from bridgebench.report import fmt, tables
+from bridgebench.instructions import INSTRUCTIONS, SECONDS
+from bridgebench.report import fmt, svg, tables
+from bridgebench.report.svg import coord, escape
 from bridgebench.result import Analysis, Cell, Run, SegmentMean
 from bridgebench.stats import (
     BAD_INCONSISTENT,
@@ -39,7 +38,7 @@ CLASS_COLOURS: dict[str, tuple[str, str, str]] = {
     BAD_INCONSISTENT: ("#f3c9c9", "#a61b1b", "bad"),
 }
 NO_CLASS = ("#ececec", "#666666", "not classified")
-TIMES, DASH = " \u00d7 ", "\u2013"
+TIMES = " \u00d7 "
 
 PLOT_W, PLOT_H = 420, 190  # one run-sequence plot, in CSS pixels
 MARGIN_L, MARGIN_R, MARGIN_T, MARGIN_B = 52, 16, 18, 30
@@ -74,49 +73,12 @@ pre { background: #f6f6f6; border: 1px solid #ddd; padding: 6px; margin: 2px 0; 
 """ + f"figure.run {{ width: {PLOT_W}px; }}\n"
 
 
-def _e(value: Any) -> str:
-    """Text made safe for HTML (the reports embed names and messages from study files and probes)."""
-    return html.escape(str(value), quote=True)
-
-
-escape_text = _e  # for the other pages of the report package
-
-
 def _class_colours(name: str | None) -> tuple[str, str, str]:
     return CLASS_COLOURS.get(name or "", NO_CLASS)
 
 
-def _n(x: float) -> str:
-    """An SVG coordinate, short."""
-    return f"{x:.1f}".rstrip("0").rstrip(".")
-
-
 def _when(epoch: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(epoch)) if epoch else "—"
-
-
-# --- axes --------------------------------------------------------------------------------------------
-def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
-    """Round tick values (1, 2 or 5 times 10^k apart) within [lo, hi], about `count` of them (at most
-    count+1)."""
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return []
-    if hi <= lo:
-        return [lo]
-    mag = 10 ** math.floor(math.log10((hi - lo) / count))
-    step = next(m * mag for m in (1, 2, 5, 10) if (hi - lo) / (m * mag) <= count + 1)
-    first = math.ceil(lo / step - 1e-9) * step
-    ticks = []
-    k = 0
-    while first + k * step <= hi + step * 1e-9:
-        ticks.append(first + k * step)
-        k += 1
-    return ticks
-
-
-def _tick_label(value: float, step: float) -> str:
-    decimals = max(0, -math.floor(math.log10(step))) if step > 0 else 0
-    return f"{value:.{decimals}f}"
 
 
 def _y_range(ys: np.ndarray, marks: np.ndarray | None, segments: Sequence[SegmentMean]) -> tuple[float, float]:
@@ -154,11 +116,10 @@ def line_plot(ys: np.ndarray, *, label: str, changepoints: Sequence[int] = (),
     steady region shaded, each segment's mean drawn, changepoints as dashed lines, marked points circled."""
     n = len(ys)
     x0, x1, y0, y1 = MARGIN_L, width - MARGIN_R, height - MARGIN_B, MARGIN_T
-    parts = [f'<svg width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(label)}"><title>{_e(label)}</title>']
+    parts = [svg.start(width, height, label)]
     if n == 0:
         parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle">no iterations</text>'
-                     "</svg>")
+                     + svg.END)
         return "".join(parts)
     lo, hi = _y_range(ys, marks, segments)
     pad = (hi - lo) * 0.05 or abs(hi) * 0.05 or 1e-9
@@ -173,52 +134,53 @@ def line_plot(ys: np.ndarray, *, label: str, changepoints: Sequence[int] = (),
     scale, unit = fmt.unit_for(max(abs(hi), abs(lo)), metric)
     if steady_start is not None and steady_start < n:
         left = px(steady_start + 0.5)
-        parts.append(f'<rect x="{_n(left)}" y="{y1}" width="{_n(px(n + 0.5) - left)}" height="{y0 - y1}" '
+        parts.append(f'<rect x="{coord(left)}" y="{y1}" width="{coord(px(n + 0.5) - left)}" height="{y0 - y1}" '
                      'fill="#2e7d32" fill-opacity="0.09"/>')
     # axes and ticks
     parts.append(f'<path d="M{x0} {y1}V{y0}H{x1}" fill="none" stroke="#888" stroke-width="1"/>')
-    yticks = nice_ticks(lo / scale, hi / scale, 5)
+    yticks = svg.nice_ticks(lo / scale, hi / scale, 5)
     ystep = yticks[1] - yticks[0] if len(yticks) > 1 else 1.0
     for t in yticks:
         y = py(t * scale)
-        parts.append(f'<path d="M{x0 - 4} {_n(y)}H{x1}" stroke="#e6e6e6" stroke-width="1"/>'
-                     f'<text x="{x0 - 6}" y="{_n(y + 3.5)}" text-anchor="end">{_tick_label(t, ystep)}</text>')
-    parts.append(f'<text x="{x0 - 6}" y="{y1 - 8}" text-anchor="end">{_e(unit)}</text>')
-    for t in nice_ticks(1, n, 5):
+        parts.append(f'<path d="M{x0 - 4} {coord(y)}H{x1}" stroke="#e6e6e6" stroke-width="1"/>'
+                     f'<text x="{x0 - 6}" y="{coord(y + 3.5)}" text-anchor="end">{svg.tick_label(t, ystep)}</text>')
+    parts.append(f'<text x="{x0 - 6}" y="{y1 - 8}" text-anchor="end">{escape(unit)}</text>')
+    for t in svg.nice_ticks(1, n, 5):
         if t != int(t):
             continue
         x = px(t)
-        parts.append(f'<path d="M{_n(x)} {y0}v4" stroke="#888"/>'
-                     f'<text x="{_n(x)}" y="{y0 + 15}" text-anchor="middle">{int(t)}</text>')
+        parts.append(f'<path d="M{coord(x)} {y0}v4" stroke="#888"/>'
+                     f'<text x="{coord(x)}" y="{y0 + 15}" text-anchor="middle">{int(t)}</text>')
     parts.append(f'<text x="{x1}" y="{height - 2}" text-anchor="end" class="muted">iteration</text>')
     # data
     xs, vs = _downsample(np.clip(ys, lo, hi), int(x1 - x0))
-    points = " ".join(f"{_n(px(x))},{_n(py(v))}" for x, v in zip(xs, vs, strict=True))
+    points = " ".join(f"{coord(px(x))},{coord(py(v))}" for x, v in zip(xs, vs, strict=True))
     parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1" '
                  f'stroke-linejoin="round"/>')
     for seg in segments:
         y = py(min(max(seg.mean, lo), hi))
-        parts.append(f'<path d="M{_n(px(seg.start + 0.5))} {_n(y)}H{_n(px(seg.end + 0.5))}" '
+        parts.append(f'<path d="M{coord(px(seg.start + 0.5))} {coord(y)}H{coord(px(seg.end + 0.5))}" '
                      f'stroke="{"#2e7d32" if seg.steady else "#e07b00"}" stroke-width="2"/>')
     for cp in changepoints:
-        x = _n(px(cp + 0.5))
+        x = coord(px(cp + 0.5))
         parts.append(f'<path d="M{x} {y1}V{y0}" stroke="#c62828" stroke-width="1" stroke-dasharray="4 3"/>')
     if marks is not None:
         for i in np.flatnonzero(marks & (ys >= lo) & (ys <= hi))[:2000]:
-            parts.append(f'<circle cx="{_n(px(i + 1))}" cy="{_n(py(float(ys[i])))}" r="2.2" fill="none" '
+            parts.append(f'<circle cx="{coord(px(i + 1))}" cy="{coord(py(float(ys[i])))}" r="2.2" fill="none" '
                          'stroke="#d32f2f"/>')
     # points off the scale: a triangle on the edge, pointing the way (red for outliers)
     for i in np.flatnonzero((ys > hi) | (ys < lo))[:2000]:
         y, d = (y1, -5) if ys[i] > hi else (y0, 5)
         fill = "#d32f2f" if marks is not None and marks[i] else "#555"
-        parts.append(f'<path d="M{_n(px(i + 1))} {_n(y + d)}l-3 {-d}h6z" fill="{fill}"/>')
-    parts.append("</svg>")
+        parts.append(f'<path d="M{coord(px(i + 1))} {coord(y + d)}l-3 {-d}h6z" fill="{fill}"/>')
+    parts.append(svg.END)
     return "".join(parts)
 
 
 def _whisker(x_low: float, x_high: float, yc: float, stroke: str, width: float) -> str:
     """A confidence interval drawn as a horizontal line with end ticks."""
-    return (f'<path d="M{_n(x_low)} {_n(yc)}H{_n(x_high)}M{_n(x_low)} {_n(yc - 5)}v10M{_n(x_high)} {_n(yc - 5)}v10" '
+    low, high, mid, top = coord(x_low), coord(x_high), coord(yc), coord(yc - 5)
+    return (f'<path d="M{low} {mid}H{high}M{low} {top}v10M{high} {top}v10" '
             f'stroke="{stroke}" stroke-width="{width}" fill="none"/>')
 
 
@@ -232,9 +194,9 @@ def _marked_rows(parts: list[str], rows: Sequence[ChartRow], x0: float, top: flo
     for k, row in enumerate(rows):
         name, est, _, text = row
         yc = top + row_h * k + row_h / 2
-        parts.append(f'<text x="{x0 - 8}" y="{_n(yc + 4)}" text-anchor="end">{_e(name)}</text>')
+        parts.append(f'<text x="{x0 - 8}" y="{coord(yc + 4)}" text-anchor="end">{escape(name)}</text>')
         if not est:
-            parts.append(f'<text x="{x0 + 6}" y="{_n(yc + 4)}" class="muted">{_e(text or missing)}</text>')
+            parts.append(f'<text x="{x0 + 6}" y="{coord(yc + 4)}" class="muted">{escape(text or missing)}</text>')
             continue
         yield yc, row
 
@@ -256,28 +218,27 @@ def interval_chart(rows: Sequence[ChartRow], *, reference: float | None,
     def px(v: float) -> float:
         return x0 + v / hi * (x1 - x0)
 
-    parts = [f'<svg width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(label)}"><title>{_e(label)}</title>']
-    ticks = nice_ticks(0, hi / scale, 5)
+    parts = [svg.start(width, height, label)]
+    ticks = svg.nice_ticks(0, hi / scale, 5)
     step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
     y_axis = height - bottom
     for t in ticks:
-        x = _n(px(t * scale))
+        x = coord(px(t * scale))
         parts.append(f'<path d="M{x} {top}V{y_axis + 4}" stroke="#e6e6e6"/>'
-                     f'<text x="{x}" y="{y_axis + 16}" text-anchor="middle">{_tick_label(t, step)}</text>')
-    parts.append(f'<text x="{x1}" y="{height - 4}" text-anchor="end">{_e(unit)} per iteration</text>')
+                     f'<text x="{x}" y="{y_axis + 16}" text-anchor="middle">{svg.tick_label(t, step)}</text>')
+    parts.append(f'<text x="{x1}" y="{height - 4}" text-anchor="end">{escape(unit)} per iteration</text>')
     parts.append(f'<path d="M{x0} {top}V{y_axis}H{x1}" fill="none" stroke="#888"/>')
     for yc, (_, est, colour, text) in _marked_rows(parts, rows, x0, top, row_h, "no data"):
         assert est is not None
-        parts.append(f'<rect x="{x0}" y="{_n(yc - 7)}" width="{_n(px(est.value) - x0)}" height="14" '
+        parts.append(f'<rect x="{x0}" y="{coord(yc - 7)}" width="{coord(px(est.value) - x0)}" height="14" '
                      f'fill="{colour}" fill-opacity="0.55"/>')
         if est.low is not None and est.high is not None:  # no interval: the bar alone
             parts.append(_whisker(px(est.low), px(est.high), yc, "#222", 1.3))
-        parts.append(f'<text x="{x1 + 8}" y="{_n(yc + 4)}">{_e(text)}</text>')
+        parts.append(f'<text x="{x1 + 8}" y="{coord(yc + 4)}">{escape(text)}</text>')
     if reference:
-        x = _n(px(reference))
+        x = coord(px(reference))
         parts.append(f'<path d="M{x} {top}V{y_axis}" stroke="#444" stroke-dasharray="3 3"/>')
-    parts.append("</svg>")
+    parts.append(svg.END)
     return "".join(parts)
 
 
@@ -306,37 +267,36 @@ def ratio_chart(rows: Sequence[ChartRow], *, label: str, width_px: int = 360, ma
     def px(v: float) -> float:
         return x0 + (v - lo) / (hi - lo) * (x1 - x0)
 
-    parts = [f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
-             f'aria-label="{_e(label)}"><title>{_e(label)}</title>']
-    ticks = [t for t in nice_ticks(lo, hi, 6) if lo <= t <= hi]
+    parts = [svg.start(width, height, label)]
+    ticks = [t for t in svg.nice_ticks(lo, hi, 6) if lo <= t <= hi]
     step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
     y_axis = height - bottom
     for t in ticks:
-        x = _n(px(t))
+        x = coord(px(t))
         parts.append(f'<path d="M{x} {top}V{y_axis + 4}" stroke="#e6e6e6"/>'
-                     f'<text x="{x}" y="{y_axis + 16}" text-anchor="middle">{TIMES.strip()}{_tick_label(t, step)}'
+                     f'<text x="{x}" y="{y_axis + 16}" text-anchor="middle">{TIMES.strip()}{svg.tick_label(t, step)}'
                      "</text>")
-    parts.append(f'<text x="{x1}" y="{height - 4}" text-anchor="end">{_e(axis)}</text>')
+    parts.append(f'<text x="{x1}" y="{height - 4}" text-anchor="end">{escape(axis)}</text>')
     if band:
-        parts.append(f'<rect class="margin" x="{_n(px(band[0]))}" y="{top}" width="{_n(px(band[1]) - px(band[0]))}" '
-                     f'height="{y_axis - top}" fill="{MARGIN_FILL}"/>')
+        parts.append(f'<rect class="margin" x="{coord(px(band[0]))}" y="{top}" '
+                     f'width="{coord(px(band[1]) - px(band[0]))}" height="{y_axis - top}" fill="{MARGIN_FILL}"/>')
     parts.append(f'<path d="M{x0} {y_axis}H{x1}" fill="none" stroke="#888"/>')
-    one = _n(px(1.0))
+    one = coord(px(1.0))
     parts.append(f'<path d="M{one} {top}V{y_axis}" stroke="#444" stroke-dasharray="3 3"/>')
     for yc, (_, ratio, colour, text) in _marked_rows(parts, rows, x0, top, row_h, "no ratio"):
         assert ratio is not None
         whisker = (_whisker(px(ratio.low), px(ratio.high), yc, colour, 1.6)
                    if ratio.low is not None and ratio.high is not None else "")  # no interval: the dot alone
-        parts.append(whisker + f'<circle class="ratio" cx="{_n(px(ratio.value))}" cy="{_n(yc)}" r="4" '
+        parts.append(whisker + f'<circle class="ratio" cx="{coord(px(ratio.value))}" cy="{coord(yc)}" r="4" '
                                f'fill="{colour}"/>')
-        parts.append(f'<text x="{x1 + 8}" y="{_n(yc + 4)}">{_e(text)}</text>')
-    parts.append("</svg>")
+        parts.append(f'<text x="{x1 + 8}" y="{coord(yc + 4)}">{escape(text)}</text>')
+    parts.append(svg.END)
     return "".join(parts)
 
 
 def page(title: str, body: str) -> str:
     """A self-contained HTML document in the reports' style."""
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>'
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<style>{CSS}</style></head><body>{body}</body></html>\n")
 
@@ -346,11 +306,11 @@ def table(columns: Iterable[str], rows: Iterable[Sequence[str]], *, raw: bool = 
            row_style: Callable[[int], str] | None = None, numeric: Iterable[int] = ()) -> str:
     """An HTML table; cells are escaped unless raw (then they are already HTML)."""
     nums = set(numeric)
-    head = "".join(f"<th>{_e(c)}</th>" for c in columns)
+    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
     body = []
     for k, row in enumerate(rows):
         style = f' style="{row_style(k)}"' if row_style else ""
-        cells = "".join(f'<td{" class=num" if i in nums else ""}>{c if raw else _e(c)}</td>'
+        cells = "".join(f'<td{" class=num" if i in nums else ""}>{c if raw else escape(c)}</td>'
                         for i, c in enumerate(row))
         body.append(f"<tr{style}>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -358,10 +318,10 @@ def table(columns: Iterable[str], rows: Iterable[Sequence[str]], *, raw: bool = 
 
 def _legend() -> str:
     items = [f'<span style="background:{bg}"><span class="swatch" style="background:{fg}"></span>'
-             f"{_e(name)} — {_e(verdict)}</span>" for name, (bg, fg, verdict) in CLASS_COLOURS.items()]
+             f"{escape(name)} — {escape(verdict)}</span>" for name, (bg, fg, verdict) in CLASS_COLOURS.items()]
     bg, fg, verdict = NO_CLASS
     items.append(f'<span style="background:{bg}"><span class="swatch" style="background:{fg}"></span>'
-                 f"{_e(verdict)}</span>")
+                 f"{escape(verdict)}</span>")
     return f'<p class="legend">{"".join(items)}</p>'
 
 
@@ -378,9 +338,9 @@ def _header(result: Analysis) -> str:
                                                           f"{result.looks} looks)" if result.looks > 1 else "")),
              ("Method", ", ".join(tables.methods(result)) or "—"), ("Warm-up", tables.delta_words(o)),
              ("Ratios", tables.ratio_methods(result) or "—"), ("Pairing", tables.pairing_words(result) or "—")]
-    dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v if v not in (None, '') else '—')}</dd>" for k, v in facts)
+    dl = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v if v not in (None, '') else '—')}</dd>" for k, v in facts)
     # the lines under the budget, each as a warning or a plain note (the markdown report's, in its order)
-    warn = "".join(f'<p class="{kind}">{_e(line)}</p>' for line, kind in (
+    warn = "".join(f'<p class="{kind}">{escape(line)}</p>' for line, kind in (
         (tables.disturbance_line(result), "warning"), (tables.adaptive_line(result), "budget"),
         (tables.metric_line(result), "budget"), (tables.few_executions_line(result), "warning"),
         (tables.unseparated_line(result), "warning"), (tables.per_call_line(result), "budget")) if line)
@@ -388,15 +348,15 @@ def _header(result: Analysis) -> str:
     if unsettled:
         warn += ("<details><summary>Not settled by the adaptive budget</summary>"
                  + table(("Benchmark", "Mechanism", "State", "Why"), unsettled) + "</details>")
-    return f'<section id="campaign"><p class="budget">{_e(budget)}</p>{warn}<dl class="facts">{dl}</dl></section>'
+    return f'<section id="campaign"><p class="budget">{escape(budget)}</p>{warn}<dl class="facts">{dl}</dl></section>'
 
 
 def _title(result: Analysis) -> str:
     """The page's top: the campaign, and the study's question answered in words."""
     c = result.campaign
-    answer = "".join(f'<p class="{"headline" if i == 0 else "budget"}">{_e(line)}</p>'
+    answer = "".join(f'<p class="{"headline" if i == 0 else "budget"}">{escape(line)}</p>'
                      for i, line in enumerate(tables.headline_lines(result)))
-    return f"<header><h1>bridgebench: {_e(c.study)}, campaign {_e(c.id)}</h1>{answer}</header>"
+    return f"<header><h1>bridgebench: {escape(c.study)}, campaign {escape(c.id)}</h1>{answer}</header>"
 
 
 def _summary(result: Analysis) -> str:
@@ -404,7 +364,7 @@ def _summary(result: Analysis) -> str:
     pct = f"{result.confidence:.0%}"
     base = result.baseline
     rss = tables.has_rss(result)
-    columns = ("Benchmark", "Mechanism", "Class (executions)", f"Steady iteration # (5{DASH}95%)",
+    columns = ("Benchmark", "Mechanism", "Class (executions)", f"Steady iteration # (5{fmt.DASH}95%)",
                f"Steady performance (\u00b1{pct} CI)", f"Ratio to {result.label(base)}" if base else "Ratio",
                *(("Peak RSS",) if rss else ()), "Failures", "Disturbed")
     rows = []
@@ -423,20 +383,20 @@ def _summary(result: Analysis) -> str:
         out += "<h3>What each benchmark ran</h3>" + table(tables.WORKLOAD_COLUMNS, workloads)
     if result.geomean_ratio:
         ranked = sorted(result.geomean_ratio.items(), key=lambda x: x[1])
-        out += (f"<h3>{_e(tables.geomean_title(result, result.label(base)))}</h3>"
+        out += (f"<h3>{escape(tables.geomean_title(result, result.label(base)))}</h3>"
                 + table(("Mechanism", "Geomean ratio"), [(result.label(m), f"{TIMES.strip()}{g:.3g}")
                                                           for m, g in ranked], numeric=(1,)))
     paired = tables.pairing_rows(result)
     if paired:
-        out += (f"<h3>Lock-step blocks</h3><p class=\"note\">{_e(tables.PAIRING_NOTE)}</p>"
+        out += (f"<h3>Lock-step blocks</h3><p class=\"note\">{escape(tables.PAIRING_NOTE)}</p>"
                 + table(tables.PAIRING_COLUMNS, paired, numeric=(2, 3, 4)))
     jit = tables.jit_rows(result)
     if jit:
-        out += (f"<h3>What LuaJIT's compiler did</h3><p class=\"note\">{_e(tables.JIT_NOTE)}</p>"
+        out += (f"<h3>What LuaJIT's compiler did</h3><p class=\"note\">{escape(tables.JIT_NOTE)}</p>"
                 + table(tables.JIT_COLUMNS, jit, numeric=(3, 4)))
     beside = tables.beside_line(result)
     if beside:
-        out += f'<h3>Counts beside time</h3><p class="note">{_e(beside)}</p>'
+        out += f'<h3>Counts beside time</h3><p class="note">{escape(beside)}</p>'
         rows = tables.beside_rows(result)
         out += table(tables.BESIDE_COLUMNS, rows, numeric=(2, 3, 4)) if rows else ""
     return out + "</section>"
@@ -465,14 +425,14 @@ def _verdicts(result: Analysis) -> str:
         chart = ratio_chart(rows, margin=result.equivalence,
                             label=f"{result.label(mechanism)} / {result.label(base)} per benchmark",
                             axis=f"{result.label(mechanism)} / {result.label(base)}")
-        figures.append(f'<figure class="forest"><figcaption><b>{_e(result.label(mechanism))}</b> against '
-                       f"{_e(result.label(base))}</figcaption>{chart}</figure>")
-    legend = "".join(f'<span><span class="swatch" style="background:{colour}"></span>{_e(state)}</span>'
+        figures.append(f'<figure class="forest"><figcaption><b>{escape(result.label(mechanism))}</b> against '
+                       f"{escape(result.label(base))}</figcaption>{chart}</figure>")
+    legend = "".join(f'<span><span class="swatch" style="background:{colour}"></span>{escape(state)}</span>'
                      for state, colour in VERDICT_COLOUR.items() if state != "different")
     note = (f"Dot: the ratio of steady performance to {result.label(base)} (above 1: slower); whisker: its "
             f"interval ({tables.interval_words(result)}); shaded: within ±{result.equivalence:.0%}, where a "
             "ratio whose whole interval lies is equivalent; colour: the verdict.")
-    return (f'<section id="verdicts"><h2>Verdicts</h2><p class="note">{_e(note)}</p>'
+    return (f'<section id="verdicts"><h2>Verdicts</h2><p class="note">{escape(note)}</p>'
             f'<p class="legend">{legend}</p>{"".join(figures)}</section>')
 
 
@@ -501,10 +461,10 @@ def _comparison(result: Analysis) -> str:
         reference = base_cell.steady_performance if base_cell else None
         chart = interval_chart(rows, reference=reference.value if reference else None,
                                label=f"{bench}: steady performance per mechanism", metric=result.metric)
-        figures.append(f"<figure><figcaption><b>{_e(bench)}</b></figcaption>{chart}</figure>")
+        figures.append(f"<figure><figcaption><b>{escape(bench)}</b></figcaption>{chart}</figure>")
     note = (f"Bars: steady performance ({_per_iteration(result)}, per call when batched); whiskers: its {pct} "
             "CI; bar colour: class; dashed line: the baseline.")
-    return (f'<section id="comparison"><h2>Comparison</h2><p class="note">{_e(note)}</p>'
+    return (f'<section id="comparison"><h2>Comparison</h2><p class="note">{escape(note)}</p>'
             f'<div class="grid">{"".join(figures)}</div></section>')
 
 
@@ -519,9 +479,10 @@ def _problems(result: Analysis) -> str:
     failed = []
     for cell in result.cells:
         for f in cell.failures:
-            shown = f"<pre>{_e(f.stderr_tail)}</pre>" if f.stderr_tail.strip() else '<span class="muted">(empty)</span>'
-            failed.append((_e(cell.benchmark), _e(result.label(cell.mechanism)), _e(f.pexec + 1), _e(f.status),
-                           _e(f.detail), shown))
+            shown = (f"<pre>{escape(f.stderr_tail)}</pre>" if f.stderr_tail.strip()
+                     else '<span class="muted">(empty)</span>')
+            failed.append((escape(cell.benchmark), escape(result.label(cell.mechanism)), escape(f.pexec + 1),
+                           escape(f.status), escape(f.detail), shown))
     if failed:
         out.append("<h3>Failed process executions</h3>"
                    + table(("Benchmark", "Mechanism", "Process execution #", "Status", "Detail",
@@ -535,14 +496,10 @@ def _per_iteration(result: Analysis) -> str:
     return "instructions per iteration" if result.metric == INSTRUCTIONS else "seconds per iteration"
 
 
-SIGNATURE_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-                     "#bcbd22", "#17becf")
-
-
 def _signature_colours(runs: tuple[Run, ...]) -> dict[str, str]:
     """A colour per trace signature of a cell, in the order they first appear (grey past the palette)."""
     seen = list(dict.fromkeys(r.jit.signature for r in runs if r.jit))
-    return {s: SIGNATURE_COLOURS[i] if i < len(SIGNATURE_COLOURS) else "#cccccc" for i, s in enumerate(seen)}
+    return {s: svg.PALETTE[i] if i < len(svg.PALETTE) else "#cccccc" for i, s in enumerate(seen)}
 
 
 def _run_figure(bench: str, label: str, run: Run, series: Series, signature_colour: str = "") -> str:
@@ -560,7 +517,7 @@ def _run_figure(bench: str, label: str, run: Run, series: Series, signature_colo
         extra += (f" · JIT: signature {run.jit.signature}, {run.jit.traces} traces, {run.jit.aborts} aborts, "
                   f"{run.jit.mcode_bytes / 1024:.1f} KiB machine code")
         style = f' style="border-left:6px solid {signature_colour}"' if signature_colour else ""
-    return (f'<figure class="run"{style}><figcaption>{_e(title)}<span class="muted">{_e(extra)}</span>'
+    return (f'<figure class="run"{style}><figcaption>{escape(title)}<span class="muted">{escape(extra)}</span>'
             f"</figcaption>{plot}</figure>")
 
 
@@ -574,12 +531,12 @@ def _runs(result: Analysis, series: Series) -> str:
     for cell in result.cells:
         by_bench.setdefault(cell.benchmark, []).append(cell)
     for bench, cells in by_bench.items():
-        out.append(f"<h3>{_e(bench)}</h3>")
+        out.append(f"<h3>{escape(bench)}</h3>")
         for cell in cells:
             label = result.label(cell.mechanism)
             head = f"{bench}, {label}: {fmt.class_text(cell)}"
             if not cell.per_execution:
-                out.append(f'<p class="muted">{_e(head)} — no successful process execution to plot.</p>')
+                out.append(f'<p class="muted">{escape(head)} — no successful process execution to plot.</p>')
                 continue
             colours = _signature_colours(cell.per_execution)
             figures = "".join(_run_figure(bench, label, run, series, colours.get(run.jit.signature, "") if run.jit
@@ -587,7 +544,7 @@ def _runs(result: Analysis, series: Series) -> str:
             if cell.jit:
                 head += f" · JIT: {cell.jit.words()}"
             bg = _class_colours(cell.classification)[0]
-            out.append(f'<details open><summary style="background:{bg}">{_e(head)}</summary>'
+            out.append(f'<details open><summary style="background:{bg}">{escape(head)}</summary>'
                        f'<div class="grid">{figures}</div></details>')
     out.append("</section>")
     return "".join(out)

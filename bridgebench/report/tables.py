@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from bridgebench import jitdiag, question
-from bridgebench.counting import INSTRUCTIONS
+from bridgebench.instructions import INSTRUCTIONS
 from bridgebench.report import fmt
 from bridgebench.result import Analysis, BesideTime, Cell
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
@@ -230,7 +230,7 @@ def budget_line(result: Analysis) -> str:
 
 
 def metric_line(result: Analysis) -> str | None:
-    """For counted campaigns: what was counted, under what, and what counts leave out (counting.py)."""
+    """For counted campaigns: what was counted, under what, and what counts leave out (instructions.py)."""
     if result.metric != INSTRUCTIONS:
         return None
     p = result.campaign.options.get("counting") or {}
@@ -251,7 +251,7 @@ BESIDE_COLUMNS = ("Benchmark", "Mechanism", "Count ratio", "Time ratio (99% CI)"
 
 def beside_line(result: Analysis) -> str | None:
     """For counted campaigns: which timed campaign the count ratios are set beside, and how well they agree
-    (beside.py); or why there is none."""
+    (time_beside_counts.py); or why there is none."""
     if result.metric != INSTRUCTIONS:
         return None
     b = result.beside_time

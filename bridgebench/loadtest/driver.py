@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bridgebench import audit
-from bridgebench.load.server import Server
+from bridgebench.loadtest.server import Server
 from bridgebench.native import build_atomically, cache_dir
 
 SOURCE = Path(__file__).with_name("driver")

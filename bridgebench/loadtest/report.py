@@ -12,18 +12,18 @@ from collections.abc import Callable
 from rich.console import Console
 
 from bridgebench import question
-from bridgebench.load.analysis import LIMITED_BY_DRIVER, PERCENTILES
-from bridgebench.load.phases import SATURATION
-from bridgebench.load.result import LoadAnalysis, LoadCell
+from bridgebench.loadtest.analysis import LIMITED_BY_DRIVER, PERCENTILES
+from bridgebench.loadtest.phases import SATURATION
+from bridgebench.loadtest.result import LoadAnalysis, LoadCell
 from bridgebench.report import html as page_html
-from bridgebench.report import terminal
-from bridgebench.report.fmt import NO_INTERVAL, duration
+from bridgebench.report import svg, terminal
+from bridgebench.report.fmt import DASH, NO_INTERVAL, duration
 from bridgebench.report.markdown import headline as md_headline
 from bridgebench.report.markdown import table as md_table
 from bridgebench.stats import Estimate
 
-DASH = "\u2013"
-COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
+# The palette's colours for several servers' lines, blue and red first: the two most often drawn, told apart.
+COLOURS = tuple(svg.PALETTE[i] for i in (0, 3, 2, 4, 1, 5, 6, 9))
 
 
 def _rate(value: float | None) -> str:
@@ -326,14 +326,8 @@ def _decade(seconds: float) -> str:
     return f"{seconds:g} s"
 
 
-def _log_ticks(lo: float, hi: float) -> list[float]:
-    return [10.0 ** k for k in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
-
-
 def _svg(label: str, body: list[str]) -> str:
-    text = page_html.escape_text(label)
-    return (f'<svg width="{W}" height="{H}" viewBox="0 0 {W} {H}" role="img" aria-label="{text}">'
-            f"<title>{text}</title>{''.join(body)}</svg>")
+    return svg.start(W, H, label) + "".join(body) + svg.END
 
 
 def _y_log(values: list[float]) -> tuple[Callable[[float], float], list[str]]:
@@ -345,7 +339,7 @@ def _y_log(values: list[float]) -> tuple[Callable[[float], float], list[str]]:
     def y(v: float) -> float:
         return H - B - (math.log10(max(v, lo)) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)) * (H - B - T)
     parts = []
-    for t in _log_ticks(lo, hi):
+    for t in svg.log_ticks(lo, hi):
         if lo <= t <= hi:
             parts.append(f'<path d="M{L} {y(t):.1f}H{W - R}" stroke="#e6e6e6"/><text x="{L - 6}" y="{y(t) + 4:.1f}" '
                          f'text-anchor="end">{_decade(t)}</text>')
@@ -374,7 +368,7 @@ def percentile_plot(a: LoadAnalysis, phase: str) -> str:
         points = " ".join(f"{x(q):.1f},{y(v):.1f}" for q, v in c.distribution if q < 100 and v > 0)
         parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.6"/>')
         parts.append(f'<text x="{W - R + 8}" y="{T + 14 * k + 8}" fill="{colour}">'
-                     f"{page_html.escape_text(c.mechanism)}</text>")
+                     f"{svg.escape(c.mechanism)}</text>")
     parts.append(f'<path d="M{L} {T}V{H - B}H{W - R}" fill="none" stroke="#888"/>')
     return _svg(f"latency by percentile, {phase}", parts)
 
@@ -394,7 +388,7 @@ def rate_plot(a: LoadAnalysis) -> str:
 
     def x(r: float) -> float:
         return L + r / top * (W - L - R)
-    for t in page_html.nice_ticks(0, top, 5):
+    for t in svg.nice_ticks(0, top, 5):
         if t <= top:
             parts.append(f'<path d="M{x(t):.1f} {T}V{H - B + 4}" stroke="#e6e6e6"/><text x="{x(t):.1f}" '
                          f'y="{H - B + 16}" text-anchor="middle">{_rate(t)}</text>')
@@ -405,14 +399,14 @@ def rate_plot(a: LoadAnalysis) -> str:
             points = " ".join(f"{x(p[0]):.1f},{y(p[index]):.1f}" for p in series[m])
             parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.6"{dash}/>')
         parts.append(f'<text x="{W - R + 8}" y="{T + 14 * k + 8}" fill="{colour}">'
-                     f"{page_html.escape_text(m)}</text>")
+                     f"{svg.escape(m)}</text>")
     parts.append(f'<path d="M{L} {T}V{H - B}H{W - R}" fill="none" stroke="#888"/>')
     return _svg("p50 and p99 latency against achieved rate", parts)
 
 
 def html(a: LoadAnalysis) -> str:
     c = a.campaign
-    e = page_html.escape_text
+    e = svg.escape
     body = [f"<h1>{e(c.study)}: load campaign {c.id}</h1>"]
     body += [f'<p class="headline">{e(line)}</p>' for line in headline_lines(a)]
     body.append(f'<p class="budget">{e(_budget(a))}</p>')
@@ -432,11 +426,11 @@ def html(a: LoadAnalysis) -> str:
         if key == "rates" and (plot := rate_plot(a)):
             body.append(f"<h3>Latency against rate</h3><figure>{plot}<figcaption>p50 dashed, p99 solid; each "
                         "point a constant-rate phase (mean over process executions)</figcaption></figure>")
-    plots = [(p, svg) for p in a.phases if (svg := percentile_plot(a, p))]
+    plots = [(p, figure) for p in a.phases if (figure := percentile_plot(a, p))]
     if plots:
         body.append('<h2 id="percentiles">Latency by percentile (every request of every run, histograms '
                     "merged)</h2><div class=\"grid\">")
-        body += [f"<figure><figcaption>{e(p)}</figcaption>{svg}</figure>" for p, svg in plots]
+        body += [f"<figure><figcaption>{e(p)}</figcaption>{figure}</figure>" for p, figure in plots]
         body.append("</div>")
     body.append(f'<p class="muted">Machine: {e(c.machine)}; git {e(c.git_sha[:12])}.</p>')
     return page_html.page(f"{c.study}: load campaign {c.id}", "".join(body))

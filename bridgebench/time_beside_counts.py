@@ -1,6 +1,6 @@
 """Counts beside time: a counted campaign's ratios set next to a timed campaign's, cell by cell.
 
-A ratio of instruction counts is not a ratio of times (counting.py says what counts leave out), so a
+A ratio of instruction counts is not a ratio of times (instructions.py says what counts leave out), so a
 counted campaign's analysis carries, where the store has one, the time ratio of each cell from a timed
 campaign that ran the same work: the newest finished timed campaign of the same study, on the same machine,
 with the same baseline and every shared benchmark at the same parameter (a counted campaign runs at each
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from bridgebench.counting import INSTRUCTIONS, SECONDS
+from bridgebench.instructions import INSTRUCTIONS, SECONDS
 from bridgebench.options import TimingOptions, read
 from bridgebench.result import Analysis, BesideTime, CountTimePair
 from bridgebench.store import Campaign, Store

@@ -23,14 +23,14 @@ from types import MappingProxyType
 from typing import Any
 
 from bridgebench import audit
-from bridgebench.answers import majority
 from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.campaign import adaptive
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
-from bridgebench.load import analysis, driver, report, totals
-from bridgebench.load.phases import Phase, phases, saturation_rates
-from bridgebench.load.result import LoadAnalysis
-from bridgebench.load.server import Server, ServerError
+from bridgebench.loadtest import analysis, driver, report, totals
+from bridgebench.loadtest.phases import Phase, phases, saturation_rates
+from bridgebench.loadtest.result import LoadAnalysis
+from bridgebench.loadtest.server import Server, ServerError
+from bridgebench.majority import majority
 from bridgebench.options import LOAD, LoadOptions
 from bridgebench.placeholders import expand_all
 from bridgebench.protocol import ProbeOutput
@@ -109,7 +109,7 @@ def server_for(study: Study, build: BuildResult) -> Server:
 
 
 def write_spec(study: Study, folder: Path) -> Path:
-    """The driver's request file (bridgebench/load/driver: variants with weights), bodies as absolute paths."""
+    """The driver's request file (bridgebench/loadtest/driver: variants with weights), bodies as absolute paths."""
     assert study.load is not None
     variants = [{"name": r.name, "weight": r.weight, "method": r.method, "path": r.path, "headers": r.headers,
                  **({"body_file": str(study.dir / r.body_file)} if r.body_file else {})}

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bridgebench import question
-from bridgebench.counting import SECONDS
+from bridgebench.instructions import SECONDS
 from bridgebench.question import EQUIVALENT, FASTER, SLOWER, UNDECIDED
 from bridgebench.result import FAILED, Cell
 from bridgebench.stats import KINDS as EXECUTION_KINDS

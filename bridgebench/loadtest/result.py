@@ -1,6 +1,6 @@
 """The analysis of a load campaign as one typed value, built of the same parts as a timing campaign's
 (result.py: the campaign's facts, its mechanisms, the answer check, failures, estimates over process
-executions), cached in the store as JSON the same way and only read by the renderers (load/report.py).
+executions), cached in the store as JSON the same way and only read by the renderers (loadtest/report.py).
 
 What differs is what one process execution produced: a timing execution gives iterations, a load run gives
 an achieved rate and latency percentiles (LoadRun), and a cell is a phase × server instead of a benchmark ×
@@ -87,7 +87,7 @@ class LoadCell:
     per_execution: tuple[LoadRun, ...] = ()
     prediction: Prediction | None = None
     server_us: Estimate | None = None  # the server's CPU per answered request, µs, over process executions
-    # The server's own totals against the driver's answers (load/totals.py), summed over the runs: answers
+    # The server's own totals against the driver's answers (loadtest/totals.py), summed over the runs: answers
     # missing from its counts (None: it counts nothing), and what it says it lost, by why.
     lost: int | None = None
     server_lost: dict[str, int] = field(default_factory=dict)

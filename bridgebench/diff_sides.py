@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bridgebench.analysis import Series, current_analysis, ratio_between
-from bridgebench.counting import INSTRUCTIONS, SECONDS, differences
-from bridgebench.differ import Comparison, compare_cells
-from bridgebench.options import read
+from bridgebench.diff_rules import Comparison, compare_cells
+from bridgebench.instructions import INSTRUCTIONS, SECONDS, differences
+from bridgebench.options import TIMING, read
 from bridgebench.result import Analysis
 from bridgebench.store import Campaign, Store
 
@@ -42,7 +42,7 @@ def _files_note(a: Campaign, b: Campaign, same: bool) -> str:
 
 
 def _same_metric(a: Campaign, b: Campaign, cross_machine: bool, same: bool) -> None:
-    """Counts compare with counts taken under the same pinning (counting.py), times with times."""
+    """Counts compare with counts taken under the same pinning (instructions.py), times with times."""
     oa, ob = read(a).options, read(b).options
     metric_a, metric_b = getattr(oa, "metric", SECONDS), getattr(ob, "metric", SECONDS)
     if metric_a != metric_b:
@@ -71,6 +71,11 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
     same = other is store and ca == cb
     # The machine check reads the campaigns themselves, never a cached analysis.
     campaign_a, campaign_b = store.campaign(ca), other.campaign(cb)
+    for campaign in (campaign_a, campaign_b):
+        kind = read(campaign).kind
+        if kind != TIMING:  # a load campaign's report compares its servers, at each load
+            raise DiffError(f"campaign {campaign.id} is a {kind} campaign: its report compares its mechanisms "
+                            f"(`bridgebench report {campaign.id}`); diff compares campaigns timed in iterations")
     same_machine = campaign_a.machine == campaign_b.machine
     if not same_machine and not cross_machine:
         raise DiffError(f"campaign {ca} ran on {_machine_line(campaign_a)} and campaign {cb} on "

@@ -1,4 +1,4 @@
-"""What a load campaign measured (load/result.py's LoadAnalysis): per server and phase, the achieved rate and
+"""What a load campaign measured (loadtest/result.py's LoadAnalysis): per server and phase, the achieved rate and
 the latency percentiles as means over process executions with 99% Student-t intervals (stats.executions, as
 timing campaigns' steady performance: no interval below 3 process executions), the same percentiles over
 every request of every run (histograms merged), errors by kind, what the audit flagged; the saturation
@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from bridgebench.analysis import cached, with_decisions
-from bridgebench.load import driver
-from bridgebench.load.phases import phases, saturation_rates
-from bridgebench.load.result import (
+from bridgebench.loadtest import driver
+from bridgebench.loadtest.phases import phases, saturation_rates
+from bridgebench.loadtest.result import (
     LoadAnalysis,
     LoadCell,
     LoadRun,

@@ -1,4 +1,4 @@
-"""Instruction counts per iteration (`run --metric instructions`, bridgebench/counting.py): the probes'
+"""Instruction counts per iteration (`run --metric instructions`, bridgebench/instructions.py): the probes'
 brackets, the pinning, mechanisms that cannot be counted, and counts analysed by the timing code.
 
 Every test here asserts counts, which do not depend on the machine's speed: a planted C loop executes the
@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from bridgebench import counting
+from bridgebench import instructions
 from bridgebench.runner import OK, PROTOCOL, execute, execute_counted
 from bridgebench.store import Store
 from tests.conftest import REPO, bridgebench
 
-needs_valgrind = pytest.mark.skipif(counting.unavailable() is not None,
-                                    reason=f"cannot count here: {counting.unavailable()}")
+needs_valgrind = pytest.mark.skipif(instructions.unavailable() is not None,
+                                    reason=f"cannot count here: {instructions.unavailable()}")
 
 PARTS = """# callgrind format
 events: Ir
@@ -39,7 +39,7 @@ totals: 55
 
 
 def test_parse_reads_one_part_an_iteration_and_drops_the_exit() -> None:
-    assert counting.parse(PARTS, 2) == [1000.0, 2000.0]
+    assert instructions.parse(PARTS, 2) == [1000.0, 2000.0]
 
 
 @pytest.mark.parametrize(("text", "iterations", "why"), [
@@ -49,28 +49,28 @@ def test_parse_reads_one_part_an_iteration_and_drops_the_exit() -> None:
     (PARTS.replace("events: Ir", "events: Dr"), 2, "not Ir"),
 ])
 def test_parse_refuses_what_is_not_one_count_an_iteration(text: str, iterations: int, why: str) -> None:
-    with pytest.raises(counting.CountingError, match=why):
-        counting.parse(text, iterations)
+    with pytest.raises(instructions.CountingError, match=why):
+        instructions.parse(text, iterations)
 
 
 def test_the_command_pins_aslr_glibc_and_the_stack(tmp_path: Path) -> None:
     out = tmp_path
     for path_length in (5, 500):  # a checkout's path: the client's strings take the same room either way
         argv = ["/x" * path_length, "probe.lua"]
-        wrapped, env = counting.command(argv, {"PATH": "/usr/bin", "LUA_CPATH": "/b/?.so"}, out)
+        wrapped, env = instructions.command(argv, {"PATH": "/usr/bin", "LUA_CPATH": "/b/?.so"}, out)
         assert wrapped[:4] == ["setarch", wrapped[1], "-R", "valgrind"]
         assert "--tool=callgrind" in wrapped and f"--callgrind-out-file={out}/callgrind.out.%p" in wrapped
         assert wrapped[-2:] == argv
-        assert env["GLIBC_TUNABLES"] == counting.GLIBC_TUNABLES and env["LUA_CPATH"] == "/b/?.so"
+        assert env["GLIBC_TUNABLES"] == instructions.GLIBC_TUNABLES and env["LUA_CPATH"] == "/b/?.so"
         assert env["GODEBUG"] == "asyncpreemptoff=1"  # Go's timer signals: counts and callgrind both trip
         assert env["GOMAXPROCS"] == "1"  # no Go thread spinning on another under valgrind
-        if counting.faketime_library():
-            assert env["FAKETIME"] == counting.FAKETIME and counting.faketime_library() in env["LD_PRELOAD"]
+        if instructions.faketime_library():
+            assert env["FAKETIME"] == instructions.FAKETIME and instructions.faketime_library() in env["LD_PRELOAD"]
         strings = sum(len(a) + 1 for a in argv) + sum(len(k) + len(v) + 2 for k, v in env.items())
-        assert strings == counting.STACK_BYTES
-    with pytest.raises(counting.CountingError, match="more than"):
-        counting.command(["x"], {"BIG": "y" * counting.STACK_BYTES}, out)
-    _, env = counting.command(["x"], {"GODEBUG": "madvdontneed=1", "GOMAXPROCS": "4"}, out)
+        assert strings == instructions.STACK_BYTES
+    with pytest.raises(instructions.CountingError, match="more than"):
+        instructions.command(["x"], {"BIG": "y" * instructions.STACK_BYTES}, out)
+    _, env = instructions.command(["x"], {"GODEBUG": "madvdontneed=1", "GOMAXPROCS": "4"}, out)
     assert env["GODEBUG"] == "madvdontneed=1,asyncpreemptoff=1"  # the mechanism's own settings are kept
     assert env["GOMAXPROCS"] == "1"  # but not its own GOMAXPROCS: counts are taken with one P
 
@@ -79,22 +79,22 @@ def test_a_study_widens_what_it_needs_only_when_counted(tmp_path: Path) -> None:
     """count_env (a wall-clock deadline, say) is added to every mechanism's environment in counted runs."""
     from bridgebench.build import BuildResult
     from bridgebench.campaign.timing import command_for
-    from bridgebench.study import load_study
+    from bridgebench.study import read_study
 
     study_file = tmp_path / "counted" / "study.toml"
     study_file.parent.mkdir()
     study_file.write_text(STUDY.format(repo=REPO).replace('baseline = "a"',
                                                           'baseline = "a"\ncount_env = { DEADLINE_MS = "60000" }'))
-    study = load_study(study_file)
+    study = read_study(study_file)
     build = BuildResult("double", True, "", "v1", tmp_path, "h", True)
-    _, counted = command_for(study, build, "warmup", "100", 3, metric=counting.INSTRUCTIONS)
+    _, counted = command_for(study, build, "warmup", "100", 3, metric=instructions.INSTRUCTIONS)
     _, timed = command_for(study, build, "warmup", "100", 3)
     assert counted["DEADLINE_MS"] == "60000" and counted["PLANTED_SCALE"] == "2"
     assert "DEADLINE_MS" not in timed
     bad = study_file.read_text().replace('{ DEADLINE_MS = "60000" }', '{ DEADLINE_MS = 60000 }')
     study_file.write_text(bad)
     with pytest.raises(Exception, match="count_env"):
-        load_study(study_file)
+        read_study(study_file)
 
 
 @pytest.fixture(scope="module")
@@ -117,12 +117,12 @@ def test_an_iteration_of_known_work_counts_the_same_twice_and_double_work_about_
     once = execute_counted([str(planted[True]), "4", "20000"], env, tmp_path, 4, 120)
     twice = execute_counted([str(planted[True]), "4", "40000"], env, tmp_path, 4, 120)
     assert once.status == OK and twice.status == OK, (once.detail, twice.detail)
-    a = once.output.counters[counting.INSTRUCTIONS]  # type: ignore[union-attr]
-    b = twice.output.counters[counting.INSTRUCTIONS]  # type: ignore[union-attr]
+    a = once.output.counters[instructions.INSTRUCTIONS]  # type: ignore[union-attr]
+    b = twice.output.counters[instructions.INSTRUCTIONS]  # type: ignore[union-attr]
     assert len(set(a)) == 1 and len(set(b)) == 1  # every iteration of the same work: the same count
     assert 1.99 < b[0] / a[0] < 2.01
     again = execute_counted([str(planted[True]), "4", "20000"], env, tmp_path, 4, 120)
-    assert again.output.counters[counting.INSTRUCTIONS] == a  # type: ignore[union-attr]
+    assert again.output.counters[instructions.INSTRUCTIONS] == a  # type: ignore[union-attr]
     assert once.peak_rss_kb is None  # valgrind's, not the probe's: not reported
 
 
@@ -130,7 +130,7 @@ def test_an_iteration_of_known_work_counts_the_same_twice_and_double_work_about_
 def test_glibc_runs_its_baseline_routines_under_the_pinning(planted: dict[bool, Path], tmp_path: Path) -> None:
     """GLIBC_TUNABLES takes effect: the profile of a counted run names glibc's SSE2 string and memory
     routines and none of the AVX ones a current CPU would get."""
-    argv, env = counting.command([str(planted[True]), "2", "1000"], {"PATH": os.environ["PATH"]}, tmp_path)
+    argv, env = instructions.command([str(planted[True]), "2", "1000"], {"PATH": os.environ["PATH"]}, tmp_path)
     run = execute(argv, env, tmp_path, 2, 120)
     assert run.status == OK, run.detail
     (out,) = tmp_path.glob("callgrind.out.*")
@@ -174,7 +174,7 @@ def test_the_lua_probe_counts_puc_lua_exactly_again(tmp_path: Path) -> None:
     env = {"PATH": os.environ["PATH"], "LUA_CPATH": f"{tmp_path}/?.so", "LUA_PATH": ""}
     runs = [execute_counted(argv, env, tmp_path, 3, 300) for _ in range(2)]
     assert all(r.status == OK for r in runs), [r.detail for r in runs]
-    first, second = (r.output.counters[counting.INSTRUCTIONS] for r in runs)  # type: ignore[union-attr]
+    first, second = (r.output.counters[instructions.INSTRUCTIONS] for r in runs)  # type: ignore[union-attr]
     assert min(first) > 0 and len(first) == 3
     assert first == second
 
@@ -218,8 +218,8 @@ def counted_campaign(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, su
     study = work / "counted" / "study.toml"
     study.parent.mkdir()
     study.write_text(STUDY.format(repo=REPO))
-    if counting.unavailable() is not None:
-        pytest.skip(f"cannot count here: {counting.unavailable()}")
+    if instructions.unavailable() is not None:
+        pytest.skip(f"cannot count here: {instructions.unavailable()}")
     result = bridgebench("run", str(study), "--metric", "instructions", "--store", str(work / "s.sqlite"),
                          "--report-dir", str(work / "results"), "--build-dir", str(work / "build"), cwd=work,
                          timeout=600)
@@ -261,8 +261,8 @@ def test_the_pinning_is_recorded_with_the_campaign(counted_campaign: tuple[Path,
     work, _ = counted_campaign
     (config,) = sqlite3.connect(work / "s.sqlite").execute("SELECT config_json FROM campaign").fetchone()
     options = json.loads(config)["options"]
-    assert options["metric"] == counting.INSTRUCTIONS
-    assert options["counting"] == counting.pinning()
+    assert options["metric"] == instructions.INSTRUCTIONS
+    assert options["counting"] == instructions.pinning()
     assert options["counting"]["aslr"].startswith("off") and options["counting"]["valgrind"].startswith("valgrind")
 
 
@@ -325,7 +325,7 @@ def test_a_check_that_fails_under_callgrind_makes_the_mechanism_unavailable_not_
 @needs_valgrind
 def test_a_counted_report_sets_its_ratios_beside_the_newest_timed_campaign_of_the_same_work(tmp_path: Path
                                                                                            ) -> None:
-    """Counts beside time (beside.py): a counted campaign's report names no timed campaign until one of the
+    """Counts beside time (time_beside_counts.py): a counted campaign's report names no timed campaign until one of the
     same study, parameters and machine is stored, then shows each cell's two ratios; a timed campaign of
     other parameters is not set beside it. The time ratios themselves are not asserted (they are the
     machine's); the count ratio is (the twin does twice the work)."""

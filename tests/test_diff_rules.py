@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bridgebench.differ import (
+from bridgebench.diff_rules import (
     DIFFERENT,
     Interval,
     compare_cells,
