@@ -24,16 +24,16 @@ from bridgebench import cli_views as views
 from bridgebench.campaign import kinds, lifecycle, loadtest, timing
 from bridgebench.campaign.kind import CampaignError, Kind
 from bridgebench.campaign.kinds import LOAD, TIMING
-from bridgebench.diff_sides import DiffError, compare
 from bridgebench.loadtest.driver import DriverError
 from bridgebench.options import SEQUENTIAL, Options, listed
 from bridgebench.report import TERMINAL
-from bridgebench.report import diff as diff_report
 from bridgebench.selftest import FAIL as SELFTEST_FAIL
 from bridgebench.selftest import Finding, rejudge, run_selftest
 from bridgebench.store import Store, StoreError, StoreMissing, StoreWriteError
 from bridgebench.study import Study, StudyError, find_study, read_study
 from bridgebench.study import listed as listed_studies
+from bridgebench.timing.diff_sides import DiffError, compare
+from bridgebench.timing.report import diff as diff_report
 
 # Exit codes that mean something to a script.
 EXIT_OK = 0

@@ -11,7 +11,7 @@ import typer
 from bridgebench import gate
 from bridgebench.campaign import kinds
 from bridgebench.report import TERMINAL
-from bridgebench.report import diff as diff_report
+from bridgebench.timing.report import diff as diff_report
 
 
 class OptionError(ValueError):

@@ -19,12 +19,12 @@ from bridgebench.campaign.lifecycle import OnExecution
 from bridgebench.environment import Advice
 from bridgebench.fleet import Status
 from bridgebench.options import delta_table
-from bridgebench.report.tables import deltas_by_length
 from bridgebench.report.terminal import grid
 from bridgebench.runner import OK, Execution, Task
 from bridgebench.selftest import FAIL, INCONCLUSIVE, PASS, Finding, SelftestReport, Tally
 from bridgebench.store import Store
 from bridgebench.study import Study
+from bridgebench.timing.report.tables import deltas_by_length
 
 
 def builds_table(study: Study, builds: dict[str, BuildResult]) -> Table:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bridgebench.diff_rules import VERDICTS, Comparison
+from bridgebench.timing.diff_rules import VERDICTS, Comparison
 
 
 class GateError(ValueError):

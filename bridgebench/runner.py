@@ -26,6 +26,7 @@ CRASHED = "crashed"
 TIMEOUT = "timeout"
 PROTOCOL = "protocol violation"
 SPAWN_FAILED = "spawn failed"
+ABANDONED = "abandoned"  # the harness stopped it: alone, a lock-step member would run in another regime
 
 
 @dataclass(frozen=True)

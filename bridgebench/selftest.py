@@ -31,19 +31,19 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgebench.analysis import Series, analyse, current_analysis
 from bridgebench.campaign import lifecycle, timing
 from bridgebench.campaign.kind import CampaignError
 from bridgebench.campaign.kinds import TIMING
-from bridgebench.diff_rules import CLAIMS, Comparison
-from bridgebench.diff_sides import compare
 from bridgebench.instructions import INSTRUCTIONS
 from bridgebench.options import read
 from bridgebench.question import SLOWER
-from bridgebench.report.tables import delta_words
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.store import Store
 from bridgebench.study import STUDIES_DIR, read_study
+from bridgebench.timing.analysis import Series, analyse, current_analysis
+from bridgebench.timing.diff_rules import CLAIMS, Comparison
+from bridgebench.timing.diff_sides import compare
+from bridgebench.timing.report.tables import delta_words
 
 # mechanism: the work it does, relative to A (the study's PLANTED_SCALE)
 PLANTED_WORK = {"a-plus5": 1.05, "a-plus2": 1.02, "a-plus05": 1.005}

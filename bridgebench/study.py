@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,9 @@ from typing import Any
 from bridgebench.instructions import METRICS, SECONDS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PROBES_DIR = REPO_ROOT / "probes"
+# A checkout's probes, or an installed bridgebench's (pyproject's data-files put them under the environment).
+PROBES_DIR = next((d for d in (REPO_ROOT / "probes", Path(sys.prefix) / "share" / "bridgebench" / "probes")
+                   if d.is_dir()), REPO_ROOT / "probes")
 STUDIES_DIR = REPO_ROOT / "studies"
 
 

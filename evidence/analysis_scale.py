@@ -98,7 +98,7 @@ def build_store(path: Path | str, benchmarks: int, mechanisms: int, executions: 
 
 def rejudge(path: Path, cid: int, count: int, iterations: int, seed: int) -> float:
     """Store `count` more executions (a new round's first cells) and time analysis.analyse in this process."""
-    from bridgebench.analysis import analyse
+    from bridgebench.timing.analysis import analyse
 
     store = Store(path, create=False)
     planned = store.planned(cid)

@@ -20,12 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgebench import time_beside_counts
-from bridgebench.analysis import current_analysis
 from bridgebench.instructions import INSTRUCTIONS
-from bridgebench.report import markdown, tables
-from bridgebench.result import Analysis, Cell
+from bridgebench.report import markdown
 from bridgebench.store import Store
+from bridgebench.timing import time_beside_counts
+from bridgebench.timing.analysis import current_analysis
+from bridgebench.timing.report import tables
+from bridgebench.timing.result import Analysis, Cell
 
 
 def spread(cell: Cell) -> float | None:

@@ -30,11 +30,11 @@ from scipy.stats import binomtest
 
 REPO = Path(__file__).resolve().parents[1]
 
-from bridgebench.analysis import Series, current_analysis, ratio_between  # noqa: E402
-from bridgebench.result import Cell  # noqa: E402
 from bridgebench.stats import Estimate  # noqa: E402
 from bridgebench.stats.executions import MIN_EXECUTIONS  # noqa: E402
 from bridgebench.store import Campaign, Store  # noqa: E402
+from bridgebench.timing.analysis import Series, current_analysis, ratio_between  # noqa: E402
+from bridgebench.timing.result import Cell  # noqa: E402
 
 
 def pair_spec(text: str) -> tuple[str, str, float]:

@@ -18,12 +18,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-from bridgebench.analysis import Series, current_analysis  # noqa: E402
 from bridgebench.calibrate import DELTAS  # noqa: E402
 from bridgebench.options import read  # noqa: E402
 from bridgebench.selftest import PLANTED_CLASS  # noqa: E402
 from bridgebench.stats.classify import classify_execution  # noqa: E402
 from bridgebench.store import Store  # noqa: E402
+from bridgebench.timing.analysis import Series, current_analysis  # noqa: E402
 
 
 def main() -> None:

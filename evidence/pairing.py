@@ -33,10 +33,10 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 
-from bridgebench.analysis import PAIRED_MIN_ROUNDS, Series, current_analysis, ratio_between  # noqa: E402
 from bridgebench.stats.executions import ratio_over_executions  # noqa: E402
 from bridgebench.stats.paired import paired_ratio  # noqa: E402
 from bridgebench.store import Store  # noqa: E402
+from bridgebench.timing.analysis import PAIRED_MIN_ROUNDS, Series, current_analysis, ratio_between  # noqa: E402
 
 LAGS = (1, 2, 5, 10, 20, 40)
 

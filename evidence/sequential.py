@@ -23,9 +23,9 @@ from collections import Counter
 import numpy as np
 
 from bridgebench import question
-from bridgebench.analysis import Rounds, Side, ratio_between
 from bridgebench.campaign.adaptive import stopping_confidence
 from bridgebench.stats import Estimate
+from bridgebench.timing.analysis import Rounds, Side, ratio_between
 
 EQUIVALENCE = 0.02
 

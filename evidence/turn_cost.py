@@ -27,8 +27,8 @@ from pathlib import Path
 
 from scipy import stats
 
-from bridgebench import lockstep
 from bridgebench.protocol import parse
+from bridgebench.timing import lockstep
 
 REPO = Path(__file__).resolve().parents[1]
 WORKING_SETS = {"32 KiB": 4096, "4 MiB": 512 * 1024}

@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh --dev
 export PATH="$PWD/.venv/bin:$PATH"  # the Go toolchain install.sh chose
 
-.venv/bin/ruff check bridgebench tests evidence scripts
+.venv/bin/ruff check bridgebench tests evidence scripts studies
 .venv/bin/lint-imports  # the layers of pyproject.toml: every import points down
 # Go modules: vet, formatting, tests (extra build tags where a module has optional cgo parts).
 for module in probes/go bridgebench/loadtest/driver evidence/hello studies/udf-trim/go studies/plugin-call/go \

@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bridgebench.analysis import Series, analyse
 from bridgebench.build import BuildResult
 from bridgebench.protocol import ProbeOutput
-from bridgebench.result import Analysis
 from bridgebench.runner import CRASHED, OK, Execution, plan
 from bridgebench.store import Store
+from bridgebench.timing.analysis import Series, analyse
+from bridgebench.timing.result import Analysis
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parents[1]

@@ -10,13 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bridgebench import analysis
-from bridgebench.analysis import Series, analyse, current_analysis
-from bridgebench.diff_sides import compare
 from bridgebench.protocol import ProbeOutput
-from bridgebench.result import RESULT_VERSION, Analysis
 from bridgebench.runner import OK, Execution
 from bridgebench.store import SCHEMA_VERSION, Store
+from bridgebench.timing import analysis
+from bridgebench.timing.analysis import Series, analyse, current_analysis
+from bridgebench.timing.diff_sides import compare
+from bridgebench.timing.result import RESULT_VERSION, Analysis
 from tests.conftest import make_campaign, synthetic_series
 
 
@@ -75,8 +75,8 @@ def _refuse(*args: object, **kwargs: object) -> None:
 
 def test_report_and_diff_read_the_cached_analysis_without_resampling(larger_campaign: tuple[Path, int],
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from bridgebench import report
     from bridgebench.store import Store
+    from bridgebench.timing import report
 
     path, cid = larger_campaign
     store = Store(path, create=False)
@@ -134,7 +134,7 @@ def _second_machine(path: Path, slower: float) -> None:
 
 @pytest.mark.parametrize(("slower", "verdict"), [(1.0, "consistent"), (1.5, "distinguishable")])
 def test_machines_are_told_apart_only_when_they_differ(tmp_path: Path, slower: float, verdict: str) -> None:
-    from bridgebench.report import markdown
+    from bridgebench.timing.report import markdown
 
     path = tmp_path / "s.sqlite"
     # 5 process executions a machine: one of m2's slows down in "n body" on lua/jit, and over 3 executions
@@ -179,7 +179,7 @@ def test_a_ratio_is_paired_by_round_only_within_one_campaign_and_machine(
 
 
 def test_a_campaigns_report_says_how_its_ratios_were_computed(tmp_path: Path) -> None:
-    from bridgebench.report import tables
+    from bridgebench.timing.report import tables
 
     store, cid = make_campaign(tmp_path / "s.sqlite", benchmarks=("fib", "n body"), pexecs=5, crash=False)
     assert "; ratios: paired by round: Student's t on the rounds' log ratios (2)" in \
@@ -190,7 +190,8 @@ def test_a_campaigns_report_says_how_its_ratios_were_computed(tmp_path: Path) ->
 
 
 def test_a_cell_with_fewer_than_three_process_executions_has_no_interval(tmp_path: Path) -> None:
-    from bridgebench.report import fmt, markdown, tables
+    from bridgebench.report import fmt
+    from bridgebench.timing.report import markdown, tables
 
     store, cid = make_campaign(tmp_path / "s.sqlite", benchmarks=("fib", "n body"), pexecs=2, crash=False)
     result = current_analysis(store, cid)

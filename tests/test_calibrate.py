@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from conftest import bridgebench, rows
 
-from bridgebench.analysis import rules
 from bridgebench.calibrate import DELTAS, FLAT_TARGET, choose_delta, judge, judge_lengths
 from bridgebench.options import delta_for, delta_table
-from bridgebench.report.tables import deltas_by_length
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
+from bridgebench.timing.analysis import rules
+from bridgebench.timing.report.tables import deltas_by_length
 
 
 def executions(rng: np.random.Generator, n: int, step: float, noise: float = 0.002) -> list[np.ndarray]:

@@ -5,16 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from bridgebench.diff_rules import (
-    DIFFERENT,
-    Interval,
-    compare_cells,
-    multinomial_cis,
-    overall,
-)
 from bridgebench.question import EQUIVALENT, FASTER, SLOWER, UNDECIDED
-from bridgebench.result import Cell, Failure
+from bridgebench.result import Failure
 from bridgebench.stats import Estimate, Spread
+from bridgebench.timing.diff_rules import DIFFERENT, Interval, compare_cells, multinomial_cis, overall
+from bridgebench.timing.result import Cell
 
 
 def cell(value: float | None, half: float = 0.01, counts: dict[str, int] | None = None,

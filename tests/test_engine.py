@@ -3,13 +3,14 @@ stored and read back as one typed value; resuming follows one rule for every kin
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from bridgebench.build import BuildResult
-from bridgebench.campaign import engine, kind, load, timing
+from bridgebench.campaign import engine, kind, loadtest, timing
 from bridgebench.campaign.kind import CampaignError
 from bridgebench.campaign.kinds import KINDS, LOAD, TIMING
 from bridgebench.options import LoadOptions, TimingOptions, read
@@ -37,13 +38,15 @@ def test_a_load_campaign_is_stored_typed_and_resumed_only_as_one(tmp_path: Path)
     shutil.copytree(FIXTURES / "study-load", tmp_path / "study")
     study = read_study(tmp_path / "study" / "study.toml")
     store = Store(tmp_path / "s.sqlite")
-    options = load.options_for(study, "quick", None)
+    options = loadtest.options_for(study, "quick", None)
     cid = engine.create(store, LOAD, study, options, _builds(list(options.mechanisms)), [])
     config = read(store.campaign(cid))
     assert (config.kind, config.options) == ("load", options) and isinstance(config.options, LoadOptions)
     assert [t.benchmark for t in store.planned(cid)][:2] == ["saturation"] * 2  # the load kind's plan
 
-    with pytest.raises(CampaignError, match=r"is a load campaign: `bridgebench load load-fixture --resume`"):
+    # a study outside studies/ is named by its folder, as the command that resumes it must name it
+    resume = f"is a load campaign: `bridgebench load {tmp_path / 'study'} --resume`"
+    with pytest.raises(CampaignError, match=re.escape(resume)):
         engine.resumable(store, TIMING, study, cid)
     with pytest.raises(CampaignError, match="no unfinished timing campaign"):
         engine.resumable(store, TIMING, study, None)

@@ -52,7 +52,7 @@ def benchstat() -> str:
 
 
 def test_go_format_lines_hold_the_steady_mean_of_each_execution(tmp_path: Path) -> None:
-    from bridgebench.report.exports import go_bench_text
+    from bridgebench.timing.report.exports import go_bench_text
 
     series, result = analysed(tmp_path)
     store = series.store
@@ -86,7 +86,7 @@ def test_go_format_lines_hold_the_steady_mean_of_each_execution(tmp_path: Path) 
 
 
 def test_benchstat_reads_the_go_export(tmp_path: Path) -> None:
-    from bridgebench.report.exports import go_bench_text
+    from bridgebench.timing.report.exports import go_bench_text
 
     tool = benchstat()
     series, result = analysed(tmp_path)
@@ -109,7 +109,7 @@ def test_benchstat_reads_the_go_export(tmp_path: Path) -> None:
 
 # --- CSV ---------------------------------------------------------------------------------------------
 def test_csv_has_one_row_per_iteration_with_the_stored_values(tmp_path: Path) -> None:
-    from bridgebench.report.exports import CSV_COLUMNS, csv_text
+    from bridgebench.timing.report.exports import CSV_COLUMNS, csv_text
 
     series, result = analysed(tmp_path, iterations=200)
     store = series.store
@@ -146,7 +146,7 @@ def test_csv_has_one_row_per_iteration_with_the_stored_values(tmp_path: Path) ->
 
 
 def test_csv_escapes_awkward_names(tmp_path: Path) -> None:
-    from bridgebench.report.exports import csv_text
+    from bridgebench.timing.report.exports import csv_text
 
     series, result = analysed(tmp_path, benchmarks=('say "hi", twice',), mechanisms=("a", "b"), pexecs=1,
                               iterations=100, crash=False)
@@ -158,7 +158,7 @@ def test_csv_escapes_awkward_names(tmp_path: Path) -> None:
 
 # --- a counted campaign's exports say instructions, never seconds --------------------------------------
 def test_a_counted_campaigns_csv_names_its_column_instructions_and_holds_counts(tmp_path: Path) -> None:
-    from bridgebench.report.exports import csv_columns, csv_text
+    from bridgebench.timing.report.exports import csv_columns, csv_text
 
     series, result = analysed(tmp_path, metric="instructions")
     assert result.metric == "instructions"
@@ -173,7 +173,7 @@ def test_a_counted_campaigns_csv_names_its_column_instructions_and_holds_counts(
 
 
 def test_a_counted_campaigns_go_export_is_in_instructions_and_benchstat_reads_it(tmp_path: Path) -> None:
-    from bridgebench.report.exports import go_bench_text
+    from bridgebench.timing.report.exports import go_bench_text
 
     series, result = analysed(tmp_path, metric="instructions")
     text = go_bench_text(result, series)

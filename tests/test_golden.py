@@ -19,14 +19,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from bridgebench import report
-from bridgebench.analysis import Series, analyse
-from bridgebench.diff_sides import compare
 from bridgebench.loadtest import report as load_report
 from bridgebench.loadtest.result import LoadAnalysis
-from bridgebench.report import diff as diff_report
-from bridgebench.report import terminal
-from bridgebench.result import Analysis
+from bridgebench.timing import report
+from bridgebench.timing.analysis import Series, analyse
+from bridgebench.timing.diff_sides import compare
+from bridgebench.timing.report import diff as diff_report
+from bridgebench.timing.report import terminal
+from bridgebench.timing.result import Analysis
 from tests.conftest import make_campaign
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -1,4 +1,4 @@
-"""LuaJIT's JIT record per process execution (probes/lua/probe.lua, bridgebench/jitdiag.py): what the probe
+"""LuaJIT's JIT record per process execution (probes/lua/probe.lua, bridgebench/timing/jitdiag.py): what the probe
 reports, what it leaves alone (PUC Lua, the JIT off, the record switched off), how a cell's speeds are
 set against its trace signatures, and the reports that show it. Nothing here depends on the machine's
 speed: the planted benchmarks' traces and aborts are the compiler's, not the clock's."""
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bridgebench import jitdiag
+from bridgebench.timing import jitdiag
 from tests.conftest import REPO, bridgebench
 
 needs_luajit = pytest.mark.skipif(shutil.which("luajit") is None, reason="luajit is not installed")

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bridgebench import jitdiag
 from bridgebench.stats import spread
+from bridgebench.timing import jitdiag
 
 CELLS = json.loads((Path(__file__).parent / "fixtures/luajit_consistency_signatures.json").read_text())["cells"]
 

@@ -1,4 +1,4 @@
-"""Lock-step blocks (bridgebench/lockstep.py) and their estimator (stats/lockstep.py): the stepped protocol
+"""Lock-step blocks (bridgebench/timing/lockstep.py) and their estimator (stats/lockstep.py): the stepped protocol
 with real processes (a probe that answers out of turn, too late, with garbage, or dies mid-block is an error
 with its reason, and the others go on), pinning, the drawn orders, the real probes' stepped mode, and the
 estimator against planted data with known truth. No test depends on the machine's speed: the fixture probe
@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bridgebench import layout, lockstep
-from bridgebench.runner import CRASHED, OK, PROTOCOL, TIMEOUT
+from bridgebench.runner import ABANDONED, CRASHED, OK, PROTOCOL, TIMEOUT
 from bridgebench.stats.executions import TOO_FEW
 from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread
+from bridgebench.timing import layout, lockstep
 from evidence.lockstep_coverage import planted_blocks
 from tests.conftest import FIXTURES, REPO
 
@@ -69,15 +69,25 @@ def test_orders_are_drawn_afresh_every_round() -> None:
 ])
 def test_a_member_that_breaks_the_protocol_fails_with_its_reason_and_the_others_go_on(
         behaviour: str, status: str, reason: str) -> None:
-    bad, good = lockstep.run_block([member(behaviour), member("good")], timeout_s=30, seed=2)
+    bad, *good = lockstep.run_block([member(behaviour), member("good"), member("good")], timeout_s=30, seed=2)
     assert bad.status == status and reason in bad.detail, bad.detail
-    assert good.status == OK and good.output is not None and len(good.output.times) == 6
+    assert all(g.status == OK and g.output is not None and len(g.output.times) == 6 for g in good)
 
 
 def test_a_member_that_answers_too_late_is_killed_and_the_block_goes_on() -> None:
-    late, good = lockstep.run_block([member("late"), member("good")], timeout_s=30, seed=3, step_timeout_s=5)
+    late, *good = lockstep.run_block([member("late"), member("good"), member("good")], timeout_s=30, seed=3,
+                                     step_timeout_s=5)
     assert late.status == TIMEOUT and "no answer to iteration 2 within 5 s" in late.detail
-    assert good.status == OK
+    assert [g.status for g in good] == [OK, OK]
+
+
+def test_the_last_member_left_of_a_block_is_stopped_not_stepped_alone() -> None:
+    """Stepped alone a process runs in another regime (methodology §13): once its partners have all ended,
+    the survivor is stopped with the reason, not left to add iterations unlike its paired ones."""
+    dead, alone = lockstep.run_block([member("dies"), member("good")], timeout_s=30, seed=5)
+    assert dead.status == CRASHED
+    assert alone.status == ABANDONED and alone.output is None
+    assert "stopped before round 4" in alone.detail and "crashed" in alone.detail
 
 
 def test_a_member_that_cannot_start_is_an_error_with_its_reason() -> None:

@@ -113,7 +113,8 @@ def test_a_pinned_build_counts_alike_in_every_execution_and_the_table_script_run
                        "--report-dir", str(tmp_path / "results"), "--build-dir", str(build_root), cwd=tmp_path,
                        timeout=900)
     assert done.returncode == 0, done.stderr
-    table = subprocess.run([str(REPO / ".venv/bin/python"), str(REPO / "evidence/consistency.py"), str(store), "1"],
+    script = REPO / "studies/luajit-consistency/evidence/consistency.py"
+    table = subprocess.run([str(REPO / ".venv/bin/python"), str(script), str(store), "1"],
                            capture_output=True, text=True, timeout=120, cwd=REPO)
     assert table.returncode == 0, table.stderr
     assert "| richards |" in table.stdout and "between shifts" in table.stdout

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from bridgebench import question
-from bridgebench.analysis import Series, analyse
-from bridgebench.report.html import VERDICT_COLOUR, render
-from bridgebench.result import Analysis, CheckAnswer
+from bridgebench.result import CheckAnswer
 from bridgebench.runner import OK
+from bridgebench.timing.analysis import Series, analyse
+from bridgebench.timing.report.html import VERDICT_COLOUR, render
+from bridgebench.timing.result import Analysis
 from tests.conftest import EVIL, analysed, chromium, make_campaign
 
 
@@ -129,7 +130,7 @@ def test_short_or_unfinished_campaigns_render_without_classes(tmp_path: Path) ->
 
 
 def test_long_series_are_downsampled() -> None:
-    from bridgebench.report.html import MARGIN_T, PLOT_W, line_plot
+    from bridgebench.timing.report.html import MARGIN_T, PLOT_W, line_plot
 
     rng = np.random.default_rng(0)
     ys = rng.normal(1e-3, 1e-5, 100_000)
@@ -149,7 +150,7 @@ def test_long_series_are_downsampled() -> None:
 
 
 def test_nice_ticks() -> None:
-    from bridgebench.report.html import nice_ticks
+    from bridgebench.timing.report.html import nice_ticks
 
     assert nice_ticks(0, 1) == pytest.approx([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     assert nice_ticks(1.43, 2.51) == pytest.approx([1.6, 1.8, 2.0, 2.2, 2.4])
@@ -178,8 +179,8 @@ def test_every_report_describes_the_campaign_that_ran_not_its_budgets_start(tmp_
     # report's method line says so in the markdown's words, not "3 process executions × 50 iterations".
     from dataclasses import replace
 
-    from bridgebench.report import html as html_report
-    from bridgebench.report import markdown
+    from bridgebench.timing.report import html as html_report
+    from bridgebench.timing.report import markdown
     from tests.conftest import analysed
 
     series, result = analysed(tmp_path)

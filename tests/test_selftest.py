@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from bridgebench import instructions, selftest
-from bridgebench.analysis import interval_looks
 from bridgebench.campaign import timing
 from bridgebench.campaign.kind import CampaignError
 from bridgebench.selftest import MIN_ITERATIONS, _phase_found
 from bridgebench.store import Store
 from bridgebench.study import STUDIES_DIR, Budget, read_study
+from bridgebench.timing.analysis import interval_looks
 from tests.conftest import REPO, bridgebench, rows
 
 

@@ -341,7 +341,8 @@ def test_every_mechanism_that_builds_agrees_and_the_others_say_why(builds: dict)
 
 def test_the_sizes_script_tables_each_codec(builds: dict) -> None:
     build_dir = next(iter(builds.values())).build_dir.parent
-    done = subprocess.run([sys.executable, str(REPO / "evidence" / "serialize_sizes.py"), "--messages", "40",
+    script = REPO / "studies" / "serialize" / "evidence" / "serialize_sizes.py"
+    done = subprocess.run([sys.executable, str(script), "--messages", "40",
                            "--build-dir", str(build_dir), "--mechanisms", "cjson,capnp-lua,mpack-lua54"],
                           capture_output=True, text=True, timeout=600, cwd=REPO,
                           env=os.environ | {"PYTHONPATH": str(REPO)})

@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bridgebench.analysis import analyse
 from bridgebench.build import BuildResult
 from bridgebench.protocol import ProbeOutput
 from bridgebench.runner import OK, Execution, Task
 from bridgebench.store import SECONDS, CampaignBusy, Store, StoreMissing
+from bridgebench.timing.analysis import analyse
 from tests.conftest import bridgebench, gated_campaign, make_campaign
 
 TASKS = [Task(i, b, m, p) for i, (p, b, m) in enumerate((p, b, m) for p in range(2) for b in ("x", "y")

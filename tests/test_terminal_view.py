@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from bridgebench.analysis import analyse
-from bridgebench.report import terminal
-from bridgebench.result import Analysis
+from bridgebench.timing.analysis import analyse
+from bridgebench.timing.report import terminal
+from bridgebench.timing.result import Analysis
 from tests.conftest import make_campaign
 
 BENCHMARKS = ("binarytrees", "spectralnorm", "knucleotide", "mandelbrot")
@@ -97,7 +97,7 @@ def test_the_selftest_table_fits_80_columns_one_line_a_check() -> None:
 def test_a_warm_up_too_short_to_separate_is_flagged_and_batched_figures_say_per_call(tmp_path: Path) -> None:
     """Too short for changepoints, every iteration counts as steady: a first iteration well above the others
     (set-up done in the first call) is named, and figures of batched cells are said to be per call."""
-    from bridgebench.report import markdown
+    from bridgebench.timing.report import markdown
 
     store, cid = make_campaign(tmp_path / "short.sqlite", pexecs=3, iterations=8, crash=False)
     short = markdown.render(analyse(store, cid))

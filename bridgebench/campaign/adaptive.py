@@ -38,12 +38,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from bridgebench import question
-from bridgebench.analysis import CONFIDENCE, analyse, estimates
 from bridgebench.options import AdaptiveBudget, looks
 from bridgebench.runner import Task
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import MIN_EXECUTIONS, each_look, too_few
 from bridgebench.store import Store
+from bridgebench.timing.analysis import CONFIDENCE, analyse, estimates
 
 OPEN, SETTLED, CAPPED, FAILING, OUT_OF_TIME = "open", "settled", "capped", "failing", "out of time"
 Cell = tuple[str, str]

@@ -12,18 +12,19 @@ from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
-from bridgebench import audit, instructions, layout, lockstep
-from bridgebench.analysis import WRONG_ANSWER, Series, analyse, current_analysis
+from bridgebench import audit, instructions
 from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
 from bridgebench.majority import majority
 from bridgebench.options import DRAWN, FIXED, LAYOUTS, LOCKSTEP, PAIRINGS, SEQUENTIAL, TIMING, TimingOptions
 from bridgebench.placeholders import expand, expand_all
-from bridgebench.report import FORMATS, WRITTEN_AFTER_A_RUN, render, terminal
-from bridgebench.result import Analysis
 from bridgebench.runner import OK, Execution, Task, execute, execute_counted, plan
 from bridgebench.store import Store
 from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
+from bridgebench.timing import layout, lockstep
+from bridgebench.timing.analysis import WRONG_ANSWER, Series, analyse, current_analysis
+from bridgebench.timing.report import FORMATS, WRITTEN_AFTER_A_RUN, render, terminal
+from bridgebench.timing.result import Analysis
 
 CHECK_ITERATIONS = 2  # two, so the probe also sees that repeated calls give the same answer
 # An adaptive setting given alone on the command line (`--until ci=2%`) takes the others from these.

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from bridgebench.analysis import cached, with_decisions
 from bridgebench.loadtest import driver
 from bridgebench.loadtest.phases import phases, saturation_rates
 from bridgebench.loadtest.result import (
@@ -26,7 +25,7 @@ from bridgebench.loadtest.result import (
     ServerRatio,
 )
 from bridgebench.options import LoadOptions, read
-from bridgebench.result import BuiltMechanism, CampaignFacts, CheckAnswer, Failure
+from bridgebench.result import BuiltMechanism, CampaignFacts, CheckAnswer, Failure, cached, with_decisions
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import over_executions, ratio_over_executions
 from bridgebench.store import Store, StoredExecution

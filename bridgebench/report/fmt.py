@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from bridgebench.instructions import INSTRUCTIONS, SECONDS
-from bridgebench.result import Cell
 from bridgebench.stats import (
     BAD_INCONSISTENT,
     FLAT,
@@ -90,40 +89,11 @@ def ratio(est: Estimate | None, precise: bool = False) -> str:
     return f"{times(est.value, digits)} ({_plain(est.low, digits)}–{_plain(est.high, digits)})"
 
 
-def classification(cell: Cell) -> str:
-    name = cell.classification
-    if name is None:
-        return "—"
-    shown = CLASS_SYMBOL.get(name, name)
-    if name in (GOOD_INCONSISTENT, BAD_INCONSISTENT) and cell.class_counts:
-        shown += " (" + ", ".join(f"{n} {CLASS_SYMBOL.get(k, k)}" for k, n in sorted(cell.class_counts.items())
-                                  if n) + ")"
-    return shown
-
-
-def class_text(cell: Cell) -> str:
-    """The class with the executions behind it, spelled out (HTML): "warmup (5)", "bad inconsistent (…)"."""
-    name = cell.classification
-    if not name:
-        return "not classified (run too short)" if cell.executions_ok else "no data"
-    counts = {k: n for k, n in cell.class_counts.items() if n}
-    if len(counts) > 1 or name in (GOOD_INCONSISTENT, BAD_INCONSISTENT):
-        return f"{name} (" + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ")"
-    return f"{name} ({sum(counts.values()) or cell.executions_ok})"
-
-
 def spread(sp: Spread | None, as_duration: bool = False, metric: str = SECONDS) -> str:
     if not sp:
         return "—"
     show = (lambda v: duration(v, metric=metric)) if as_duration else (lambda v: f"{v:.0f}")
     return f"{show(sp.median)} ({show(sp.p5)}–{show(sp.p95)})"
-
-
-def failures(cell: Cell) -> str:
-    kinds: dict[str, int] = {}
-    for f in cell.failures:
-        kinds[f.status] = kinds.get(f.status, 0) + 1
-    return ", ".join(f"{n} {k}" for k, n in kinds.items())
 
 
 def rss(kib: float | None) -> str:

@@ -1,4 +1,4 @@
-"""The ratio of two mechanisms that ran in lock-step blocks (bridgebench/lockstep.py).
+"""The ratio of two mechanisms that ran in lock-step blocks (bridgebench/timing/lockstep.py).
 
 In a block the two processes live at the same time on one CPU and take turns, so a round's two turns see
 the same machine: the log ratio of their turn means cancels the host's speed steps. A block is a set of

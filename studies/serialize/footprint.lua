@@ -3,7 +3,7 @@
 -- collected, so that equal strings are not found interned; then the garbage collector stopped around N more). On LuaJIT, FFI values the compiler could not sink count; a C++
 -- library's own allocations do not. Writes the N messages one after another to OUT (JSON and MessagePack
 -- a line each, as a log shipper writes them; Cap'n Proto framed) and prints one JSON object.
--- Usage: <lua> footprint.lua CODEC MESSAGE N OUT       (evidence/serialize_sizes.py runs it)
+-- Usage: <lua> footprint.lua CODEC MESSAGE N OUT       (studies/serialize/evidence/serialize_sizes.py runs it)
 local source = debug.getinfo(1, "S").source:sub(2)
 package.path = (source:match("^(.*)/[^/]*$") or ".") .. "/lua/?.lua;" .. package.path
 local records = require("records")

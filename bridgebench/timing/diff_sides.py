@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from bridgebench.analysis import Series, current_analysis, ratio_between
-from bridgebench.diff_rules import Comparison, compare_cells
 from bridgebench.instructions import INSTRUCTIONS, SECONDS, differences
 from bridgebench.options import TIMING, read
-from bridgebench.result import Analysis
 from bridgebench.store import Campaign, Store
+from bridgebench.timing.analysis import Series, current_analysis, ratio_between
+from bridgebench.timing.diff_rules import Comparison, compare_cells
+from bridgebench.timing.result import Analysis
 
 
 class DiffError(Exception):

@@ -15,8 +15,8 @@ import math
 
 from bridgebench.instructions import INSTRUCTIONS, SECONDS
 from bridgebench.options import TimingOptions, read
-from bridgebench.result import Analysis, BesideTime, CountTimePair
 from bridgebench.store import Campaign, Store
+from bridgebench.timing.result import Analysis, BesideTime, CountTimePair
 
 MIN_PAIRS_FOR_RANKS = 3  # below this, a rank correlation says nothing
 

@@ -6,7 +6,8 @@ Builds the study's mechanisms (cached, as `bridgebench build serialize`), runs s
 with each available mechanism's VM and environment, and prints a Markdown table a message. Nothing here is
 timed; a mechanism that is unavailable is listed with its reason.
 
-    .venv/bin/python evidence/serialize_sizes.py [--messages 1000] [--build-dir build] [--mechanisms a,b]
+    .venv/bin/python studies/serialize/evidence/serialize_sizes.py \
+        [--messages 1000] [--build-dir build] [--mechanisms a,b]
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@
 4. Speed modes and trace signatures: per cell whose executions fall into modes, how many executions the
    others with the same signature predict (leave-one-out), beside always guessing the commonest mode.
 
-    .venv/bin/python evidence/consistency.py results/bridgebench.sqlite CAMPAIGN
+    .venv/bin/python studies/luajit-consistency/evidence/consistency.py results/bridgebench.sqlite CAMPAIGN
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from bridgebench.analysis import current_analysis
-from bridgebench.result import Analysis, Cell
 from bridgebench.stats import spread
 from bridgebench.store import Store
+from bridgebench.timing.analysis import current_analysis
+from bridgebench.timing.result import Analysis, Cell
 
 FACTORS = [  # (mechanism, what its spread holds)
     ("debian", "as users run it"),

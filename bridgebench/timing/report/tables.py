@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from bridgebench import jitdiag, question
+from bridgebench import question
 from bridgebench.instructions import INSTRUCTIONS
 from bridgebench.report import fmt
-from bridgebench.result import Analysis, BesideTime, Cell
+from bridgebench.report.fmt import CLASS_SYMBOL
+from bridgebench.stats import BAD_INCONSISTENT, GOOD_INCONSISTENT
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.stats.summary import NOT_CLASSIFIED
+from bridgebench.timing import jitdiag
+from bridgebench.timing.result import Analysis, BesideTime, Cell
 
 COLUMNS = ("Benchmark", "Mechanism", "Class", "Steady iter (#)", "Steady iter (s)", "Steady perf (99% CI)",
            "vs baseline", "Peak RSS", "Failed")
@@ -85,14 +88,14 @@ def cell_rows(result: Analysis) -> list[tuple[str, ...]]:
         rows.append((
             cell.benchmark,
             result.label(cell.mechanism),
-            fmt.classification(cell),
+            classification(cell),
             fmt.spread(cell.steady_iteration),
             fmt.spread(cell.steady_seconds, as_duration=True, metric=result.metric),
             fmt.estimate(cell.steady_performance, result.metric),
             fmt.ratio(cell.ratio, precise=result.metric == INSTRUCTIONS),
             *extra,
             *((fmt.rss(cell.peak_rss_kb),) if rss else ()),
-            fmt.failures(cell),
+            failures(cell),
             *((disturbed_cell(cell),) if disturbed else ()),
         ))
     return rows
@@ -468,3 +471,33 @@ def machine_cell_rows(result: Analysis) -> list[tuple[str, ...]]:
     return [(c.benchmark, result.label(c.mechanism),
              "; ".join(f"{m.machine}: {fmt.estimate(m.steady_performance)} ({m.executions})" for m in c.machines),
              c.machines_verdict or "", c.machines_reason) for c in result.cells if c.machines]
+
+
+# --- a cell in words ---------------------------------------------------------------------------------
+def classification(cell: Cell) -> str:
+    name = cell.classification
+    if name is None:
+        return "—"
+    shown = CLASS_SYMBOL.get(name, name)
+    if name in (GOOD_INCONSISTENT, BAD_INCONSISTENT) and cell.class_counts:
+        shown += " (" + ", ".join(f"{n} {CLASS_SYMBOL.get(k, k)}" for k, n in sorted(cell.class_counts.items())
+                                  if n) + ")"
+    return shown
+
+
+def class_text(cell: Cell) -> str:
+    """The class with the executions behind it, spelled out (HTML): "warmup (5)", "bad inconsistent (…)"."""
+    name = cell.classification
+    if not name:
+        return "not classified (run too short)" if cell.executions_ok else "no data"
+    counts = {k: n for k, n in cell.class_counts.items() if n}
+    if len(counts) > 1 or name in (GOOD_INCONSISTENT, BAD_INCONSISTENT):
+        return f"{name} (" + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) + ")"
+    return f"{name} ({sum(counts.values()) or cell.executions_ok})"
+
+
+def failures(cell: Cell) -> str:
+    kinds: dict[str, int] = {}
+    for f in cell.failures:
+        kinds[f.status] = kinds.get(f.status, 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in kinds.items())

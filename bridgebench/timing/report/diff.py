@@ -10,10 +10,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from bridgebench.diff_rules import Comparison, overall
 from bridgebench.instructions import INSTRUCTIONS
-from bridgebench.report import fmt, html, svg, terminal
+from bridgebench.report import fmt, svg, terminal
 from bridgebench.report import markdown as md
+from bridgebench.timing.diff_rules import Comparison, overall
+from bridgebench.timing.report import html
 
 COLUMNS = ("Benchmark", "A", "B", "Verdict", "Steady perf A", "Steady perf B", "B/A (99% CI)",
            "Steady iter # A", "Steady iter # B", "B steady", "Classes A", "Classes B", "Why")

@@ -10,7 +10,8 @@ warm-up (LuaJIT compiles the loop) and is left out; the server's figure is the m
 table gives, per mechanism, the mean over servers with a 99 % Student-t interval, and the difference from
 `none` (the empty loop) with Welch's 99 % interval.
 
-    .venv/bin/python evidence/logagg_tight.py [--servers 5] [--iterations 6] [--batches 50] [--size 200]
+    .venv/bin/python studies/nginx-logagg/evidence/logagg_tight.py \
+        [--servers 5] [--iterations 6] [--batches 50] [--size 200]
                                                 [--mechanisms none,shared,local,ship] [--seed 1]
 """
 

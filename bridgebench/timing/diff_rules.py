@@ -29,11 +29,11 @@ import numpy as np
 from bridgebench import question
 from bridgebench.instructions import SECONDS
 from bridgebench.question import EQUIVALENT, FASTER, SLOWER, UNDECIDED
-from bridgebench.result import FAILED, Cell
 from bridgebench.stats import KINDS as EXECUTION_KINDS
 from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import too_few
 from bridgebench.study import DEFAULT_EQUIVALENCE
+from bridgebench.timing.result import FAILED, Cell
 
 DIFFERENT = "different"
 VERDICTS = (FASTER, SLOWER, EQUIVALENT, DIFFERENT, UNDECIDED)

@@ -20,34 +20,26 @@ import math
 import os
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from multiprocessing import get_context
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from bridgebench import audit, jitdiag, time_beside_counts
-from bridgebench.diff_rules import CLAIMS, compare_cells
+from bridgebench import audit
 from bridgebench.instructions import INSTRUCTIONS, analysed
 from bridgebench.instructions import SECONDS as SECONDS_METRIC
 from bridgebench.majority import majority
-from bridgebench.options import AdaptiveBudget, DeltaTable, TimingOptions, delta_for, read
+from bridgebench.options import DeltaTable, TimingOptions, delta_for, read
 from bridgebench.result import (
-    AdaptiveSummary,
-    Analysis,
-    AuditSummary,
     BuiltMechanism,
     CampaignFacts,
-    Cell,
-    CellDecision,
     CheckAnswer,
     Failure,
-    MachineCell,
-    Run,
-    SegmentMean,
-    Workload,
+    cached,
+    with_decisions,
 )
 from bridgebench.runner import OK
 from bridgebench.stats import (
@@ -66,6 +58,9 @@ from bridgebench.stats.paired import paired_ratio
 from bridgebench.stats.summary import NOT_CLASSIFIED
 from bridgebench.store import SECONDS, Store, StoredExecution, StoreError, StoreWriteError
 from bridgebench.study import DEFAULT_EQUIVALENCE
+from bridgebench.timing import jitdiag, time_beside_counts
+from bridgebench.timing.diff_rules import CLAIMS, compare_cells
+from bridgebench.timing.result import Analysis, AuditSummary, Cell, MachineCell, Run, SegmentMean, Workload
 
 WRONG_ANSWER = "wrong answer"
 CONSISTENT, DISTINGUISHABLE = "consistent", "distinguishable"  # machines' verdicts
@@ -463,33 +458,6 @@ def _audit_summary(executions: list[StoredExecution], exclude_disturbed: bool) -
                         float(sum(e.waited_s or 0.0 for e in executions)), asdict(audit.DEFAULT))
 
 
-class _Decided(Protocol):
-    @property
-    def key(self) -> tuple[str, str]: ...
-
-
-D = TypeVar("D", bound=_Decided)
-
-
-def with_decisions(store: Store, campaign_id: int, budget: AdaptiveBudget | None, cells: list[D]
-                   ) -> tuple[list[D], AdaptiveSummary | None]:
-    """With an adaptive budget: each cell's last verdict (its `adaptive` field), and the budget's settings and
-    rounds. For a timing campaign's cells and a load campaign's alike."""
-    if budget is None:
-        return cells, None
-    last = {(d["benchmark"], d["mechanism"]): d for d in store.decisions(campaign_id)}
-    states: Counter[str] = Counter()
-    out = []
-    for cell in cells:
-        d = last.get(cell.key)
-        decision = CellDecision(d["state"], d["reason"], d["round"], d["half_width"]) if d else None
-        states[d["state"] if d else "not judged"] += 1
-        out.append(replace(cell, adaptive=decision))  # type: ignore[type-var]
-    return out, AdaptiveSummary(budget.until_ci, budget.cap, budget.max_time_s, budget.first,
-                                max((d["round"] for d in last.values()), default=-1) + 1, dict(states),
-                                budget.until_decided)
-
-
 def workers_for(iterations: int) -> int:
     """Processes to analyse with: one for small campaigns, else up to the CPUs this process may use
     (BRIDGEBENCH_ANALYSIS_WORKERS overrides)."""
@@ -602,31 +570,6 @@ def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, co
                       else classify_benchmark([c.kind for c in classes[:-1] if c is not None]))
         out[key] = (stored[key], summary.classification, summary.steady_performance, before)
     return out
-
-
-class StoredResult(Protocol):
-    def to_json(self) -> dict[str, Any]: ...
-
-
-R = TypeVar("R", bound=StoredResult)
-
-
-def cached(store: Store, campaign_id: int, decode: Callable[[dict[str, Any]], R],
-           compute: Callable[[R | None], R], fresh: Callable[[R], bool]) -> R:
-    """A campaign's stored result, whatever its kind: decoded from the store, or computed (and stored) when
-    there is none, it was written by another version (decode raises ValueError), or it is not fresh.
-    compute gets the stale result, if any, to carry over what must not change (a bootstrap's seed)."""
-    stored = store.analysis(campaign_id)
-    result = None
-    if stored is not None:
-        try:
-            result = decode(stored)
-        except (ValueError, KeyError, TypeError):
-            result = None
-    if result is None or not fresh(result):
-        result = compute(result)
-        store.save_analysis(campaign_id, result.to_json())
-    return result
 
 
 def current_analysis(store: Store, campaign_id: int, exclude_disturbed: bool = False) -> Analysis:

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from bridgebench.analysis import Series
 from bridgebench.instructions import ANALYSED_PER, INSTRUCTIONS
-from bridgebench.result import Analysis, Cell, Run
+from bridgebench.timing.analysis import Series
+from bridgebench.timing.result import Analysis, Cell, Run
 
 _GOARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "i686": "386",
            "i386": "386", "armv7l": "arm", "ppc64le": "ppc64le", "s390x": "s390x", "riscv64": "riscv64"}

@@ -10,7 +10,9 @@ on a line; after its last iteration it prints its JSON object as in batch mode a
 A block stores one execution per member, as a sequential campaign does; each carries its place in the block
 (`pairing` in the probe's other fields): the block's token, the CPU, its turn (iterations a turn), the
 rounds, and its position in each round's drawn order. A member that answers out of turn, too late, with
-something that is not a number, or dies mid-block fails with the reason; the others go on.
+something that is not a number, or dies mid-block fails with the reason; the others go on while two or more
+are left. The last one left is stopped (ABANDONED): a process stepped alone runs in another regime (25 %
+slower here, methodology §13), so its later iterations would be neither paired nor like its earlier ones.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 from bridgebench import audit
 from bridgebench.protocol import ProtocolError, parse
 from bridgebench.runner import (
+    ABANDONED,
     CRASHED,
     MAX_STDOUT,
     OK,
@@ -284,6 +287,15 @@ def _finish(live: _Live, timeout_s: float) -> Execution:
     return Execution(OK, "", code, tail, output, peak, live.started, wall_s)
 
 
+def _abandon_a_lone_survivor(lives: list[_Live], round_: int) -> None:
+    """Before each round: a block whose other members have all failed stops its last one."""
+    alive = [x for x in lives if x.alive]
+    if len(lives) > 1 and len(alive) == 1:
+        gone = "; ".join(f"{x.failure[0]}" for x in lives if x.failure)
+        _fail(alive[0], ABANDONED, f"stopped before round {round_ + 1}: the other members of its block ended "
+              f"({gone}), and stepped alone a process runs in another regime")
+
+
 def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int | None = None,
               step_timeout_s: float | None = None) -> list[Execution]:
     """Run one block: every member started pinned to `cpu`, each READY within timeout_s, then rounds in which
@@ -323,6 +335,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                         live.failure = (live.failure[0], f"{NOT_STEPPED}: it ended before it said it was ready")
                     _look(live)
             for r in range(n_rounds):
+                _abandon_a_lone_survivor(lives, r)
                 order = list(range(len(lives)))
                 rng.shuffle(order)
                 for position, i in enumerate(order):
