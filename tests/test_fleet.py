@@ -12,11 +12,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from tests.test_counting import STUDY
 
 from bridgebench import instructions
 from bridgebench.store import Store
 from tests.conftest import REPO, add_benchmark, bridgebench, restart_postgres, start_bridgebench, wait_for_executions
+from tests.test_instructions import STUDY
 
 LEASE = {"BRIDGEBENCH_FLEET_LEASE_S": "2"}  # a killed worker's job goes back to the queue after 2 s
 

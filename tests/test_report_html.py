@@ -150,7 +150,7 @@ def test_long_series_are_downsampled() -> None:
 
 
 def test_nice_ticks() -> None:
-    from bridgebench.timing.report.html import nice_ticks
+    from bridgebench.report.svg import nice_ticks
 
     assert nice_ticks(0, 1) == pytest.approx([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     assert nice_ticks(1.43, 2.51) == pytest.approx([1.6, 1.8, 2.0, 2.2, 2.4])

@@ -18,7 +18,7 @@ from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
 from bridgebench.majority import majority
 from bridgebench.options import DRAWN, FIXED, LAYOUTS, LOCKSTEP, PAIRINGS, SEQUENTIAL, TIMING, TimingOptions
 from bridgebench.placeholders import expand, expand_all
-from bridgebench.runner import OK, Execution, Task, execute, execute_counted, plan
+from bridgebench.runner import ABANDONED, OK, Execution, Task, execute, execute_counted, plan
 from bridgebench.store import Store
 from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
 from bridgebench.timing import layout, lockstep
@@ -348,7 +348,9 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         runs = lockstep.run_block(members, timeout_s=options.timeout_s, cpu=cpu,
                                   seed=f"{options.seed}:{task.benchmark}:{task.pexec}")
         for t, r, drawn in zip(tasks, runs, draws, strict=True):
-            ran[t] = _marked(r, drawn, waited / len(tasks))
+            # The last one left of a block whose others failed was stopped (stepped alone it would run in
+            # another regime): it runs again alone, in batch mode, as a resumed block's leftover does.
+            ran[t] = alone(t) if r.status == ABANDONED else _marked(r, drawn, waited / len(tasks))
         return ran.pop(task)
 
     def run(task: Task) -> Execution:

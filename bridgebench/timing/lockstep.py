@@ -12,7 +12,8 @@ A block stores one execution per member, as a sequential campaign does; each car
 rounds, and its position in each round's drawn order. A member that answers out of turn, too late, with
 something that is not a number, or dies mid-block fails with the reason; the others go on while two or more
 are left. The last one left is stopped (ABANDONED): a process stepped alone runs in another regime (25 %
-slower here, methodology §13), so its later iterations would be neither paired nor like its earlier ones.
+slower here, methodology §13), so its later iterations would be neither paired nor like its earlier ones; the
+campaign runs it again alone, in batch mode (campaign/timing.py).
 """
 
 from __future__ import annotations
