@@ -31,13 +31,13 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+from bridgebench import environment
+from bridgebench.build import BuildResult
+from bridgebench.protocol import ProbeOutput
+from bridgebench.runner import OK, Execution, Task
+from bridgebench.store import Store
 
-from bridgebench import environment  # noqa: E402
-from bridgebench.build import BuildResult  # noqa: E402
-from bridgebench.protocol import ProbeOutput  # noqa: E402
-from bridgebench.runner import OK, Execution, Task  # noqa: E402
-from bridgebench.store import Store  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 BRIDGEBENCH = str(REPO / ".venv" / "bin" / "bridgebench")
 

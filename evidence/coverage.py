@@ -28,13 +28,13 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import binomtest
 
-REPO = Path(__file__).resolve().parents[1]
+from bridgebench.stats import Estimate
+from bridgebench.stats.executions import MIN_EXECUTIONS
+from bridgebench.store import Campaign, Store
+from bridgebench.timing.analysis import Series, current_analysis, ratio_between
+from bridgebench.timing.result import Cell
 
-from bridgebench.stats import Estimate  # noqa: E402
-from bridgebench.stats.executions import MIN_EXECUTIONS  # noqa: E402
-from bridgebench.store import Campaign, Store  # noqa: E402
-from bridgebench.timing.analysis import Series, current_analysis, ratio_between  # noqa: E402
-from bridgebench.timing.result import Cell  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 def pair_spec(text: str) -> tuple[str, str, float]:

@@ -16,14 +16,14 @@ import argparse
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from bridgebench.calibrate import DELTAS
+from bridgebench.options import read
+from bridgebench.selftest import PLANTED_CLASS
+from bridgebench.stats.classify import classify_execution
+from bridgebench.store import Store
+from bridgebench.timing.analysis import Series, current_analysis
 
-from bridgebench.calibrate import DELTAS  # noqa: E402
-from bridgebench.options import read  # noqa: E402
-from bridgebench.selftest import PLANTED_CLASS  # noqa: E402
-from bridgebench.stats.classify import classify_execution  # noqa: E402
-from bridgebench.store import Store  # noqa: E402
-from bridgebench.timing.analysis import Series, current_analysis  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:

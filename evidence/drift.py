@@ -28,9 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+from bridgebench.stats.classify import FLAT, classify_execution
 
-from bridgebench.stats.classify import FLAT, classify_execution  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 DELTAS = (0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10)
 

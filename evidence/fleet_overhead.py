@@ -26,14 +26,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from analysis_scale import build_store, timed
+
+from bridgebench.protocol import ProbeOutput
+from bridgebench.runner import OK, Execution, Task
+from bridgebench.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
-
-from analysis_scale import build_store, timed  # noqa: E402
-
-from bridgebench.protocol import ProbeOutput  # noqa: E402
-from bridgebench.runner import OK, Execution, Task  # noqa: E402
-from bridgebench.store import Store  # noqa: E402
 
 BRIDGEBENCH = str(REPO / ".venv" / "bin" / "bridgebench")
 

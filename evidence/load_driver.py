@@ -20,10 +20,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from bridgebench.loadtest import driver
+from bridgebench.loadtest.server import Server
 
-from bridgebench.loadtest import driver  # noqa: E402 (after the path is set)
-from bridgebench.loadtest.server import Server  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 RUNS = ((0, 32), (20_000, 64), (50_000, 64), (80_000, 128))  # (rate, connections); rate 0: closed loop
 

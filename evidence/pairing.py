@@ -31,12 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+from bridgebench.stats.executions import ratio_over_executions
+from bridgebench.stats.paired import paired_ratio
+from bridgebench.store import Store
+from bridgebench.timing.analysis import PAIRED_MIN_ROUNDS, Series, current_analysis, ratio_between
 
-from bridgebench.stats.executions import ratio_over_executions  # noqa: E402
-from bridgebench.stats.paired import paired_ratio  # noqa: E402
-from bridgebench.store import Store  # noqa: E402
-from bridgebench.timing.analysis import PAIRED_MIN_ROUNDS, Series, current_analysis, ratio_between  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 LAGS = (1, 2, 5, 10, 20, 40)
 

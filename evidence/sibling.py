@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+from bridgebench.calibrate import PASSES, build
 
-from bridgebench.calibrate import PASSES, build  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 WINDOW_S = 0.05
 SLOW = 0.03  # a window this much slower than its copy's median is "slow"
