@@ -101,7 +101,7 @@ class TimingOptions:
     delta_calibrated: str | None = None  # when the machine was calibrated (YYYY-MM-DD), None: the default
     delta_by_length: DeltaTable = ()  # calibrated by execution length (delta_for); () : delta_relative for all
     # What each iteration measures: wall time ("seconds"), or instructions counted under callgrind
-    # ("instructions", instructions.py), with what the counts were taken under (counting.pinning()).
+    # ("instructions", instructions.py), with what the counts were taken under (instructions.pinning()).
     metric: str = SECONDS
     counting: dict[str, Any] | None = None
     count_sizes: bool = False  # each benchmark at its count_param (study.Benchmark.param_for)

@@ -1,4 +1,4 @@
-"""The terminal's first screen (report/terminal.py): the headline, then each benchmark's verdict on one line
+"""The terminal's first screen (timing/report/terminal.py): the headline, then each benchmark's verdict on one line
 for as many mechanisms as the width holds, the headline mechanism's first; what does not fit is named, and
 `--wide` prints every table whole. Piped, every table is printed whole, as markdown where it would not fit."""
 

@@ -3,7 +3,7 @@ the latency percentiles as means over process executions with 99% Student-t inte
 timing campaigns' steady performance: no interval below 3 process executions), the same percentiles over
 every request of every run (histograms merged), errors by kind, what the audit flagged; the saturation
 ratios between servers; and, for a phase above saturation, what throughput alone predicts its latencies to
-be. The result is cached in the store as a timing campaign's is (analysis.cached)."""
+be. The result is cached in the store as a timing campaign's is (result.cached)."""
 
 from __future__ import annotations
 

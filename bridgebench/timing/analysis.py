@@ -3,7 +3,7 @@ ratio to the baseline mechanism, and what failed. The result is one typed value 
 the store and only read by every report, export and diff.
 
 Each rule lives here once: seconds per call (per_call), which iterations are steady (Run.steady_mask, set
-from the classification), the majority answer (answers.majority), and the ratio of two cells (ratio_between,
+from the classification), the majority answer (majority.majority), and the ratio of two cells (ratio_between,
 with a random stream fixed by the pair, so a report and a diff print the same CI for the same pair).
 
 Cells are independent, so a large campaign is analysed a benchmark at a time by a pool of processes, each
