@@ -10,7 +10,7 @@ and takes the smallest δ at which at least FLAT_TARGET of them are flat: the sm
 does not make by itself. A longer execution meets more of the machine's steps, so it does this at several
 execution lengths (rounds of one execution of each length, so that the machine's mood hits them alike),
 and every execution of a campaign is later judged with the δ of the length nearest its own
-(config.delta_for). It stores that with the machine; every campaign created on the machine after it
+(options.delta_for). It stores that with the machine; every campaign created on the machine after it
 is judged with it (the campaign's options keep the δ by length, so its analysis never changes afterwards),
 and the report says which δ, and whether calibrated. It records too what it saw at each length: the
 start-up profile (each tenth of the iterations against the second half's median), the largest segment
@@ -80,7 +80,7 @@ class Calibration:
 @dataclass(frozen=True)
 class MachineCalibration:
     """One `bridgebench calibrate`: a Calibration per execution length, shortest first. Stored as JSON with
-    the machine; campaigns read it as a δ by length (config.delta_table)."""
+    the machine; campaigns read it as a δ by length (options.delta_table)."""
 
     machine: str
     created: float

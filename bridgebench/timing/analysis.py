@@ -302,7 +302,7 @@ class _CellInput:
     excluded: int
     machine: str  # the campaign's own machine: the one that ran an execution that names none
     delta_relative: float = DEFAULT_DELTA_RELATIVE  # the campaign's δ for the warm-up classification…
-    delta_by_length: DeltaTable = ()  # …or, calibrated, each execution's by its length (config.delta_for)
+    delta_by_length: DeltaTable = ()  # …or, calibrated, each execution's by its length (options.delta_for)
     metric: str = SECONDS_METRIC  # what the iterations measure (counting.METRICS)
 
     def deltas(self) -> list[float]:
