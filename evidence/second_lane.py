@@ -25,7 +25,7 @@ import threading
 import time
 from pathlib import Path
 
-from scipy import stats
+from gate_power import interval  # a sibling script (a script's own folder is on its path)
 
 from bridgebench.runner import OK
 from bridgebench.stats.lockstep import lockstep_ratio
@@ -79,12 +79,6 @@ def campaign(exe: Path, iterations: int, blocks: int, lanes: int, tag: str) -> t
     return [b for r in results for b in r], time.monotonic() - started
 
 
-def clopper(k: int, n: int) -> str:
-    low = stats.beta.ppf(0.005, k, n - k + 1) if k > 0 else 0.0
-    high = stats.beta.ppf(0.995, k + 1, n - k) if k < n else 1.0
-    return f"{k} of {n} ({low:.0%}–{high:.0%})"
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--campaigns", type=int, default=30)
@@ -115,7 +109,7 @@ def main() -> int:
           f"blocks per minute |  ({args.blocks} blocks a campaign, {args.iterations} rounds a block)")
     print("|---|---|---|---|---|")
     for lanes, t in tally.items():
-        print(f"| {lanes} | {clopper(t['aa'], n)} | {clopper(t['plus'], n)} | ±{statistics.median(t['hw_aa']):.2%}, "
+        print(f"| {lanes} | {interval(t['aa'], n)} | {interval(t['plus'], n)} | ±{statistics.median(t['hw_aa']):.2%}, "
               f"±{statistics.median(t['hw_plus']):.2%} | {60 * t['blocks'] / t['wall']:.1f} |")
     return 0
 
