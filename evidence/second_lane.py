@@ -7,7 +7,9 @@ and for A+2 % / A. The two ways alternate campaign by campaign, so the host's mo
     .venv/bin/python evidence/second_lane.py [--campaigns 30] [--blocks 6] [--iterations 60]
 
 Prints, for each way, how often A/A's interval holds 1 and how often +2 %'s lies above 1 (with 99 %
-Clopper-Pearson intervals), the median interval half-widths, and the blocks finished per minute. The
+Clopper-Pearson intervals), the median interval half-widths, and the blocks finished per minute; then, for
+each way and CPU, the sd of A/A's log ratios within blocks and between them (stats.lockstep.spread), which
+says whether a second lane spreads both lanes or the one that shares its CPU with the harness. The
 disturbance audit is left out here: it reads the whole machine, so each lane would count the other as a
 disturbance. A benchmark of the harness, not a test: its figures go to docs/methodology.md §13.
 """
@@ -28,7 +30,7 @@ from pathlib import Path
 from gate_power import interval  # a sibling script (a script's own folder is on its path)
 
 from bridgebench.runner import OK
-from bridgebench.stats.lockstep import lockstep_ratio
+from bridgebench.stats.lockstep import lockstep_ratio, spread
 from bridgebench.timing import lockstep
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,8 +66,8 @@ def lane(exe: Path, iterations: int, cpu: int, seeds: list[str], out: list[list[
         out.append(block_times(exe, iterations, cpu, seed))
 
 
-def campaign(exe: Path, iterations: int, blocks: int, lanes: int, tag: str) -> tuple[list, float]:
-    """`blocks` blocks, `lanes` at a time; the blocks and the wall time they took."""
+def campaign(exe: Path, iterations: int, blocks: int, lanes: int, tag: str) -> tuple[list, list[int], float]:
+    """`blocks` blocks, `lanes` at a time; the blocks, the CPU each ran on, and the wall time they took."""
     cpus = sorted(os.sched_getaffinity(0))[-lanes:][::-1]  # the highest first, as lock_cpu() chooses
     seeds = [[f"{tag}:{k}" for k in range(i, blocks, lanes)] for i in range(lanes)]
     results: list[list[list[list[float]]]] = [[] for _ in range(lanes)]
@@ -76,7 +78,8 @@ def campaign(exe: Path, iterations: int, blocks: int, lanes: int, tag: str) -> t
         t.start()
     for t in threads:
         t.join()
-    return [b for r in results for b in r], time.monotonic() - started
+    return ([b for r in results for b in r], [cpu for cpu, r in zip(cpus, results, strict=True) for _ in r],
+            time.monotonic() - started)
 
 
 def main() -> int:
@@ -89,11 +92,14 @@ def main() -> int:
         sys.exit("a second lane needs two CPUs")
     tally = {1: {"aa": 0, "plus": 0, "hw_aa": [], "hw_plus": [], "blocks": 0, "wall": 0.0},
              2: {"aa": 0, "plus": 0, "hw_aa": [], "hw_plus": [], "blocks": 0, "wall": 0.0}}
+    aa: dict[tuple[int, int], list] = {}  # (lanes, CPU) -> A/A's blocks
     with tempfile.TemporaryDirectory() as tmp:
         exe = build(Path(tmp))
         for i in range(args.campaigns):
             for lanes in ((1, 2) if i % 2 == 0 else (2, 1)):
-                blocks, wall = campaign(exe, args.iterations, args.blocks, lanes, f"{i}:{lanes}")
+                blocks, cpus, wall = campaign(exe, args.iterations, args.blocks, lanes, f"{i}:{lanes}")
+                for b, cpu in zip(blocks, cpus, strict=True):
+                    aa.setdefault((lanes, cpu), []).append((b[0], b[1]))
                 t = tally[lanes]
                 for key, side in (("aa", 1), ("plus", 2)):
                     est = lockstep_ratio([(b[0], b[side]) for b in blocks])
@@ -111,6 +117,10 @@ def main() -> int:
     for lanes, t in tally.items():
         print(f"| {lanes} | {interval(t['aa'], n)} | {interval(t['plus'], n)} | ±{statistics.median(t['hw_aa']):.2%}, "
               f"±{statistics.median(t['hw_plus']):.2%} | {60 * t['blocks'] / t['wall']:.1f} |")
+    print("\n| lanes | CPU | A/A blocks | sd within blocks | sd between blocks |\n|---|---|---|---|---|")
+    for (lanes, cpu), pairs in sorted(aa.items()):
+        within, between = spread(pairs)
+        print(f"| {lanes} | {cpu} | {len(pairs)} | {within:.2%} | {between:.2%} |")
     return 0
 
 
