@@ -10,6 +10,7 @@ one, or one of a newer format is a one-line error."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 from pathlib import Path
@@ -103,19 +104,23 @@ def open_sides(specs: tuple[str, str], store_location: str) -> tuple[Side, Side]
     """Each diff side (a campaign of the store, 3 or 3:luajit, or a baseline file, base.bbx or base.bbx:luajit)
     opened: the store once for both, and each baseline file once (two mechanisms of one file are then one
     campaign's)."""
-    opened: dict[str | None, tuple[Store, int | None]] = {}
+    @functools.cache
+    def in_file(path: str) -> tuple[Store, int]:
+        return open_file(path)
+
+    @functools.cache
+    def store() -> Store:
+        return Store(store_location, create=False)
 
     def side(spec: str) -> Side:
         named = file_side(spec)
-        path, mechanism = named if named else (None, spec.partition(":")[2] or None)
-        campaign = spec.partition(":")[0]
-        if named is None and not campaign.isdigit():
+        if named:
+            path, mechanism = named
+            return (*in_file(path), mechanism, Path(path).name)
+        campaign, _, mechanism = spec.partition(":")
+        if not campaign.isdigit():
             raise BaselineError(f"{spec!r}: expected CAMPAIGN, CAMPAIGN:MECHANISM or a baseline file, e.g. 3, "
                                 "3:luajit or base.bbx")
-        if path not in opened:
-            opened[path] = (Store(store_location, create=False), None) if path is None else open_file(path)
-        store, in_file = opened[path]
-        return store, in_file if in_file is not None else int(campaign), mechanism, \
-            Path(path).name if path else campaign
+        return store(), int(campaign), mechanism or None, campaign
 
     return side(specs[0]), side(specs[1])

@@ -194,7 +194,7 @@ def _campaign(kind: Kind, study_name: str, new_options: Callable[[Study], Option
     else:
         cid = lifecycle.start(kind, study, store, chosen, build_dir, listener)
     result = kind.analyse(store, cid, seed=seed, exclude_disturbed=exclude_disturbed)
-    written = lifecycle.write_reports(kind, result, store, cid, f"{study.name}-{cid}", report_dir)
+    written = lifecycle.write_reports(kind, result, store, study, cid, report_dir)
     if as_json:
         _print_json(result.to_json())
     else:

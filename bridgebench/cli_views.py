@@ -69,7 +69,7 @@ class Drawn:
     @contextmanager
     def running(self, kind: Kind, study: Study, store: Store, campaign_id: int) -> Iterator[OnExecution]:
         total = len(store.planned(campaign_id))
-        done = total - len(store.pending(campaign_id))
+        done = total - store.pending_count(campaign_id)
         log = not self.console.is_terminal
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TextColumn("ETA"), TimeRemainingColumn())
@@ -78,11 +78,12 @@ class Drawn:
             stored = [done]
 
             def on_execution(task: Task, run: Execution) -> None:
-                # An adaptive budget adds rounds as it goes: the total is what is planned now.
-                planned = len(store.planned(campaign_id))
+                # An adaptive budget adds rounds as it goes: the total is what is stored and what is pending now
+                # (a count, not the whole plan read again after every execution).
+                stored[0] += 1
+                planned = stored[0] + store.pending_count(campaign_id)
                 progress.update(bar, advance=1, total=planned,
                                 description=f"{study.name}: {task.benchmark} / {task.mechanism}")
-                stored[0] += 1
                 if log:
                     self.console.print(escape(
                         f"[{stored[0]}/{planned}] {study.name}: {task.benchmark} / {task.mechanism} (process "

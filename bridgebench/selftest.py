@@ -260,11 +260,7 @@ def run_selftest(store: Store, build_root: Path, repetitions: int, budget: str =
     for repetition in range(1, repetitions + 1):
         options = timing.options_for(study, budget, None, None, seed=repetition, wait_quiet_s=wait_quiet_s,
                                      pairing=pairing)
-        rows = lifecycle.check(TIMING, study, builds, options)
-        failure = lifecycle.failure(rows)
-        if failure:
-            raise lifecycle.CheckFailed(f"selftest: {failure}")
         cid = lifecycle.start(TIMING, study, store, options, build_root,
-                              prepared=lifecycle.Prepared(builds, rows))
+                              prepared=lifecycle.prepare_built(TIMING, study, builds, options))
         _analyse_and_judge(store, report, repetition, cid, repetition, on_finding)
     return report

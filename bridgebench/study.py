@@ -615,20 +615,6 @@ def debian_packages(paths: list[Path]) -> list[str]:
     return sorted(packages)
 
 
-if __name__ == "__main__":  # python3 -m bridgebench.study --debian: for scripts/install.sh, before the venv
-    import sys
-
-    if sys.argv[1:] == ["--debian"]:
-        try:
-            print(" ".join(debian_packages(all_studies())))
-        except StudyError as err:
-            print(f"error: {err}", file=sys.stderr)
-            sys.exit(2)
-    else:
-        print("usage: python3 -m bridgebench.study --debian", file=sys.stderr)
-        sys.exit(2)
-
-
 def listed() -> list[dict[str, Any]]:
     """What `bridgebench list` says of each study in studies/, or why it cannot be read."""
     studies: list[dict[str, Any]] = []
@@ -640,3 +626,16 @@ def listed() -> list[dict[str, Any]]:
         except StudyError as e:
             studies.append({"name": path.parent.name, "error": str(e), "path": str(path)})
     return studies
+
+
+if __name__ == "__main__":  # python3 -m bridgebench.study --debian: for scripts/install.sh, before the venv
+    if sys.argv[1:] == ["--debian"]:
+        try:
+            print(" ".join(debian_packages(all_studies())))
+        except StudyError as err:
+            print(f"error: {err}", file=sys.stderr)
+            sys.exit(2)
+    else:
+        print("usage: python3 -m bridgebench.study --debian", file=sys.stderr)
+        sys.exit(2)
+

@@ -130,6 +130,12 @@ def prepare(kind: Kind, study: Study, options: Options, build_dir: Path | None, 
     builds = build(study, build_dir, list(options.mechanisms), listener)
     if not any(b.available for b in builds.values()):
         raise CampaignError(f"{study.name}: no mechanism could be built; see the reasons above")
+    return prepare_built(kind, study, builds, options, listener)
+
+
+def prepare_built(kind: Kind, study: Study, builds: dict[str, BuildResult], options: Options,
+                  listener: Listener = QUIET) -> Prepared:
+    """Builds in hand, checked: what a new campaign needs, or CheckFailed."""
     rows = check(kind, study, builds, options, listener)
     message = failure(rows)
     if message:
@@ -200,10 +206,10 @@ def _run(kind: Kind, study: Study, store: Store, begin: Begin, listener: Listene
     return cid
 
 
-def write_reports(kind: Kind, result: Any, store: Store, campaign_id: int, stem: str, report_dir: Path
+def write_reports(kind: Kind, result: Any, store: Store, study: Study, campaign_id: int, report_dir: Path
                   ) -> list[Path]:
-    """The kind's report files for a run, `stem`.SUFFIX in report_dir."""
-    written = []
+    """The kind's report files for a run: STUDY-CAMPAIGN.SUFFIX in report_dir."""
+    stem, written = f"{study.name}-{campaign_id}", []
     try:
         report_dir.mkdir(parents=True, exist_ok=True)
         for format_, suffix in kind.written_after_a_run.items():
