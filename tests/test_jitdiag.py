@@ -59,10 +59,12 @@ def test_the_probe_records_what_the_compiler_did_on_luajit(tmp_path: Path, bbclo
     assert sum(out["counters"]["jit_traces"]) == record["traces"]
     assert len(out["counters"]["jit_traces"]) == 4 and record["mcode_bytes"] >= 0
     assert len(record["signature"]) == 8
-    # Without LuaJIT's jit/ folder on LUA_PATH, the reasons are numbers, the rest the same.
+    # Without LuaJIT's jit/ folder on LUA_PATH, the reasons are numbers, the traces the same. How many times the
+    # loop aborts is not the same from one process to the next: LuaJIT adds random bits to a loop's penalty after
+    # each abort (PENALTY_RNDBITS in lj_trace.c), so 5 or 6 here.
     bare = probe(["luajit"], CLOSURES, tmp_path, bbclock, LUA_PATH="")["jit"]
-    assert all(k.startswith("trace error ") for k in bare["abort_reasons"])
-    assert bare["aborts"] == record["aborts"] and bare["signature"] == record["signature"]
+    assert all(k.startswith("trace error ") for k in bare["abort_reasons"]) and len(bare["abort_reasons"]) == 1
+    assert bare["aborts"] >= 1 and bare["signature"] == record["signature"] and bare["traces"] == record["traces"]
 
 
 @needs_luajit
