@@ -30,15 +30,35 @@ class AdaptiveBudget:
     # Aimed at the study's question (question.py): a cell with a ratio to the baseline settles when that ratio
     # is decided, the baseline when every ratio of its benchmark has stopped; until_ci is for cells with none.
     until_decided: bool = False
+    growth: float = 1.0  # when a ratio is judged (look_points): 1, after every round
+    within: float | None = None  # a ratio decided faster or slower settles once its CI is within ±this too
 
     @property
     def looks(self) -> int:
-        return looks(self.first, self.cap)
+        return looks(self.first, self.cap, self.growth)
+
+    def is_look(self, executions: int) -> bool:
+        return executions >= self.cap or executions in look_points(self.first, self.cap, self.growth)
+
+    def next_look(self, executions: int) -> int:
+        return min(p for p in look_points(self.first, self.cap, self.growth) if p > executions)
 
 
-def looks(first: int, cap: int) -> int:
-    """How many times a cell's ratio can be judged: after its first executions, then after each round."""
-    return max(cap - first + 1, 1)
+def look_points(first: int, cap: int, growth: float = 1.0) -> tuple[int, ...]:
+    """The counts of process executions at which a cell's ratio is judged: its first executions, then each
+    time the count has grown by `growth` (at least one more), and the cap. Growth 1 judges after every round;
+    1.5 judges at 3, 5, 8, 12, 18, 27, 41… : fewer looks, so each interval is narrower at the same overall
+    confidence, while a cell still stops soon after it could (adaptive.py)."""
+    points = [first]
+    while points[-1] < cap:
+        points.append(min(cap, max(points[-1] + 1, math.ceil(points[-1] * growth))))
+    return tuple(points)
+
+
+def looks(first: int, cap: int, growth: float = 1.0) -> int:
+    """How many times a cell's ratio can be judged: at its look points, and, when those skip rounds, once more
+    at whatever count the campaign's time cap stops it (the report judges it there)."""
+    return len(look_points(first, cap, growth)) + (growth > 1.0 and cap > first)
 
 
 # δ by execution length: (an execution's seconds, the δ calibrated at that length, whether that δ reached the
@@ -111,6 +131,12 @@ class TimingOptions:
     # Where a probe's code and data land in memory: FIXED by the paths and environment, or DRAWN per
     # execution (a random-length environment entry and, in the Lua probe, a random-length allocation).
     layout: str = FIXED
+    look_growth: float = 1.0  # adaptive, aimed at the question: when ratios are judged (look_points)
+    decided_within: float | None = None  # adaptive: a decided ratio runs on until its CI is within ±this
+    # The executions after a cell's first ones make this share of its iterations (None: all of them): once a
+    # cell's warm-up is classified, blocks of shorter processes spend the time on what the intervals rest on,
+    # the spread between processes (methodology §13).
+    later_share: float | None = None
 
     def calibrated(self, calibration: dict[str, Any] | None) -> TimingOptions:
         """These options judged with the machine's calibration (the latest `bridgebench calibrate` stored).
@@ -132,7 +158,7 @@ class TimingOptions:
             return None
         return AdaptiveBudget(self.process_executions, self.until_ci,
                               self.max_process_executions or self.process_executions, self.max_time_s or 0.0,
-                              self.randomise, self.seed, self.until_decided)
+                              self.randomise, self.seed, self.until_decided, self.look_growth, self.decided_within)
 
     @classmethod
     def from_stored(cls, stored: dict[str, Any]) -> TimingOptions:

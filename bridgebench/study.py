@@ -40,8 +40,14 @@ class Budget:
     until_ci: float | None = None
     max_process_executions: int | None = None
     max_time_s: float | None = None
-    # With a baseline: a cell settles when its ratio to the baseline is decided (question.py), not by its CI.
+    # With a baseline: a cell settles when its ratio to the baseline is decided (question.py), not by its CI,
+    # judged at the look points of look_growth (options.look_points; 1: every round); a ratio decided faster or
+    # slower runs on until its CI is also within ±decided_within (None: once decided).
     until_decided: bool = False
+    look_growth: float = 1.0
+    decided_within: float | None = None
+    # The executions after a cell's first ones make this share of its iterations (None: all of them).
+    later_share: float | None = None
     # Iterations sized per cell: as many as take about execution_s (from a short run at the real size after
     # the answer check), at least min_iterations, at most iterations.
     execution_s: float | None = None
@@ -230,12 +236,15 @@ _BOOL = ("true or false", lambda v: isinstance(v, bool))
 _NUMBER_POS = ("a number above 0", lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0)
 _FRACTION = ("a fraction above 0 and below 1 (0.02 is 2%)",
              lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1)
+_GROWTH = ("a number from 1 to 4 (1: after every round)",
+           lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 1 <= v <= 4)
 _STUDY_KEYS = {"name": _STR, "title": _STR, "seed": _STR, "baseline": _STR, "benchmark_file": _STR,
                "headline": _STR, "equivalence": _FRACTION, "count_env": _STR_TABLE}
 DEFAULT_EQUIVALENCE = 0.02  # a ratio whose interval lies within ±2% of 1: "equivalent within 2%"
 _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout_s": _TIMEOUT,
                 "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT,
                 "until_decided": _BOOL, "execution_s": _TIMEOUT, "min_iterations": _INT_POS,
+                "look_growth": _GROWTH, "decided_within": _FRACTION, "later_share": _FRACTION,
                 "mechanisms": _NONEMPTY_STR_LIST,
                 "metric": (" or ".join(METRICS), lambda v: v in METRICS),
                 "count_sizes": _BOOL,
@@ -348,6 +357,9 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         max_process_executions=data.get("max_process_executions"),
         max_time_s=float(data["max_time_s"]) if "max_time_s" in data else None,
         until_decided=bool(data.get("until_decided", False)),
+        look_growth=float(data.get("look_growth", 1.0)),
+        decided_within=data.get("decided_within"),
+        later_share=data.get("later_share"),
         execution_s=float(data["execution_s"]) if "execution_s" in data else None,
         min_iterations=data.get("min_iterations"),
         mechanisms=tuple(data["mechanisms"]) if "mechanisms" in data else base.mechanisms if base else None,
@@ -359,6 +371,12 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         raise loc.error(table, "min_iterations", f"expected at most iterations ({budget.iterations})")
     if budget.until_decided and budget.until_ci is None:
         raise loc.error(table, "until_decided", "until_decided needs an adaptive budget (until_ci, "
+                        "max_process_executions, max_time_s)")
+    for key in ("look_growth", "decided_within"):
+        if key in data and not budget.until_decided:
+            raise loc.error(table, key, f"{key} needs a budget aimed at the question (until_decided = true)")
+    if "later_share" in data and budget.until_ci is None:
+        raise loc.error(table, "later_share", "later_share needs an adaptive budget (until_ci, "
                         "max_process_executions, max_time_s)")
     if budget.max_process_executions is not None and budget.max_process_executions < budget.process_executions:
         raise loc.error(table, "max_process_executions", f"expected at least process_executions "

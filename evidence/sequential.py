@@ -23,7 +23,8 @@ from collections import Counter
 import numpy as np
 
 from bridgebench import question
-from bridgebench.campaign.adaptive import stopping_confidence
+from bridgebench.campaign.adaptive import half_width, stopping_confidence
+from bridgebench.options import AdaptiveBudget, look_points
 from bridgebench.stats import Estimate
 from bridgebench.timing.analysis import Rounds, Side, ratio_between
 
@@ -40,26 +41,34 @@ def execution(rng: np.random.Generator, level: float, sd: float, mode_rate: floa
 
 
 def one_pair(rng: np.random.Generator, truth: float, first: int, cap: int, sd: float, mode_rate: float,
-             mode_factor: float) -> tuple[str, bool, bool]:
-    """What the budget decided for one planted pair, and whether the report's final interval excludes 1 (and
-    whether a plain 99 % one would)."""
-    stop_confidence = stopping_confidence(first, cap)
+             mode_factor: float, growth: float = 1.0, within: float | None = None) -> tuple[str, bool, bool, bool]:
+    """What the budget decided for one planted pair; whether the report's final interval excludes 1 (and
+    whether a plain 99 % one would); and whether the report's interval misses the truth. Each round is a
+    lock-step block (its two executions' one turn each), judged at the budget's look points."""
+    growth_looks = AdaptiveBudget(first, 0.02, cap, 0.0, False, 0, True, growth, within)
+    stop_confidence = stopping_confidence(first, cap, growth)
     a: Rounds = {}
     b: Rounds = {}
-    state = question.UNDECIDED
     for r in range(cap):
-        a[r] = Side("m", execution(rng, 1.0, sd, mode_rate, mode_factor))
-        b[r] = Side("m", execution(rng, truth, sd, mode_rate, mode_factor))
-        if r + 1 < first:
+        a[r] = _side(r, execution(rng, 1.0, sd, mode_rate, mode_factor))
+        b[r] = _side(r, execution(rng, truth, sd, mode_rate, mode_factor))
+        if r + 1 < first or not growth_looks.is_look(r + 1):
             continue
         ratio = ratio_between(a, b, confidence=stop_confidence, same_campaign=True)
-        state = question.answer(ratio, EQUIVALENCE).state
-        if state in question.DECIDED:
+        answer = question.answer(ratio, EQUIVALENCE)
+        if answer.state in question.DECIDED and (within is None or answer.state == question.EQUIVALENT
+                                                 or (half_width(ratio) is not None and half_width(ratio) <= within)):
             break
-    # What the report prints: the interval at the stopping confidence (analysis.interval_looks), and, as the
-    # report did before 2026-11-24, the plain 99 % interval of the same executions.
-    return state, _excludes_1(ratio_between(a, b, confidence=stop_confidence, same_campaign=True)), \
-        _excludes_1(ratio_between(a, b, confidence=0.99, same_campaign=True))
+    # What the report prints: the interval at the stopping confidence (analysis.interval_looks), its verdict,
+    # and, as the report did before 2026-11-24, the plain 99 % interval of the same executions.
+    final = ratio_between(a, b, confidence=stop_confidence, same_campaign=True)
+    state = question.answer(final, EQUIVALENCE).state
+    missed = final.low is not None and final.high is not None and not final.low <= truth <= final.high
+    return state, _excludes_1(final), _excludes_1(ratio_between(a, b, confidence=0.99, same_campaign=True)), missed
+
+
+def _side(r: int, steady: np.ndarray) -> Side:
+    return Side("m", steady, block=f"block{r}", turns={0: float(np.mean(steady))})
 
 
 def _excludes_1(ratio: Estimate) -> bool:
@@ -67,18 +76,19 @@ def _excludes_1(ratio: Estimate) -> bool:
 
 
 def simulate(pairs: int, truth: float, first: int, cap: int, sd: float, mode_rate: float, mode_factor: float,
-             seed: int) -> tuple[Counter[str], int, int]:
+             seed: int, growth: float = 1.0, within: float | None = None) -> tuple[Counter[str], int, int, int]:
     """The budget's decisions over `pairs` planted pairs, how many of the report's final intervals exclude 1,
-    and how many plain 99 % intervals of the same executions would."""
+    how many plain 99 % intervals of the same executions would, and how many report intervals miss the truth."""
     rng = np.random.default_rng(seed)
     states: Counter[str] = Counter()
-    excluded = plain_excluded = 0
+    excluded = plain_excluded = missed = 0
     for _ in range(pairs):
-        state, excludes, plain = one_pair(rng, truth, first, cap, sd, mode_rate, mode_factor)
+        state, excludes, plain, miss = one_pair(rng, truth, first, cap, sd, mode_rate, mode_factor, growth, within)
         states[state] += 1
         excluded += excludes
         plain_excluded += plain
-    return states, excluded, plain_excluded
+        missed += miss
+    return states, excluded, plain_excluded, missed
 
 
 def main() -> None:
@@ -89,19 +99,23 @@ def main() -> None:
     ap.add_argument("--sd", type=float, default=0.03)
     ap.add_argument("--mode-rate", type=float, default=0.1)
     ap.add_argument("--mode-factor", type=float, default=1.3)
+    ap.add_argument("--growth", type=float, default=1.0, help="look_growth: 1, judged after every round")
+    ap.add_argument("--within", type=float, default=None, help="decided_within, e.g. 0.05")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    level = stopping_confidence(args.first, args.cap)
-    print(f"{args.pairs} pairs a line; first {args.first}, cap {args.cap}; spread {args.sd:.0%} (log sd), "
+    level = stopping_confidence(args.first, args.cap, args.growth)
+    print(f"{args.pairs} pairs a line; first {args.first}, cap {args.cap}, looks at "
+          f"{', '.join(map(str, look_points(args.first, args.cap, args.growth)))}; spread {args.sd:.0%} (log sd), "
           f"modes {args.mode_rate:.0%} at ×{args.mode_factor:g}; decided at {level:.4%}")
-    print("truth  faster  slower  equivalent  undecided  report's CI excludes 1  plain 99% CI excludes 1")
+    print("truth  faster  slower  equivalent  undecided  report's CI excludes 1  plain 99% CI excludes 1  "
+          "report's CI misses the truth")
     for truth in (1.0, 1.01, 1.02, 1.05, 1.10):
-        states, excluded, plain = simulate(args.pairs, truth, args.first, args.cap, args.sd, args.mode_rate,
-                                    args.mode_factor, args.seed)
+        states, excluded, plain, missed = simulate(args.pairs, truth, args.first, args.cap, args.sd, args.mode_rate,
+                                                   args.mode_factor, args.seed, args.growth, args.within)
         share = {k: v / args.pairs for k, v in states.items()}
         print(f"{truth:5.2f}  {share.get(question.FASTER, 0):6.2%}  {share.get(question.SLOWER, 0):6.2%}  "
               f"{share.get(question.EQUIVALENT, 0):10.2%}  {share.get(question.UNDECIDED, 0):9.2%}  "
-              f"{excluded / args.pairs:22.2%}  {plain / args.pairs:.2%}")
+              f"{excluded / args.pairs:22.2%}  {plain / args.pairs:23.2%}  {missed / args.pairs:.2%}")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from bridgebench.campaign.adaptive import (
     looks,
     stopping_confidence,
 )
+from bridgebench.options import look_points
 from bridgebench.stats import Estimate
 from bridgebench.study import StudyError, read_study
 from tests.conftest import add_benchmark, bridgebench, gated_campaign, rows
@@ -133,6 +134,18 @@ def test_a_study_budget_can_be_adaptive_and_must_say_all_of_it(tmp_path: Path, b
     basic_study.write_text(text.replace("max_time_s = 60", ""))
     with pytest.raises(StudyError, match="an adaptive budget also needs max_time_s"):
         read_study(basic_study)
+    # the keys that shape a budget aimed at the question need one, and sensible values
+    for extra, fragment in (("look_growth = 1.5", "look_growth needs a budget aimed at the question"),
+                            ("decided_within = 0.05", "decided_within needs a budget aimed at the question"),
+                            ("until_decided = true\nlook_growth = 0.5", "look_growth: expected a number from 1 to 4"),
+                            ("until_decided = true\ndecided_within = 5", "decided_within: expected a fraction")):
+        basic_study.write_text(text.replace("max_time_s = 60", f"max_time_s = 60\n{extra}"))
+        with pytest.raises(StudyError, match=fragment):
+            read_study(basic_study)
+    basic_study.write_text(text.replace("until_ci = 0.5\nmax_process_executions = 3\nmax_time_s = 60",
+                                        "later_share = 0.4"))
+    with pytest.raises(StudyError, match="later_share needs an adaptive budget"):
+        read_study(basic_study)
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
@@ -186,6 +199,30 @@ def test_the_looks_correction_bounds_the_false_decisions() -> None:
     # 1 - 0.01/looks keeps the chance of any false "different" over all of them at most 1 % (Bonferroni).
     assert looks(first=3, cap=10) == 8 and looks(first=5, cap=5) == 1
     assert stopping_confidence(first=3, cap=12) == pytest.approx(0.999)
+    # Judged at look points that grow by half, plus the one count the time cap may stop a cell at: 5 looks
+    # to a cap of 12 instead of 10, 9 to a cap of 60 instead of 58.
+    assert look_points(3, 12, 1.5) == (3, 5, 8, 12) and looks(3, 12, 1.5) == 5
+    assert look_points(3, 60, 1.5) == (3, 5, 8, 12, 18, 27, 41, 60) and looks(3, 60, 1.5) == 9
+    assert look_points(3, 6, 1.5) == (3, 5, 6)  # the cap is always a look
+    assert look_points(3, 6) == (3, 4, 5, 6) and looks(5, 5, 1.5) == 1
+    assert stopping_confidence(3, 12, 1.5) == pytest.approx(0.998)
+
+
+@pytest.mark.parametrize(("executions", "answer", "width", "next_look", "state", "said"), [
+    (4, SLOWER, 0.01, 5, OPEN, "judged next at 5"),  # between looks a ratio is not judged, decided or not
+    (5, SLOWER, 0.01, None, SETTLED, "decided, slower"),
+    (5, SLOWER, 0.30, None, OPEN, "(±30.0%) is not yet within ±5.0%"),  # decided, but its interval spans ±30 %
+    (8, SLOWER, 0.30, None, CAPPED, "not yet within ±5.0%"),
+    (5, question.Answer(question.EQUIVALENT, "within ±2%"), 0.3, None, SETTLED, "equivalent"),
+    (5, SLOWER, None, None, OPEN, "not yet within"),  # no interval: not within anything
+])
+def test_the_rule_judges_at_its_looks_and_waits_for_a_narrow_interval(
+        executions: int, answer: question.Answer, width: float | None, next_look: int | None, state: str,
+        said: str) -> None:
+    d = decide_ratio(executions, "flat", answer, first=3, cap=8, next_look=next_look, within=0.05,
+                     ratio_width=width)
+    assert d.state == state, d
+    assert said in d.reason, d
 
 
 def test_a_budget_aimed_at_the_question_spends_its_rounds_on_undecided_ratios(basic_study: Path,
@@ -247,16 +284,50 @@ def test_a_round_runs_in_blocks_one_a_benchmark_each_in_a_drawn_order() -> None:
 def test_the_budget_stops_an_aa_ratio_as_different_at_most_one_percent_of_the_time() -> None:
     # evidence/sequential.py, small: A/A pairs run through the budget's looks from 3 to 12 executions, their
     # executions spread by 1 % (where judging every look at 99 % would stop 3.7 % of them as different), and
-    # by 3 % with a 1.3x slow mode 10 % of the time (LuaJIT's, as measured). Bonferroni bounds the rate of a
-    # wrong "faster" or "slower" stop by 1 %; allow 3.3 binomial sd above it.
+    # by 3 % with a 1.3x slow mode 10 % of the time (LuaJIT's, as measured); and, judged at look points growing
+    # by half to a cap of 60 and run on until decided within ±5 % (lua-vms's default), spread by 2.5 %.
+    # Bonferroni bounds the rate of a wrong "faster" or "slower" stop by 1 %; allow 3.3 binomial sd above it.
     from evidence import sequential
-    pairs = 1500
-    for sd, modes in ((0.01, 0.0), (0.03, 0.1)):
-        states, excluded, _ = sequential.simulate(pairs, 1.0, 3, 12, sd, modes, 1.3, seed=7)
+
+    def bound(pairs: int) -> float:
+        return pairs * 0.01 + 3.3 * (pairs * 0.01 * 0.99) ** 0.5
+
+    for pairs, sd, modes, cap, growth, within in ((1500, 0.01, 0.0, 12, 1.0, None), (1500, 0.03, 0.1, 12, 1.0, None),
+                                                  (600, 0.025, 0.0, 60, 1.5, 0.05)):
+        states, excluded, _, missed = sequential.simulate(pairs, 1.0, 3, cap, sd, modes, 1.3, 7, growth, within)
         wrong = states[question.FASTER] + states[question.SLOWER]
-        bound = pairs * 0.01 + 3.3 * (pairs * 0.01 * 0.99) ** 0.5
-        assert wrong <= bound, (sd, states)
-        assert excluded <= bound, (sd, excluded)  # the report's interval, over the same looks
-    # and a planted 10 % difference is stopped as slower (never faster) in a good share of the pairs
-    states, _, _ = sequential.simulate(300, 1.10, 3, 12, 0.03, 0.1, 1.3, seed=8)
+        assert wrong <= bound(pairs), (sd, states)
+        assert excluded <= bound(pairs) and missed <= bound(pairs), (sd, excluded, missed)
+    # and a planted 10 % difference is stopped as slower (never faster) in a good share of the pairs; judged at
+    # look points, a planted 2 % is covered by the report's interval as often as its confidence says
+    states, _, _, _ = sequential.simulate(300, 1.10, 3, 12, 0.03, 0.1, 1.3, seed=8)
     assert states[question.SLOWER] > 50 and states[question.FASTER] <= 3, states
+    states, _, _, missed = sequential.simulate(600, 1.02, 3, 60, 0.025, 0.0, 1.3, 9, 1.5, 0.05)
+    assert missed <= bound(600) and states[question.FASTER] + states[question.EQUIVALENT] <= 3, states
+
+
+def test_a_budget_with_look_points_judges_there_and_shortens_the_later_executions(basic_study: Path,
+                                                                                  tmp_path: Path) -> None:
+    add_benchmark(basic_study, "seesaw")  # never decided in a few executions: it runs to its cap
+    text = basic_study.read_text().replace(
+        "[budget]\nprocess_executions = 2\niterations = 4\n",
+        "[budget]\nprocess_executions = 3\niterations = 10\nuntil_ci = 0.02\nmax_process_executions = 8\n"
+        "max_time_s = 600\nuntil_decided = true\nlook_growth = 1.5\ndecided_within = 0.05\nlater_share = 0.5\n")
+    basic_study.write_text(text)
+    result = bridgebench("run", str(basic_study), "--benchmarks", "seesaw", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    db = tmp_path / "results" / "bridgebench.sqlite"
+    reasons = {n: r for n, r in rows(db, "SELECT executions, reason FROM cell_decision WHERE mechanism = 'b'")}
+    assert sorted(reasons) == [3, 4, 5, 6, 7, 8]
+    assert all("judged next at 5" in reasons[n] for n in (4,)), reasons
+    assert all("judged next at 8" in reasons[n] for n in (6, 7)), reasons
+    assert all("undecided" in reasons[n] and "judged next" not in reasons[n] for n in (3, 5)), reasons
+    assert "cap of 8" in reasons[8]
+    # The first three executions of a cell make its 10 iterations; the later ones half of them.
+    made = rows(db, "SELECT DISTINCT pexec, length(data) / 8 FROM execution e JOIN series s ON s.execution_id = e.id "
+                    "WHERE s.name = 'seconds' ORDER BY pexec")
+    assert made == [(0, 10), (1, 10), (2, 10), (3, 5), (4, 5), (5, 5), (6, 5), (7, 5)]
+    report = json.loads(result.stdout)
+    assert report["looks"] == 4  # 3, 5, 8 and the one a time cap could add
+    assert [r["confidence"] for r in (c["ratio"] for c in report["cells"] if c["mechanism"] == "b")] == \
+        pytest.approx([0.9975])

@@ -22,8 +22,12 @@ other cell of the benchmark is open, so the rounds become blocks of the benchmar
 round looks at the ratios again, and stopping at the first look that decides would make "decided" more
 likely than the intervals' 99 % allow; so the budget decides with intervals at 1 - 0.01/L (L: the most
 looks a cell can get, from its first executions to its cap), and by Bonferroni's inequality a cell whose
-true ratio is 1 is stopped as different with probability at most 1 % over all its looks. Cells without a
-ratio (the baseline's, cells of a study with no baseline) keep the CI rule.
+true ratio is 1 is stopped as different with probability at most 1 % over all its looks. A budget may judge
+ratios only at look points that grow by a factor (`look_growth`, options.look_points: 3, 5, 8, 12, 18… for
+1.5) instead of after every round: the rounds between go on, and with fewer looks each interval is
+narrower. With `decided_within`, a ratio decided faster or slower also waits for its interval to be that
+narrow (a looks-corrected interval from 3 blocks can say "slower" while spanning ×2.7–×16). Cells without
+a ratio (the baseline's, cells of a study with no baseline) keep the CI rule.
 
 Each round's verdicts are stored (`cell_decision`), so a resumed campaign goes on from the round it was in
 and the report can say what settled, what did not, and why.
@@ -97,24 +101,37 @@ def _not_yet_judged(executions: int, classification: str | None, first: int) -> 
     return None
 
 
-def stopping_confidence(first: int, cap: int) -> float:
+def stopping_confidence(first: int, cap: int, growth: float = 1.0) -> float:
     """The confidence the rule aimed at the question decides at: 1 - 0.01 over the looks (Bonferroni). The
     analysis of such a campaign computes every interval at it (analysis.interval_looks), so the report's
     verdict is the budget's."""
-    return each_look(CONFIDENCE, looks(first, cap))
+    return each_look(CONFIDENCE, looks(first, cap, growth))
 
 
 def decide_ratio(executions: int, classification: str | None, answer: question.Answer, first: int,
-                 cap: int) -> Decision:
-    """The rule aimed at the question for a cell with a ratio to the baseline (a pure function)."""
+                 cap: int, next_look: int | None = None, within: float | None = None,
+                 ratio_width: float | None = None) -> Decision:
+    """The rule aimed at the question for a cell with a ratio to the baseline (a pure function). `next_look`:
+    the count of executions at which the ratio is judged next, when this count is not a look (the ratio is
+    then not judged); `within`: a ratio decided faster or slower settles only once its CI's half-width over
+    its estimate (`ratio_width`) is at most this."""
     early = _not_yet_judged(executions, classification, first)
     if early:
         return early
-    if answer.state in question.DECIDED:
+    if next_look is not None and executions < cap:
+        return Decision(OPEN, f"judged next at {next_look} process executions (now {answer.state}: {answer.why})",
+                        None)
+    decided = answer.state in question.DECIDED
+    wide = (decided and within is not None and answer.state != question.EQUIVALENT
+            and (ratio_width is None or ratio_width > within))
+    if decided and not wide:
         return Decision(SETTLED, f"its ratio to the baseline is decided, {answer.state}: {answer.why}", None)
+    shown = f"±{ratio_width:.1%}" if ratio_width is not None else "none"
+    why = (f"decided, {answer.state}, but its CI ({shown}) is not yet within ±{within:.1%}" if wide
+           else f"undecided: {answer.why}")
     if executions >= cap:
-        return Decision(CAPPED, f"cap of {cap} process executions reached: undecided, {answer.why}", None)
-    return Decision(OPEN, f"undecided: {answer.why}", None)
+        return Decision(CAPPED, f"cap of {cap} process executions reached: {why}", None)
+    return Decision(OPEN, why, None)
 
 
 def decide_baseline(executions: int, classification: str | None, others: list[str], first: int,
@@ -162,9 +179,11 @@ def _judge_question(store: Store, campaign_id: int, open_cells: list[Cell], stat
         if cell[1] == baseline:
             continue
         c = result.cell(*cell)
-        out[cell] = decide_ratio(stored.get(cell, 0), c.classification if c else None,
+        n = stored.get(cell, 0)
+        out[cell] = decide_ratio(n, c.classification if c else None,
                                  question.answer(c.ratio if c else None, result.equivalence), budget.first,
-                                 budget.cap)
+                                 budget.cap, None if budget.is_look(n) else budget.next_look(n), budget.within,
+                                 half_width(c.ratio if c else None))
     for cell in open_cells:
         if cell[1] != baseline:
             continue

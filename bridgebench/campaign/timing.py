@@ -4,6 +4,7 @@ plan (rounds of every benchmark × mechanism, interleaved), one execution, and i
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 from collections.abc import Callable, Iterator
@@ -30,6 +31,7 @@ CHECK_ITERATIONS = 2  # two, so the probe also sees that repeated calls give the
 # An adaptive setting given alone on the command line (`--until ci=2%`) takes the others from these.
 DEFAULT_UNTIL_CI, DEFAULT_MAX_EXECUTIONS, DEFAULT_MAX_TIME_S = 0.02, 30, 3600.0
 DEFAULT_MIN_ITERATIONS = 5  # sized iterations: below this an execution's mean rests on too little
+LATER_MIN_ITERATIONS = 3  # a shortened execution (later_share) still has a mean over a few iterations
 SIZING_ITERATIONS = 2  # the run that sizes a cell's iterations: the faster of two (the first may warm up)
 # A campaign's plan is stored up front, one row per process execution: bound it so a typo (-p 100000000)
 # is a clear refusal, not minutes of planning and gigabytes of memory.
@@ -120,7 +122,8 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
             max_process_executions=max_process_executions or budget.max_process_executions
             or max(pexecs, DEFAULT_MAX_EXECUTIONS),
             max_time_s=max_time_s or budget.max_time_s or DEFAULT_MAX_TIME_S,
-            until_decided=budget.until_decided if until_decided is None else until_decided)
+            until_decided=budget.until_decided if until_decided is None else until_decided,
+            look_growth=budget.look_growth, decided_within=budget.decided_within, later_share=budget.later_share)
         if options.until_decided and not study.baseline:
             raise CampaignError(f"--until decided: {study.name} names no baseline, so there is no ratio to decide")
         if not 0 < options.until_ci < 1:  # type: ignore[operator]
@@ -176,6 +179,12 @@ def sized_iterations(seconds_per_iteration: float, execution_s: float, least: in
     """As many iterations as take about execution_s, within [least, most]."""
     wanted = int(execution_s / seconds_per_iteration) if seconds_per_iteration > 0 else most
     return max(least, min(most, wanted))
+
+
+def later_iterations(iterations: int, share: float) -> int:
+    """An execution's iterations after its cell's first ones: `share` of the cell's, at least
+    LATER_MIN_ITERATIONS (never more than the cell's)."""
+    return min(iterations, max(LATER_MIN_ITERATIONS, math.ceil(iterations * share)))
 
 
 def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, options: TimingOptions) -> CheckRow:
@@ -313,7 +322,10 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         return argv, layout.applied(env, drawn) if drawn else env, drawn
 
     def sized(task: Task) -> int:
-        return row(task).get("iterations") or options.iterations
+        iterations = row(task).get("iterations") or options.iterations
+        if options.later_share is None or task.pexec < options.process_executions:
+            return iterations
+        return later_iterations(iterations, options.later_share)
 
     def stepped(task: Task) -> bool:
         return options.pairing == LOCKSTEP and bool(row(task).get("stepped"))
