@@ -331,3 +331,26 @@ def test_a_budget_with_look_points_judges_there_and_shortens_the_later_execution
     assert report["looks"] == 4  # 3, 5, 8 and the one a time cap could add
     assert [r["confidence"] for r in (c["ratio"] for c in report["cells"] if c["mechanism"] == "b")] == \
         pytest.approx([0.9975])
+
+
+def test_shortened_executions_start_after_the_warm_up_their_cells_long_ones_showed(basic_study: Path,
+                                                                                   tmp_path: Path) -> None:
+    add_benchmark(basic_study, "warms")  # four warm-up iterations at 3 ms, then 1, 1.3 or 0.7 ms by execution
+    text = basic_study.read_text().replace(
+        "[budget]\nprocess_executions = 2\niterations = 4\n",
+        "[budget]\nprocess_executions = 3\niterations = 60\nuntil_ci = 0.0001\nmax_process_executions = 5\n"
+        "max_time_s = 600\nlater_share = 0.5\n")
+    basic_study.write_text(text)
+    result = bridgebench("run", str(basic_study), "--benchmarks", "warms", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    cell = next(c for c in json.loads(result.stdout)["cells"] if c["mechanism"] == "a")
+    runs = {r["pexec"]: r for r in cell["per_execution"]}
+    assert [runs[p]["iterations"] for p in range(5)] == [60, 60, 60, 30, 30]
+    # the long ones are classified (warm-up, steady from iteration 5) and give the cell its class...
+    assert cell["classification"] == "warmup" and cell["class_counts"]["warmup"] == 3
+    assert all(runs[p]["kind"] == "warmup" and runs[p]["steady_iteration"] == 5 for p in range(3))
+    # ...the short ones are not, and count from the fifth iteration on, so their means are the steady 1 ms
+    for p in (3, 4):
+        assert runs[p]["kind"] is None and runs[p]["steady_ranges"] == [[4, 30]], runs[p]
+        level = runs[p]["steady_mean"] / 0.001  # with the warm-up in it would be above 1.3 × 1.2
+        assert any(level == pytest.approx(step, rel=0.01) for step in (1.0, 1.3, 0.7)), runs[p]

@@ -110,6 +110,8 @@ def test_a_block_records_the_threads_and_processes_each_member_had() -> None:
 def test_turns_give_a_round_similar_time() -> None:
     assert lockstep.turns([5, 50, 50]) == (5, [1, 10, 10])
     assert lockstep.turns([50, 50]) == (50, [1, 1])
+    # rounded up: never fewer iterations than sized (50 beside 8 would be 6 turns of 8, 48: too few to classify)
+    assert lockstep.turns([8, 50]) == (8, [1, 7]) and lockstep.turns([40, 50]) == (40, [1, 2])
     with pytest.raises(ValueError):
         lockstep.run_block([member("good", 5, 2)], timeout_s=5, seed=0)
 

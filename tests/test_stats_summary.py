@@ -15,7 +15,7 @@ from bridgebench.stats import (
     outlier_mask,
     summarise,
 )
-from bridgebench.stats.summary import CHANGEPOINTS_METHOD, NOT_CLASSIFIED, PLAIN_METHOD
+from bridgebench.stats.summary import CHANGEPOINTS_METHOD, NOT_CLASSIFIED, PLAIN_METHOD, warmup_length
 
 
 def _flat(seed: int, n: int = 400) -> np.ndarray:
@@ -93,7 +93,7 @@ def test_too_short_for_changepoints() -> None:
     rng = np.random.default_rng(14)
     series = [rng.normal(0.02, 0.0002, 30) for _ in range(4)]
     series[1][20] = 1.0  # an outlier, left out of the pooled sample
-    series.append(_flat(15))  # the shortest series decides
+    series.append(rng.normal(0.02, 0.0002, 49))  # every series is too short: nothing is classified
     s = summarise(series, rng=rng)
     assert s.classification == NOT_CLASSIFIED
     assert s.class_counts == {}
@@ -110,6 +110,22 @@ def test_too_short_for_changepoints() -> None:
     # Beside it, labelled as such, the bootstrap of every iteration pooled.
     assert s.steady_bootstrap is not None and "plain bootstrap" in s.steady_bootstrap.method
     assert s.steady_bootstrap.value == pytest.approx(float(np.mean(pooled)))
+
+
+def test_short_executions_beside_classified_ones_start_after_the_cells_warm_up() -> None:
+    # A campaign's later executions, shortened (later_share): the long ones are classified and give the
+    # class; a short one is not, and its number starts where the latest of the long ones' warm-ups ended.
+    long = [_warmup(20, 3, 100), _warmup(21, 5, 100), _flat(22, 100)]
+    short = [_warmup(23 + i, 5, 20) for i in range(3)]  # each warms up for 5 iterations, too few to classify
+    s = summarise(long + short, rng=np.random.default_rng(0))
+    assert s.method == CHANGEPOINTS_METHOD and s.classification == GOOD_INCONSISTENT
+    assert s.class_counts == {FLAT: 1, WARMUP: 2, SLOWDOWN: 0, NO_STEADY_STATE: 0}  # the long ones only
+    assert s.steady_performance is not None and s.steady_performance.executions == 6
+    # Without the skip the short ones' means would hold 5 of 20 iterations 50 % slower: ×1.125.
+    assert s.steady_performance.value == pytest.approx(0.02, rel=0.01)
+    assert warmup_length([classify_execution(x) for x in long] + [None] * 3) == 5
+    assert warmup_length([None, None]) is None
+    assert warmup_length([classify_execution(_flat(1, 100))]) == 0
 
 
 def test_precomputed_classes_are_used() -> None:

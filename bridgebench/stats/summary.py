@@ -10,7 +10,9 @@ import numpy as np
 
 from bridgebench.stats.bootstrap import Estimate, plain_bootstrap, steady_performance
 from bridgebench.stats.classify import (
+    FLAT,
     KINDS,
+    WARMUP,
     ExecutionClass,
     classify_benchmark,
     classify_execution,
@@ -19,7 +21,8 @@ from bridgebench.stats.classify import (
 from bridgebench.stats.executions import over_executions
 from bridgebench.stats.outliers import outlier_mask
 
-__all__ = ["CHANGEPOINTS_METHOD", "NOT_CLASSIFIED", "PLAIN_METHOD", "BenchmarkSummary", "Spread", "summarise"]
+__all__ = ["CHANGEPOINTS_METHOD", "NOT_CLASSIFIED", "PLAIN_METHOD", "BenchmarkSummary", "Spread", "summarise",
+           "warmup_length"]
 
 CHANGEPOINTS_METHOD = "changepoints"
 PLAIN_METHOD = "plain bootstrap (budget too small for changepoints)"
@@ -46,15 +49,29 @@ class BenchmarkSummary:
     steady_bootstrap: Estimate | None = None  # within processes (warmup_stats's bootstrap): secondary
 
 
+def warmup_length(classes: Sequence[ExecutionClass | None]) -> int | None:
+    """How many iterations the classified executions of a cell took to warm up: the latest steady iteration
+    among those that were flat or warmed up (a slowdown's steady state is not the end of a warm-up), less
+    one. None when none of them is classified. An execution of the cell too short to classify starts its
+    steady state there (a campaign's later, shorter executions: TimingOptions.later_share)."""
+    reached = [c.steady_iteration for c in classes
+               if c is not None and c.kind in (FLAT, WARMUP) and c.steady_iteration is not None]
+    if not reached and not any(c is not None for c in classes):
+        return None
+    return max(reached, default=1) - 1
+
+
 def execution_means(arrays: Sequence[np.ndarray], classes: Sequence[ExecutionClass | None],
                     window: int | None = None) -> list[float]:
     """Each process execution's one number: the mean of its steady iterations without outliers (an
-    execution with no steady state has none), or, unclassified (too short for changepoints), of all its
-    iterations without outliers."""
+    execution with no steady state has none), or, unclassified (too short for changepoints), of its
+    iterations without outliers from its cell's warm-up length on (warmup_length; all of them when no
+    execution of the cell is classified)."""
     means = []
+    skip = warmup_length(classes) or 0
     for x, cls in zip(arrays, classes, strict=True):
         if cls is None:
-            kept = x[~outlier_mask(x, window)]
+            kept = x[skip:][~outlier_mask(x[skip:], window)] if len(x) > skip else x[:0]
         else:
             mask = np.zeros(len(x), dtype=bool)
             for seg in cls.steady_segments:
@@ -82,9 +99,11 @@ def summarise(series: Sequence[np.ndarray], *, confidence: float = 0.99,
     ``execution_means``: no interval below 3); warmup_stats's bootstrap within the steady segments,
     ``steady_performance``, is kept beside it as ``steady_bootstrap``.
 
-    If the shortest series is too short for changepoints (``too_short_for_changepoints``), nothing is
-    classified (classification "n/a", no counts), each execution's number is the mean of its non-outlier
-    iterations, and the secondary figure is a plain bootstrap of all of them; ``method`` says which was done.
+    If every series is too short for changepoints (``too_short_for_changepoints``), nothing is classified
+    (classification "n/a", no counts), each execution's number is the mean of its non-outlier iterations,
+    and the secondary figure is a plain bootstrap of all of them; ``method`` says which was done. When only
+    some are (a campaign's later executions, shortened), the class, its counts and the secondary figure come
+    from the classified ones, and the short ones' numbers start after the cell's warm-up (warmup_length).
     """
     arrays = [np.asarray(s, dtype=np.float64) for s in series]
     if not arrays or any(a.ndim != 1 or len(a) == 0 for a in arrays):
@@ -93,21 +112,21 @@ def summarise(series: Sequence[np.ndarray], *, confidence: float = 0.99,
     if len(given) != len(arrays):
         raise ValueError(f"summarise(): {len(given)} classes for {len(arrays)} series")
     window = classify_kwargs.get("window")
-    if too_short_for_changepoints(min(len(a) for a in arrays)):
+    if all(too_short_for_changepoints(len(a)) for a in arrays):
         pooled = np.concatenate([a[~outlier_mask(a, window)] for a in arrays])
         within = plain_bootstrap(pooled, confidence=confidence, rng=rng) if bootstrap else None
         over = over_executions(execution_means(arrays, [None] * len(arrays), window), confidence=confidence)
         return BenchmarkSummary(NOT_CLASSIFIED, {}, None, None, over, PLAIN_METHOD, within)
 
-    done = [c if c is not None else classify_execution(a, **classify_kwargs)
-            for a, c in zip(arrays, given, strict=True)]
-    kinds = [c.kind for c in done]
+    done = [None if too_short_for_changepoints(len(a)) else c if c is not None
+            else classify_execution(a, **classify_kwargs) for a, c in zip(arrays, given, strict=True)]
+    classified = [(a, c) for a, c in zip(arrays, done, strict=True) if c is not None]
+    kinds = [c.kind for _, c in classified]
     counts = {kind: kinds.count(kind) for kind in KINDS}
-    steady = [c for c in done if c.steady_iteration is not None]
+    steady = [c for _, c in classified if c.steady_iteration is not None]
     iteration = _spread([float(c.steady_iteration) for c in steady if c.steady_iteration is not None])
     seconds = _spread([c.steady_seconds for c in steady if c.steady_seconds is not None])
-    within = (steady_performance(list(zip(arrays, done, strict=True)), confidence=confidence, rng=rng)
-              if bootstrap else None)
+    within = steady_performance(classified, confidence=confidence, rng=rng) if bootstrap else None
     over = over_executions(execution_means(arrays, done, window), confidence=confidence)
     return BenchmarkSummary(classify_benchmark(kinds), counts, iteration, seconds, over, CHANGEPOINTS_METHOD,
                             within)

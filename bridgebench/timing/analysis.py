@@ -55,7 +55,7 @@ from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE, RULES_VERSION, fr
 from bridgebench.stats.executions import each_look, ratio_over_executions
 from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread
 from bridgebench.stats.paired import paired_ratio
-from bridgebench.stats.summary import NOT_CLASSIFIED
+from bridgebench.stats.summary import NOT_CLASSIFIED, warmup_length
 from bridgebench.store import SECONDS, Store, StoredExecution, StoreError, StoreWriteError
 from bridgebench.study import DEFAULT_EQUIVALENCE
 from bridgebench.timing import jitdiag, time_beside_counts
@@ -197,8 +197,8 @@ def _classify(store: Store, executions: Sequence[StoredExecution], arrays: list[
               deltas: Sequence[float], metric: str = SECONDS_METRIC) -> list[ExecutionClass | None]:
     """Each execution's classification, with its own δ (by its length, TimingOptions.delta_for): made once
     per execution, rules version and δ, kept in the store, and read back after that (a re-judged campaign
-    classifies only its new executions). None for all when the shortest series is too short for changepoints."""
-    if too_short_for_changepoints(min(len(t) for t in arrays)):
+    classifies only its new executions). None for an execution too short for changepoints."""
+    if all(too_short_for_changepoints(len(t)) for t in arrays):
         return [None] * len(arrays)
     keys = [rules(d, metric) for d in deltas]
     kept: dict[int, dict] = {}
@@ -208,7 +208,9 @@ def _classify(store: Store, executions: Sequence[StoredExecution], arrays: list[
     made: dict[str, dict[int, dict]] = defaultdict(dict)
     for e, t, delta, key in zip(executions, arrays, deltas, keys, strict=True):
         record = kept.get(e.id)
-        if record is not None and record["n"] == len(t):
+        if too_short_for_changepoints(len(t)):
+            out.append(None)
+        elif record is not None and record["n"] == len(t):
             out.append(from_record(record))
         else:
             quantum = analysed(1) / (e.batch or 1) if metric == INSTRUCTIONS else None  # one instruction
@@ -222,11 +224,16 @@ def _classify(store: Store, executions: Sequence[StoredExecution], arrays: list[
 
 
 def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
-         counters: dict[str, np.ndarray], machine: str, timed: bool = True) -> Run:
+         counters: dict[str, np.ndarray], machine: str, timed: bool = True, warmup: int | None = None) -> Run:
+    """One execution as the report shows it. `warmup`: the warm-up length of its cell's classified executions
+    (summary.warmup_length), where an unclassified one's steady state starts; None: no execution of the cell
+    is classified, so all its iterations count and its first one is compared with the rest."""
     n = len(times)
     outliers = cls.outliers if cls is not None else outlier_mask(times)
     if cls is None:
-        ranges: tuple[tuple[int, int], ...] = ((0, n),)
+        skip = min(warmup or 0, n)
+        outliers = np.concatenate([np.zeros(skip, dtype=bool), outlier_mask(times[skip:])]) if skip else outliers
+        ranges: tuple[tuple[int, int], ...] = ((skip, n),)
         segments: tuple[SegmentMean, ...] = ()
     else:
         ranges = tuple((s.start, s.end) for s in cls.steady_segments)
@@ -251,7 +258,7 @@ def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
         segments=segments, steady_ranges=ranges, outliers=tuple(int(i) for i in np.flatnonzero(outliers)),
         steady_mean=float(np.mean(times[mask])) if mask.any() else None, counters=means,
         machine=e.machine or machine, jit=jitdiag.record(e.info_json), **_pairing(e.info_json),
-        first_ratio=_first_ratio(times) if cls is None else None)
+        first_ratio=_first_ratio(times) if cls is None and warmup is None else None)
 
 
 def _first_ratio(times: np.ndarray) -> float | None:
@@ -335,9 +342,9 @@ def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int) -> 
     classes = _classify(store, c.good, arrays, c.deltas(), c.metric)
     summary = summarise(arrays, classes=classes, confidence=confidence, rng=_stream(seed, "cell", c.benchmark,
                                                                                       c.mechanism))
-    runs = tuple(_run(e, t, cls, k, c.machine, c.metric == SECONDS_METRIC)
-                 for e, t, cls, k in zip(c.good, arrays, classes, counters,
-                                                                       strict=True))
+    warmup = warmup_length(classes)
+    runs = tuple(_run(e, t, cls, k, c.machine, c.metric == SECONDS_METRIC, warmup)
+                 for e, t, cls, k in zip(c.good, arrays, classes, counters, strict=True))
     machines, verdict, reason = _by_machine(c, runs, arrays, classes, confidence, seed)
     cell = Cell(
         c.benchmark, c.mechanism, len(c.good), c.failures, c.peak_rss_kb, c.disturbed, c.excluded,

@@ -19,6 +19,7 @@ campaign runs it again alone, in batch mode (campaign/timing.py).
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import random
 import select
@@ -76,9 +77,11 @@ def lock_cpu() -> int | None:
 def turns(iterations: list[int]) -> tuple[int, list[int]]:
     """Rounds and each member's turn so that a round's turns take similar time: every member was sized to
     about the same time per execution (so fewer iterations means longer ones), the member with the fewest
-    takes one iteration a turn and the others as many as make the same share of their execution."""
+    takes one iteration a turn and the others as many as make the same share of their execution, rounded up:
+    a member never makes fewer iterations than it was sized to (a JIT's 50, so that its warm-up is
+    classified, would otherwise become 48 beside a member of 8)."""
     rounds = max(1, min(iterations))
-    return rounds, [max(1, round(n / rounds)) for n in iterations]
+    return rounds, [max(1, math.ceil(n / rounds)) for n in iterations]
 
 
 @dataclass
