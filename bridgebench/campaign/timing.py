@@ -181,10 +181,12 @@ def sized_iterations(seconds_per_iteration: float, execution_s: float, least: in
     return max(least, min(most, wanted))
 
 
-def later_iterations(iterations: int, share: float) -> int:
+def later_iterations(iterations: int, share: float, least: int = 0) -> int:
     """An execution's iterations after its cell's first ones: `share` of the cell's, at least
-    LATER_MIN_ITERATIONS (never more than the cell's)."""
-    return min(iterations, max(LATER_MIN_ITERATIONS, math.ceil(iterations * share)))
+    LATER_MIN_ITERATIONS and its mechanism's own `least` (a JIT's 50, so that every execution of it is
+    classified: a short one would start after the longest warm-up its cell showed, which can be past its
+    end), never more than the cell's."""
+    return min(iterations, max(LATER_MIN_ITERATIONS, least, math.ceil(iterations * share)))
 
 
 def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, options: TimingOptions) -> CheckRow:
@@ -325,7 +327,7 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         iterations = row(task).get("iterations") or options.iterations
         if options.later_share is None or task.pexec < options.process_executions:
             return iterations
-        return later_iterations(iterations, options.later_share)
+        return later_iterations(iterations, options.later_share, study.mechanisms[task.mechanism].min_iterations or 0)
 
     def stepped(task: Task) -> bool:
         return options.pairing == LOCKSTEP and bool(row(task).get("stepped"))
