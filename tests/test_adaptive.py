@@ -4,6 +4,7 @@ run on when they do not, never pass their caps, and resume where they were."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import signal
@@ -356,3 +357,19 @@ def test_shortened_executions_start_after_the_warm_up_their_cells_long_ones_show
         assert runs[p]["kind"] is None and runs[p]["steady_ranges"] == [[4, 30]], runs[p]
         level = runs[p]["steady_mean"] / 0.001  # with the warm-up in it would be above 1.3 × 1.2
         assert any(level == pytest.approx(step, rel=0.01) for step in (1.0, 1.3, 0.7)), runs[p]
+
+
+def test_the_blocks_an_undecided_ratio_would_take() -> None:
+    # evidence/blocks_needed.py: the fewest blocks whose interval, at the same estimate and spread, decides it
+    from scipy import stats
+
+    from evidence.blocks_needed import blocks_needed
+    target, n = blocks_needed(1.0, 0.03, 0.99, 0.02)
+    assert target == question.EQUIVALENT and n is not None
+    assert stats.t.ppf(0.995, n - 1) * 0.03 / n ** 0.5 < 0.0198 <= stats.t.ppf(0.995, n - 2) * 0.03 / (n - 1) ** 0.5
+    assert blocks_needed(1.10, 0.01, 0.99, 0.02) == (question.SLOWER, 3)  # far from 1 and tight: at once
+    assert blocks_needed(0.95, 0.03, 0.99, 0.02)[0] == question.FASTER
+    assert blocks_needed(1.0, 0.0, 0.99, 0.02) == (question.EQUIVALENT, 3)
+    # halfway to the margin's edge, either answer is as far: it takes the most blocks of all nearby estimates
+    edge = math.exp(math.log1p(0.02) / 2)
+    assert blocks_needed(edge, 0.03, 0.99, 0.02)[1] > max(blocks_needed(r, 0.03, 0.99, 0.02)[1] for r in (1.0, 1.03))
