@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-from bridgebench.options import AdaptiveBudget
+from bridgebench.options import AdaptiveBudget, look_points
 from bridgebench.store import Store
 
 
@@ -92,6 +92,8 @@ class AdaptiveSummary:
     rounds: int
     states: dict[str, int]
     until_decided: bool = False  # aimed at the question: a cell with a ratio settles when it is decided
+    look_points: tuple[int, ...] = ()  # …judged only at these counts of executions (): after every round)
+    decided_within: float | None = None  # …and, decided faster or slower, once its CI is within ±this
 
 
 # --- JSON: dataclasses <-> plain data, driven by the type hints (every kind's result) -----------------------
@@ -151,7 +153,9 @@ def with_decisions(store: Store, campaign_id: int, budget: AdaptiveBudget | None
         out.append(replace(cell, adaptive=decision))  # type: ignore[type-var]
     return out, AdaptiveSummary(budget.until_ci, budget.cap, budget.max_time_s, budget.first,
                                 max((d["round"] for d in last.values()), default=-1) + 1, dict(states),
-                                budget.until_decided)
+                                budget.until_decided,
+                                look_points(budget.first, budget.cap, budget.growth) if budget.growth > 1 else (),
+                                budget.within)
 
 
 class StoredResult(Protocol):

@@ -332,6 +332,8 @@ def test_a_budget_with_look_points_judges_there_and_shortens_the_later_execution
     assert made == [("a", p, 10 if p < 3 else 5) for p in range(8)] + [("b", p, 10 if p < 3 else 8) for p in range(8)]
     report = json.loads(result.stdout)
     assert report["looks"] == 4  # 3, 5, 8 and the one a time cap could add
+    md = bridgebench("report", "--format", "markdown", cwd=tmp_path).stdout
+    assert "judged at 3, 5, 8 process executions" in md and "until its interval is also within ±5%" in md
     assert [r["confidence"] for r in (c["ratio"] for c in report["cells"] if c["mechanism"] == "b")] == \
         pytest.approx([0.9975])
 

@@ -433,10 +433,13 @@ def adaptive_line(result: Analysis) -> str | None:
         return None
     states = ", ".join(f"{n} {s}" for s, n in sorted(a.states.items()))
     pct = f"{result.confidence:.0%}"
+    at = (f", judged at {', '.join(map(str, a.look_points))} process executions" if a.look_points else "")
     looks = (f"; every interval is computed at {result.interval_confidence:.2%}, so that it holds with {pct} at "
              f"whichever of a cell's {result.looks} looks stopped it" if result.looks > 1 else "")
+    within = (f"; a ratio decided faster or slower until its interval is also within ±{a.decided_within:.0%}"
+              if a.decided_within else "")
     until = (f"each ratio to {result.label(result.baseline)} until it is decided (faster, slower or equivalent "
-             f"within ±{result.equivalence:.0%}{looks}), a cell with none until its "
+             f"within ±{result.equivalence:.0%}{at}{looks}{within}), a cell with none until its "
              f"{pct} CI is within ±{a.until_ci:.1%}" if a.until_decided
              else f"each cell until its 99% CI is within ±{a.until_ci:.1%} and its class holds")
     return (f"adaptive budget: {until}, "
