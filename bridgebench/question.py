@@ -11,8 +11,11 @@ same rule.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from scipy import stats
 
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import MIN_EXECUTIONS, too_few
@@ -42,6 +45,28 @@ def answer(ratio: Estimate | None, equivalence: float, needed: int = MIN_EXECUTI
     if 1 - equivalence <= ratio.low and ratio.high <= 1 + equivalence:
         return Answer(EQUIVALENT, f"the interval {shown} lies within ±{equivalence:.0%} of 1")
     return Answer(UNDECIDED, f"the interval {shown} holds 1 and reaches beyond ±{equivalence:.0%}")
+
+
+MOST_BLOCKS = 100_000  # a projection past this is "none" for any practical purpose
+
+
+def blocks_to_decide(estimate: float, sd: float, confidence: float, equivalence: float) -> tuple[str, int | None]:
+    """What more lock-step blocks would answer for a ratio, and the fewest blocks in all that would answer it,
+    if its estimate and its spread between blocks (`sd`, log scale) held: the answer by the rule above with
+    Student's t over blocks at `confidence`, exp(mean ± t·sd/√n). *Equivalent* needs t·sd/√n to fit between
+    the estimate's distance from 1 and the margin, *faster* or *slower* below that distance; whichever leaves
+    more room is the one more blocks reach. None: no count up to MOST_BLOCKS would. A projection, not a
+    promise: the spread is itself estimated from the blocks so far."""
+    distance = abs(math.log(estimate))
+    room = min(math.log1p(equivalence), -math.log1p(-equivalence)) - distance
+    target, reach = ((EQUIVALENT, room) if room > distance
+                     else (SLOWER if estimate > 1 else FASTER, distance))
+    if reach <= 0:
+        return target, None
+    for n in range(MIN_EXECUTIONS, MOST_BLOCKS):
+        if stats.t.ppf(1 - (1 - confidence) / 2, n - 1) * sd / math.sqrt(n) < reach:
+            return target, n
+    return target, None
 
 
 def summary(subject: str, baseline: str, answers: Iterable[tuple[str, Answer]], equivalence: float,

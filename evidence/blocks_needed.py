@@ -6,11 +6,10 @@ estimate from a few blocks, and a ratio near the edge of the margin needs ever m
 
     .venv/bin/python evidence/blocks_needed.py results/lua-vms-1.json [--mechanism luajit2]
 
-The rule is the report's (question.answer): at the confidence each interval was computed at (the budget's
-looks-corrected one), Student's t over blocks, exp(mean ± t·sd/√n). *Equivalent* needs the whole interval
-within the study's margin of 1, so t·sd/√n must fit between the estimate's distance from 1 and the margin;
-*faster* or *slower* needs t·sd/√n below that distance. An estimate halfway to the margin's edge is as far
-from either answer as it can be, and needs the most blocks. A block's seconds: each member's iterations times its
+The rule is question.blocks_to_decide, the one an adaptive budget with `stop_out_of_reach` stops by: the
+report's rule (question.answer) at the confidence each interval was computed at, Student's t over blocks.
+An estimate halfway to the margin's edge is as far from either answer as it can be, and needs the most
+blocks. A block's seconds: each member's iterations times its
 steady time per iteration, the mean over the blocks it ran (start-up and warm-up left out, so a lower bound).
 """
 
@@ -18,29 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
-
-from scipy import stats
 
 from bridgebench import question
 from bridgebench.stats import Estimate
-
-MOST_BLOCKS = 100_000  # past this, "never" for practical purposes
-
-
-def blocks_needed(estimate: float, sd: float, confidence: float, margin: float) -> tuple[str, int | None]:
-    """The answer more blocks would give and the fewest blocks that would give it (None: none would)."""
-    distance = abs(math.log(estimate))
-    room = min(math.log1p(margin), -math.log1p(-margin)) - distance
-    target, reach = (question.EQUIVALENT, room) if room > distance else (
-        question.SLOWER if estimate > 1 else question.FASTER, distance)
-    if reach <= 0 or sd <= 0:
-        return target, None if reach <= 0 else 3
-    for n in range(3, MOST_BLOCKS):
-        if stats.t.ppf(1 - (1 - confidence) / 2, n - 1) * sd / math.sqrt(n) < reach:
-            return target, n
-    return target, None
 
 
 def main() -> None:
@@ -64,7 +44,7 @@ def main() -> None:
             continue
         if question.answer(Estimate(**ratio), margin).state in question.DECIDED or cell["ratio_between_sd"] is None:
             continue
-        target, n = blocks_needed(ratio["value"], cell["ratio_between_sd"], ratio["confidence"], margin)
+        target, n = question.blocks_to_decide(ratio["value"], cell["ratio_between_sd"], ratio["confidence"], margin)
         block_s = seconds_a_block(cell) + seconds_a_block(cells[(benchmark, baseline)])
         print(f"| {benchmark} | {mechanism} | {ratio['executions']} | {ratio['value']:.3f} ({ratio['low']:.3f}–"
               f"{ratio['high']:.3f}) | {cell['ratio_between_sd']:.2%} | {target} | {n if n else 'none'} | "
