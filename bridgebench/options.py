@@ -32,7 +32,6 @@ class AdaptiveBudget:
     until_decided: bool = False
     growth: float = 1.0  # when a ratio is judged (look_points): 1, after every round
     within: float | None = None  # a ratio decided faster or slower settles once its CI is within ±this too
-    out_of_reach: bool = False  # an undecided ratio stops when the cap could not decide it (adaptive.py)
 
     @property
     def looks(self) -> int:
@@ -134,7 +133,6 @@ class TimingOptions:
     layout: str = FIXED
     look_growth: float = 1.0  # adaptive, aimed at the question: when ratios are judged (look_points)
     decided_within: float | None = None  # adaptive: a decided ratio runs on until its CI is within ±this
-    stop_out_of_reach: bool = False  # adaptive: an undecided ratio the cap could not decide stops (adaptive.py)
     # The executions after a cell's first ones make this share of its iterations (None: all of them): once a
     # cell's warm-up is classified, blocks of shorter processes spend the time on what the intervals rest on,
     # the spread between processes (methodology §13).
@@ -160,8 +158,7 @@ class TimingOptions:
             return None
         return AdaptiveBudget(self.process_executions, self.until_ci,
                               self.max_process_executions or self.process_executions, self.max_time_s or 0.0,
-                              self.randomise, self.seed, self.until_decided, self.look_growth, self.decided_within,
-                              self.stop_out_of_reach)
+                              self.randomise, self.seed, self.until_decided, self.look_growth, self.decided_within)
 
     @classmethod
     def from_stored(cls, stored: dict[str, Any]) -> TimingOptions:

@@ -46,8 +46,6 @@ class Budget:
     until_decided: bool = False
     look_growth: float = 1.0
     decided_within: float | None = None
-    # …and an undecided ratio stops once its estimate and spread say the cap could not decide it.
-    stop_out_of_reach: bool = False
     # The executions after a cell's first ones make this share of its iterations (None: all of them).
     later_share: float | None = None
     # Iterations sized per cell: as many as take about execution_s (from a short run at the real size after
@@ -247,7 +245,6 @@ _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout
                 "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT,
                 "until_decided": _BOOL, "execution_s": _TIMEOUT, "min_iterations": _INT_POS,
                 "look_growth": _GROWTH, "decided_within": _FRACTION, "later_share": _FRACTION,
-                "stop_out_of_reach": _BOOL,
                 "mechanisms": _NONEMPTY_STR_LIST,
                 "metric": (" or ".join(METRICS), lambda v: v in METRICS),
                 "count_sizes": _BOOL,
@@ -362,7 +359,6 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         until_decided=bool(data.get("until_decided", False)),
         look_growth=float(data.get("look_growth", 1.0)),
         decided_within=data.get("decided_within"),
-        stop_out_of_reach=bool(data.get("stop_out_of_reach", False)),
         later_share=data.get("later_share"),
         execution_s=float(data["execution_s"]) if "execution_s" in data else None,
         min_iterations=data.get("min_iterations"),
@@ -376,7 +372,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
     if budget.until_decided and budget.until_ci is None:
         raise loc.error(table, "until_decided", "until_decided needs an adaptive budget (until_ci, "
                         "max_process_executions, max_time_s)")
-    for key in ("look_growth", "decided_within", "stop_out_of_reach"):
+    for key in ("look_growth", "decided_within"):
         if key in data and not budget.until_decided:
             raise loc.error(table, key, f"{key} needs a budget aimed at the question (until_decided = true)")
     if "later_share" in data and budget.until_ci is None:

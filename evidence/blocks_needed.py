@@ -6,8 +6,8 @@ estimate from a few blocks, and a ratio near the edge of the margin needs ever m
 
     .venv/bin/python evidence/blocks_needed.py results/lua-vms-1.json [--mechanism luajit2]
 
-The rule is question.blocks_to_decide, the one an adaptive budget with `stop_out_of_reach` stops by: the
-report's rule (question.answer) at the confidence each interval was computed at, Student's t over blocks.
+The rule is question.blocks_to_decide: the report's rule (question.answer) at the confidence each interval
+was computed at, Student's t over blocks.
 An estimate halfway to the margin's edge is as far from either answer as it can be, and needs the most
 blocks. A block's seconds: each member's iterations times its
 steady time per iteration, the mean over the blocks it ran (start-up and warm-up left out, so a lower bound).

@@ -17,7 +17,6 @@ from bridgebench.campaign.adaptive import (
     CAPPED,
     FAILING,
     OPEN,
-    OUT_OF_REACH,
     OUT_OF_TIME,
     SETTLED,
     blocks,
@@ -139,7 +138,6 @@ def test_a_study_budget_can_be_adaptive_and_must_say_all_of_it(tmp_path: Path, b
     # the keys that shape a budget aimed at the question need one, and sensible values
     for extra, fragment in (("look_growth = 1.5", "look_growth needs a budget aimed at the question"),
                             ("decided_within = 0.05", "decided_within needs a budget aimed at the question"),
-                            ("stop_out_of_reach = true", "stop_out_of_reach needs a budget aimed at the question"),
                             ("until_decided = true\nlook_growth = 0.5", "look_growth: expected a number from 1 to 4"),
                             ("until_decided = true\ndecided_within = 5", "decided_within: expected a fraction")):
         basic_study.write_text(text.replace("max_time_s = 60", f"max_time_s = 60\n{extra}"))
@@ -209,23 +207,6 @@ def test_the_looks_correction_bounds_the_false_decisions() -> None:
     assert look_points(3, 6, 1.5) == (3, 5, 6)  # the cap is always a look
     assert look_points(3, 6) == (3, 4, 5, 6) and looks(5, 5, 1.5) == 1
     assert stopping_confidence(3, 12, 1.5) == pytest.approx(0.998)
-
-
-@pytest.mark.parametrize(("executions", "answer", "reach", "state"), [
-    (12, UNDECIDED, (question.EQUIVALENT, 300), OUT_OF_REACH),  # 300 blocks would decide it: past the cap
-    (12, UNDECIDED, (question.EQUIVALENT, None), OUT_OF_REACH),  # no count would
-    (12, UNDECIDED, (question.SLOWER, 40), OPEN),  # within the cap: it goes on
-    (12, UNDECIDED, None, OPEN),  # the rule is off, or too few blocks to judge a spread by
-    (12, SLOWER, (question.EQUIVALENT, 300), SETTLED),  # decided: nothing to give up
-    (60, UNDECIDED, (question.EQUIVALENT, 300), CAPPED),
-])
-def test_a_ratio_the_cap_could_not_decide_stops_out_of_reach(executions: int, answer: question.Answer,
-                                                              reach: tuple[str, int | None] | None,
-                                                              state: str) -> None:
-    d = decide_ratio(executions, "flat", answer, first=3, cap=60, reach=reach)
-    assert d.state == state, d
-    if state == OUT_OF_REACH:
-        assert "past the cap of 60" in d.reason and question.EQUIVALENT in d.reason
 
 
 @pytest.mark.parametrize(("executions", "answer", "width", "next_look", "state", "said"), [
@@ -381,8 +362,8 @@ def test_shortened_executions_start_after_the_warm_up_their_cells_long_ones_show
 
 
 def test_the_blocks_an_undecided_ratio_would_take() -> None:
-    # question.blocks_to_decide (evidence/blocks_needed.py, the out-of-reach rule): the fewest blocks whose
-    # interval, at the same estimate and spread, decides it
+    # question.blocks_to_decide (evidence/blocks_needed.py): the fewest blocks whose interval, at the same
+    # estimate and spread, decides it
     from scipy import stats
 
     blocks_needed = question.blocks_to_decide

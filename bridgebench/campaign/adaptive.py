@@ -26,12 +26,8 @@ true ratio is 1 is stopped as different with probability at most 1 % over all it
 ratios only at look points that grow by a factor (`look_growth`, options.look_points: 3, 5, 8, 12, 18… for
 1.5) instead of after every round: the rounds between go on, and with fewer looks each interval is
 narrower. With `decided_within`, a ratio decided faster or slower also waits for its interval to be that
-narrow (a looks-corrected interval from 3 blocks can say "slower" while spanning ×2.7–×16). With
-`stop_out_of_reach`, an undecided ratio with REACH_FROM blocks or more stops at a look where its estimate and
-spread between blocks say that the cap could not decide it (question.blocks_to_decide): it was going to end
-undecided, and its blocks' time goes to ratios that can still be decided. Stopping without a decision
-never makes a wrong one, so the looks' correction is unchanged. Cells without a ratio (the baseline's,
-cells of a study with no baseline) keep the CI rule.
+narrow (a looks-corrected interval from 3 blocks can say "slower" while spanning ×2.7–×16). Cells without
+a ratio (the baseline's, cells of a study with no baseline) keep the CI rule.
 
 Each round's verdicts are stored (`cell_decision`), so a resumed campaign goes on from the round it was in
 and the report can say what settled, what did not, and why.
@@ -54,10 +50,6 @@ from bridgebench.store import Store
 from bridgebench.timing.analysis import CONFIDENCE, analyse, estimates
 
 OPEN, SETTLED, CAPPED, FAILING, OUT_OF_TIME = "open", "settled", "capped", "failing", "out of time"
-OUT_OF_REACH = "out of reach"
-# The out-of-reach rule judges a ratio's reach from its spread between blocks only once it has this many: from
-# 3 or 5 blocks a spread is too uncertain to give up on.
-REACH_FROM = 8
 Cell = tuple[str, str]
 RunTasks = Callable[[list[Task], Callable[[Task], bool]], list[Task]]  # (tasks, skip) -> the tasks skipped
 
@@ -118,13 +110,11 @@ def stopping_confidence(first: int, cap: int, growth: float = 1.0) -> float:
 
 def decide_ratio(executions: int, classification: str | None, answer: question.Answer, first: int,
                  cap: int, next_look: int | None = None, within: float | None = None,
-                 ratio_width: float | None = None, reach: tuple[str, int | None] | None = None) -> Decision:
+                 ratio_width: float | None = None) -> Decision:
     """The rule aimed at the question for a cell with a ratio to the baseline (a pure function). `next_look`:
     the count of executions at which the ratio is judged next, when this count is not a look (the ratio is
     then not judged); `within`: a ratio decided faster or slower settles only once its CI's half-width over
-    its estimate (`ratio_width`) is at most this; `reach`: what more blocks would answer and how many in all
-    (question.blocks_to_decide), given when the budget stops ratios out of its reach: an undecided one whose
-    count is past the cap stops there (OUT_OF_REACH), leaving its time to the others."""
+    its estimate (`ratio_width`) is at most this."""
     early = _not_yet_judged(executions, classification, first)
     if early:
         return early
@@ -141,10 +131,6 @@ def decide_ratio(executions: int, classification: str | None, answer: question.A
            else f"undecided: {answer.why}")
     if executions >= cap:
         return Decision(CAPPED, f"cap of {cap} process executions reached: {why}", None)
-    if not decided and reach is not None and (reach[1] is None or reach[1] > cap):
-        return Decision(OUT_OF_REACH, f"{why}; at its spread between blocks, {reach[0]} would take "
-                        f"{f'about {reach[1]} blocks' if reach[1] else 'more blocks than can be counted'}, "
-                        f"past the cap of {cap}", None)
     return Decision(OPEN, why, None)
 
 
@@ -194,15 +180,10 @@ def _judge_question(store: Store, campaign_id: int, open_cells: list[Cell], stat
             continue
         c = result.cell(*cell)
         n = stored.get(cell, 0)
-        reach = None
-        if (budget.out_of_reach and c and c.ratio and c.ratio.has_interval and c.ratio_between_sd is not None
-                and c.ratio.executions >= REACH_FROM):
-            reach = question.blocks_to_decide(c.ratio.value, c.ratio_between_sd, c.ratio.confidence,
-                                              result.equivalence)
         out[cell] = decide_ratio(n, c.classification if c else None,
                                  question.answer(c.ratio if c else None, result.equivalence), budget.first,
                                  budget.cap, None if budget.is_look(n) else budget.next_look(n), budget.within,
-                                 half_width(c.ratio if c else None), reach)
+                                 half_width(c.ratio if c else None))
     for cell in open_cells:
         if cell[1] != baseline:
             continue

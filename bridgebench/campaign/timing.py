@@ -123,8 +123,7 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
             or max(pexecs, DEFAULT_MAX_EXECUTIONS),
             max_time_s=max_time_s or budget.max_time_s or DEFAULT_MAX_TIME_S,
             until_decided=budget.until_decided if until_decided is None else until_decided,
-            look_growth=budget.look_growth, decided_within=budget.decided_within, later_share=budget.later_share,
-            stop_out_of_reach=budget.stop_out_of_reach)
+            look_growth=budget.look_growth, decided_within=budget.decided_within, later_share=budget.later_share)
         if options.until_decided and not study.baseline:
             raise CampaignError(f"--until decided: {study.name} names no baseline, so there is no ratio to decide")
         if not 0 < options.until_ci < 1:  # type: ignore[operator]
