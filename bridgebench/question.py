@@ -15,10 +15,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from scipy import stats
-
 from bridgebench.stats import Estimate
-from bridgebench.stats.executions import MIN_EXECUTIONS, too_few
+from bridgebench.stats.executions import MIN_EXECUTIONS, t_quantile, too_few
 
 FASTER, SLOWER, EQUIVALENT, UNDECIDED = "faster", "slower", "equivalent", "undecided"
 DECIDED = (FASTER, SLOWER, EQUIVALENT)
@@ -64,7 +62,7 @@ def blocks_to_decide(estimate: float, sd: float, confidence: float, equivalence:
     if reach <= 0:
         return target, None
     for n in range(MIN_EXECUTIONS, MOST_BLOCKS):
-        if stats.t.ppf(1 - (1 - confidence) / 2, n - 1) * sd / math.sqrt(n) < reach:
+        if t_quantile(1 - (1 - confidence) / 2, n - 1) * sd / math.sqrt(n) < reach:
             return target, n
     return target, None
 
