@@ -22,7 +22,7 @@ from bridgebench.stats.executions import over_executions
 from bridgebench.stats.outliers import outlier_mask
 
 __all__ = ["CHANGEPOINTS_METHOD", "NOT_CLASSIFIED", "PLAIN_METHOD", "BenchmarkSummary", "Spread", "summarise",
-           "warmup_length"]
+           "unclassified_outliers", "warmup_length"]
 
 CHANGEPOINTS_METHOD = "changepoints"
 PLAIN_METHOD = "plain bootstrap (budget too small for changepoints)"
@@ -61,6 +61,15 @@ def warmup_length(classes: Sequence[ExecutionClass | None]) -> int | None:
     return max(reached, default=1) - 1
 
 
+def unclassified_outliers(x: np.ndarray, skip: int, window: int | None = None) -> np.ndarray:
+    """The outliers of an execution too short to classify, found among its iterations from `skip` on (its
+    cell's warm-up length, warmup_length); its first `skip` are not steady, so none of them is one."""
+    mask = np.zeros(len(x), dtype=bool)
+    if len(x) > skip:
+        mask[skip:] = outlier_mask(x[skip:], window)
+    return mask
+
+
 def execution_means(arrays: Sequence[np.ndarray], classes: Sequence[ExecutionClass | None],
                     window: int | None = None) -> list[float]:
     """Each process execution's one number: the mean of its steady iterations without outliers (an
@@ -71,7 +80,7 @@ def execution_means(arrays: Sequence[np.ndarray], classes: Sequence[ExecutionCla
     skip = warmup_length(classes) or 0
     for x, cls in zip(arrays, classes, strict=True):
         if cls is None:
-            kept = x[skip:][~outlier_mask(x[skip:], window)] if len(x) > skip else x[:0]
+            kept = x[skip:][~unclassified_outliers(x, skip, window)[skip:]]
         else:
             mask = np.zeros(len(x), dtype=bool)
             for seg in cls.steady_segments:

@@ -47,7 +47,6 @@ from bridgebench.stats import (
     ExecutionClass,
     classify_benchmark,
     classify_execution,
-    outlier_mask,
     summarise,
     too_short_for_changepoints,
 )
@@ -55,7 +54,7 @@ from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE, RULES_VERSION, fr
 from bridgebench.stats.executions import each_look, ratio_over_executions
 from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread
 from bridgebench.stats.paired import paired_ratio
-from bridgebench.stats.summary import NOT_CLASSIFIED, warmup_length
+from bridgebench.stats.summary import NOT_CLASSIFIED, unclassified_outliers, warmup_length
 from bridgebench.store import SECONDS, Store, StoredExecution, StoreError, StoreWriteError
 from bridgebench.study import DEFAULT_EQUIVALENCE
 from bridgebench.timing import jitdiag, time_beside_counts
@@ -229,13 +228,13 @@ def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
     (summary.warmup_length), where an unclassified one's steady state starts; None: no execution of the cell
     is classified, so all its iterations count and its first one is compared with the rest."""
     n = len(times)
-    outliers = cls.outliers if cls is not None else outlier_mask(times)
     if cls is None:
         skip = min(warmup or 0, n)
-        outliers = np.concatenate([np.zeros(skip, dtype=bool), outlier_mask(times[skip:])]) if skip else outliers
+        outliers = unclassified_outliers(times, skip)
         ranges: tuple[tuple[int, int], ...] = ((skip, n),)
         segments: tuple[SegmentMean, ...] = ()
     else:
+        outliers = cls.outliers
         ranges = tuple((s.start, s.end) for s in cls.steady_segments)
         steady = set(cls.steady_segments)
         segments = tuple(SegmentMean(s.start, s.end, s.mean, s in steady) for s in cls.segments)
