@@ -3,6 +3,7 @@ another name, luajit-again), run one after another into one store, quiet or besi
 then counted by evidence/coverage.py. A benchmark of the harness's statistics (issue #22), not a test.
 
     .venv/bin/python evidence/aa.py OUT/quiet.sqlite --campaigns 8
+    .venv/bin/python evidence/aa.py OUT/default.sqlite --campaigns 13 --budget aa-default
     .venv/bin/python evidence/aa.py OUT/busy.sqlite --campaigns 8 --busy
     .venv/bin/python evidence/coverage.py OUT/quiet.sqlite --pair luajit:luajit-again \\
         --across luajit --across luajit-again
@@ -11,7 +12,9 @@ Each campaign gives one A/A ratio a benchmark inside it (luajit-again over luaji
 they share 5), and two campaigns side by side give one more a benchmark and mechanism (the same mechanism
 in both, Welch's t). `--busy` runs one busy loop of its own for as long as the campaigns do (on a 2-vCPU
 machine: one core taken), so the audit flags the executions and the count says how the intervals fare on
-a busy machine. A campaign that fails stops the script with its exit code; rerun it to add campaigns to
+a busy machine. `--budget aa-default` runs the pair under the default campaign's rules instead (first 3
+blocks, look points, stopped once decided; methodology §9), so the count is the default's own error rate.
+A campaign that fails stops the script with its exit code; rerun it to add campaigns to
 the same store.
 """
 
@@ -33,6 +36,7 @@ def main() -> int:
     ap.add_argument("--campaigns", type=int, default=8)
     ap.add_argument("--busy", action="store_true", help="run a CPU-bound loop beside the campaigns")
     ap.add_argument("--build-dir", default=None, help="default: build/ beside the store")
+    ap.add_argument("--budget", default="aa", help="a lua-vms budget of LuaJIT against luajit-again")
     args = ap.parse_args()
     store = Path(args.store).resolve()
     folder = store.parent
@@ -41,7 +45,7 @@ def main() -> int:
     started = time.monotonic()
     try:
         for i in range(args.campaigns):
-            command = [str(REPO / ".venv/bin/bridgebench"), "run", "lua-vms", "--budget", "aa", "--seed", str(i),
+            command = [str(REPO / ".venv/bin/bridgebench"), "run", "lua-vms", "--budget", args.budget, "--seed", str(i),
                        "--store", str(store), "--build-dir", str(build), "--report-dir", str(folder / "reports"),
                        "--json"]
             done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,

@@ -14,7 +14,9 @@ compares mechanism M with itself in another campaign (Welch's t, as `diff` does)
 two in the order they ran. `--split` resamples stored campaigns: each cell with at least 6 executions,
 split once at random into two halves, one half against the other. The table counts the comparisons, those
 with an interval, those whose interval misses the true ratio, and the disturbed ones (an execution of the
-pair flagged by the audit), and how wide the intervals were; below it, each interval that missed. With a
+pair flagged by the audit), and how wide the intervals were; below it, how the comparisons were answered
+(question.answer: faster, slower, equivalent within the study's margin, undecided; for A/A, *equivalent* is
+the power and *faster* or *slower* the error), then each interval that missed. With a
 99% interval about 1 comparison in 100 should miss; the binomial interval on the count says whether the
 misses are more than chance. Nothing is run.
 """
@@ -23,11 +25,13 @@ from __future__ import annotations
 
 import argparse
 import random
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 from scipy.stats import binomtest
 
+from bridgebench import question
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.store import Campaign, Store
@@ -52,9 +56,11 @@ class Count:
         self.all = self.interval = self.missed = self.quiet = self.quiet_missed = self.disturbed = 0
         self.widths: list[float] = []  # each interval's half-width, relative to its ratio
         self.misses: list[str] = []  # where an interval missed the truth, and what it said
+        self.answers: Counter[str] = Counter()  # what question.answer said of each comparison (--answers)
 
-    def add(self, ratio: Estimate, truth: float, noisy: bool, where: str) -> None:
+    def add(self, ratio: Estimate, truth: float, noisy: bool, where: str, equivalence: float = 0.02) -> None:
         self.all += 1
+        self.answers[question.answer(ratio, equivalence).state] += 1
         if ratio.low is None or ratio.high is None:
             return
         missed = not ratio.holds(truth)
@@ -78,14 +84,14 @@ class Count:
 
 
 def _add_pair(count: Count, series: Series, cell_a: Cell | None, cell_b: Cell | None, truth: float,
-              confidence: float, same_campaign: bool, where: str) -> None:
+              confidence: float, same_campaign: bool, where: str, equivalence: float = 0.02) -> None:
     """One comparison of two cells' steady executions by the analysis's ratio rule, when both have some."""
     if cell_a is None or cell_b is None:
         return
     sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
     if sa and sb:
         count.add(ratio_between(sa, sb, confidence=confidence, same_campaign=same_campaign), truth,
-                  cell_a.disturbed + cell_b.disturbed > 0, where)
+                  cell_a.disturbed + cell_b.disturbed > 0, where, equivalence)
 
 
 def within(store: Store, series: Series, campaigns: list[Campaign], a: str, b: str, truth: float) -> Count:
@@ -96,7 +102,7 @@ def within(store: Store, series: Series, campaigns: list[Campaign], a: str, b: s
         for bench in result.benchmarks:
             _add_pair(count, series, result.cell(bench, a), result.cell(bench, b), truth,
                       result.interval_confidence, same_campaign=True,
-                      where=f"{bench}, {b} over {a} in campaign {campaign.id}")
+                      where=f"{bench}, {b} over {a} in campaign {campaign.id}", equivalence=result.equivalence)
     return count
 
 
@@ -169,6 +175,9 @@ def main() -> None:
     if sum(truth == 1.0 for _, truth, _ in rows) > 1:
         print(total.row("every A/A comparison", 1.0))
     for what, _, count in rows:
+        answered = ", ".join(f"{state} {count.answers[state]}" for state in
+                             (question.FASTER, question.SLOWER, question.EQUIVALENT, question.UNDECIDED))
+        print(f"answered ({what}): {answered}")
         for miss in count.misses:
             print(f"missed ({what}): {miss}")
 
