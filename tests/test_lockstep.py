@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,10 @@ import pytest
 from bridgebench.runner import ABANDONED, CRASHED, OK, PROTOCOL, TIMEOUT
 from bridgebench.stats.executions import TOO_FEW
 from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread
+from bridgebench.store import Store
 from bridgebench.timing import layout, lockstep
+from bridgebench.timing.analysis import current_analysis
+from bridgebench.timing.report import tables
 from evidence.lockstep_coverage import planted_blocks
 from tests.conftest import FIXTURES, REPO
 
@@ -267,6 +271,12 @@ def test_a_campaign_pairs_in_lock_step_by_default_and_says_which_cells_were_not(
     assert "## Lock-step blocks" in markdown and "not paired, their probes have no stepped mode: c" in markdown
     assert "methodology §13): b (up to " in markdown and "sharing the block's one CPU" in markdown  # a: one thread
     assert "threads in 2 processes)" in markdown and "threads: a" not in markdown
+    # 3 blocks: two even speed modes would be drawn alike by all of them in a quarter of campaigns
+    assert ("Of these intervals, 1 rests on fewer than 8 blocks (the fewest: 3)" in markdown
+            and "3 blocks all draw alike in 25% of campaigns" in markdown)
+    analysed = current_analysis(Store(str(db), create=False), result["campaign"]["id"])
+    eight = tuple(replace(c, ratio=replace(c.ratio, executions=8)) if c.ratio else c for c in analysed.cells)
+    assert tables.modes_note(replace(analysed, cells=eight)) is None
 
     sequential = bridgebench("run", str(study), "--json", "--pairing", "sequential", "--layout", "fixed",
                              "--store", str(tmp_path / "t.sqlite"), cwd=tmp_path)
@@ -323,3 +333,16 @@ def test_an_interrupted_lock_step_campaign_resumes_losing_and_duplicating_nothin
     assert all(pairing[("a", p)]["block"] == pairing[("b", p)]["block"] for p in range(3) if p != first[1])
     ratio = next(c.ratio for c in TIMING.analyse(store, cid).cells if c.mechanism == "b")
     assert ratio is not None and ratio.executions == 2 and not ratio.has_interval  # two whole blocks: too few
+
+
+def test_two_runs_ratios_agree_are_compatible_or_contradict() -> None:
+    from evidence.layout_paths import AGREE, COMPATIBLE, CONTRADICT, agreement
+
+    def ratio(value: float, low: float | None, high: float | None) -> dict:
+        return {"value": value, "low": low, "high": high, "confidence": 0.99, "method": "m", "executions": 8}
+
+    assert agreement(ratio(1.0, 0.99, 1.01), ratio(1.0, 0.985, 1.012), 0.02) == AGREE  # both equivalent
+    assert agreement(ratio(1.0, 0.99, 1.01), ratio(1.0, 0.95, 1.05), 0.02) == COMPATIBLE  # equivalent, undecided
+    assert agreement(ratio(1.0, None, None), ratio(1.05, 1.03, 1.07), 0.02) == COMPATIBLE  # no interval
+    assert agreement(ratio(1.05, 1.01, 1.09), ratio(0.97, 0.95, 0.99), 0.02) == CONTRADICT  # slower, faster: apart
+    assert agreement(ratio(1.0, 0.99, 1.01), ratio(1.05, 1.03, 1.07), 0.02) == CONTRADICT  # intervals apart

@@ -338,8 +338,10 @@ def _summary(result: Analysis) -> str:
                                                           for m, g in ranked], numeric=(1,)))
     paired = tables.pairing_rows(result)
     if paired:
+        modes = tables.modes_note(result)
         out += (f"<h3>Lock-step blocks</h3><p class=\"note\">{escape(tables.PAIRING_NOTE)}</p>"
-                + table(tables.PAIRING_COLUMNS, paired, numeric=(2, 3, 4)))
+                + table(tables.PAIRING_COLUMNS, paired, numeric=(2, 3, 4))
+                + (f"<p class=\"note\">{escape(modes)}</p>" if modes else ""))
     jit = tables.jit_rows(result)
     if jit:
         out += (f"<h3>What LuaJIT's compiler did</h3><p class=\"note\">{escape(tables.JIT_NOTE)}</p>"

@@ -12,6 +12,7 @@ from bridgebench.report.fmt import CLASS_SYMBOL
 from bridgebench.stats import BAD_INCONSISTENT, GOOD_INCONSISTENT
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 from bridgebench.stats.executions import MIN_EXECUTIONS
+from bridgebench.stats.lockstep import MODES_BLOCKS, all_alike
 from bridgebench.stats.summary import NOT_CLASSIFIED
 from bridgebench.timing import jitdiag
 from bridgebench.timing.result import Analysis, BesideTime, Cell
@@ -195,11 +196,30 @@ PAIRING_NOTE = ("Each ratio to the baseline from lock-step blocks: the sd of the
                 "ratios (what fresh processes and layouts differ by; the interval is Student's t over these).")
 
 
+def _paired(result: Analysis) -> list[Cell]:
+    return [c for c in result.cells if c.ratio_within_sd is not None and c.ratio_between_sd is not None
+            and c.mechanism != result.baseline]
+
+
 def pairing_rows(result: Analysis) -> list[tuple[str, ...]]:
     return [(c.benchmark, result.label(c.mechanism), str(c.ratio.executions if c.ratio else "—"),
-             f"{c.ratio_within_sd:.2%}", f"{c.ratio_between_sd:.2%}")
-            for c in result.cells if c.ratio_within_sd is not None and c.ratio_between_sd is not None
-            and c.mechanism != result.baseline]
+             f"{c.ratio_within_sd:.2%}", f"{c.ratio_between_sd:.2%}") for c in _paired(result)]
+
+
+def modes_note(result: Analysis) -> str | None:
+    """What the lock-step ratios with an interval from fewer than MODES_BLOCKS blocks cannot promise: where
+    processes fall into speed modes, blocks that all drew one mode show nothing of the other."""
+    few = [c.ratio.executions for c in _paired(result)
+           if c.ratio and c.ratio.has_interval and c.ratio.executions is not None
+           and c.ratio.executions < MODES_BLOCKS]
+    if not few:
+        return None
+    k = min(few)
+    return (f"Of these intervals, {len(few)} rest{'s' if len(few) == 1 else ''} on fewer than {MODES_BLOCKS} "
+            f"blocks (the fewest: {k}). Where "
+            f"processes fall into speed modes, as LuaJIT's do, such an interval misses more often than its 1 %: "
+            f"when every block drew the same mode nothing in them shows the other, and with two modes at even "
+            f"odds {k} blocks all draw alike in {all_alike(k):.0%} of campaigns (methodology §13).")
 
 
 def budget_words(result: Analysis) -> str:
