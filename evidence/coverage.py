@@ -56,7 +56,7 @@ class Count:
         self.all = self.interval = self.missed = self.quiet = self.quiet_missed = self.disturbed = 0
         self.widths: list[float] = []  # each interval's half-width, relative to its ratio
         self.misses: list[str] = []  # where an interval missed the truth, and what it said
-        self.answers: Counter[str] = Counter()  # what question.answer said of each comparison (--answers)
+        self.answers: Counter[str] = Counter()  # what question.answer said of each comparison
 
     def add(self, ratio: Estimate, truth: float, noisy: bool, where: str, equivalence: float = 0.02) -> None:
         self.all += 1

@@ -217,7 +217,7 @@ def modes_note(result: Analysis) -> str | None:
     k = min(few)
     return (f"Of these intervals, {len(few)} rest{'s' if len(few) == 1 else ''} on fewer than {MODES_BLOCKS} "
             f"blocks (the fewest: {k}). Where "
-            f"processes fall into speed modes, as LuaJIT's do, such an interval misses more often than its 1 %: "
+            f"processes fall into speed modes, as a JIT's often do, such an interval misses more often than its 1 %: "
             f"when every block drew the same mode nothing in them shows the other, and with two modes at even "
             f"odds {k} blocks all draw alike in {all_alike(k):.0%} of campaigns (methodology §13).")
 
