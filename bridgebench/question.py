@@ -61,10 +61,20 @@ def blocks_to_decide(estimate: float, sd: float, confidence: float, equivalence:
                      else (SLOWER if estimate > 1 else FASTER, distance))
     if reach <= 0:
         return target, None
-    for n in range(MIN_EXECUTIONS, MOST_BLOCKS):
-        if t_quantile(1 - (1 - confidence) / 2, n - 1) * sd / math.sqrt(n) < reach:
-            return target, n
-    return target, None
+
+    def decides(n: int) -> bool:
+        return t_quantile(1 - (1 - confidence) / 2, n - 1) * sd / math.sqrt(n) < reach
+
+    # The half-width shrinks as blocks are added (t falls with the degrees of freedom, and 1/√n): bisect.
+    low, high = MIN_EXECUTIONS, MOST_BLOCKS
+    if decides(low):
+        return target, low
+    if not decides(high):
+        return target, None
+    while high - low > 1:  # decides(high) and not decides(low)
+        mid = (low + high) // 2
+        low, high = (low, mid) if decides(mid) else (mid, high)
+    return target, high
 
 
 def summary(subject: str, baseline: str, answers: Iterable[tuple[str, Answer]], equivalence: float,
