@@ -15,6 +15,7 @@ from bridgebench import instructions, selftest
 from bridgebench.campaign import timing
 from bridgebench.campaign.kind import CampaignError
 from bridgebench.selftest import MIN_ITERATIONS, _phase_found
+from bridgebench.stats.lockstep import MODES_BLOCKS
 from bridgebench.store import Store
 from bridgebench.study import STUDIES_DIR, Budget, read_study
 from bridgebench.timing.analysis import interval_looks
@@ -68,6 +69,9 @@ def test_the_modes_budget_checks_that_the_ratio_holds_the_modes_mean(tmp_path: P
     modes = tally[selftest.MODES]
     assert modes["quiet"] + modes["disturbed"] + modes["undecided"] == 3  # steady, warmup, slowdown
     assert {f["expected"] for f in report["findings"] if f["check"] == selftest.MODES} == {"1.0296"}
+    # the blocks the reports' modes note asks for (stats.lockstep.MODES_BLOCKS): the budget and the note agree
+    modes_budget = read_study(STUDIES_DIR / "selftest" / "study.toml").budgets["modes"]
+    assert modes_budget.process_executions == MODES_BLOCKS
 
 
 def test_phase_found_needs_place_direction_and_size() -> None:
