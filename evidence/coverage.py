@@ -58,7 +58,7 @@ class Count:
         self.misses: list[str] = []  # where an interval missed the truth, and what it said
         self.answers: Counter[str] = Counter()  # what question.answer said of each comparison
 
-    def add(self, ratio: Estimate, truth: float, noisy: bool, where: str, equivalence: float = 0.02) -> None:
+    def add(self, ratio: Estimate, truth: float, noisy: bool, where: str, equivalence: float) -> None:
         self.all += 1
         self.answers[question.answer(ratio, equivalence).state] += 1
         if ratio.low is None or ratio.high is None:
@@ -84,7 +84,7 @@ class Count:
 
 
 def _add_pair(count: Count, series: Series, cell_a: Cell | None, cell_b: Cell | None, truth: float,
-              confidence: float, same_campaign: bool, where: str, equivalence: float = 0.02) -> None:
+              confidence: float, same_campaign: bool, where: str, equivalence: float) -> None:
     """One comparison of two cells' steady executions by the analysis's ratio rule, when both have some."""
     if cell_a is None or cell_b is None:
         return
@@ -115,7 +115,8 @@ def across(store: Store, series: Series, campaigns: list[Campaign], mechanism: s
         for bench in ra.benchmarks:
             _add_pair(count, series, ra.cell(bench, mechanism), rb.cell(bench, mechanism), 1.0, ra.confidence,
                       same_campaign=False,
-                      where=f"{bench}, {mechanism} in campaign {second.id} over campaign {first.id}")
+                      where=f"{bench}, {mechanism} in campaign {second.id} over campaign {first.id}",
+                      equivalence=ra.equivalence)
     return count
 
 
@@ -136,7 +137,8 @@ def split(store: Store, series: Series, campaigns: list[Campaign], seed: int) ->
             half = len(keys) // 2
             a, b = {k: rounds[k] for k in keys[:half]}, {k: rounds[k] for k in keys[half:2 * half]}
             count.add(ratio_between(a, b, confidence=result.confidence, same_campaign=False), 1.0,
-                      cell.disturbed > 0, f"{cell.benchmark}, {cell.mechanism} in campaign {campaign.id}, halves")
+                      cell.disturbed > 0, f"{cell.benchmark}, {cell.mechanism} in campaign {campaign.id}, halves",
+                      result.equivalence)
     return count
 
 
