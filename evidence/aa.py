@@ -13,7 +13,10 @@ they share 5), and two campaigns side by side give one more a benchmark and mech
 in both, Welch's t). `--busy` runs one busy loop of its own for as long as the campaigns do (on a 2-vCPU
 machine: one core taken), so the audit flags the executions and the count says how the intervals fare on
 a busy machine. `--budget aa-default` runs the pair under the default campaign's rules instead (first 3
-blocks, look points, stopped once decided; methodology §9), so the count is the default's own error rate.
+blocks, look points, stopped once decided; methodology §9), so the count is the default's own error rate;
+`--budget plus2-default` runs LuaJIT against a twin that does more real work (luajit-plus2), so how often its
+ratios stop *slower* is the default's power on that planted difference (counted with --pair
+luajit:luajit-plus2=1.02, and the work it really is with `run lua-vms --budget instructions`).
 A campaign that fails stops the script with its exit code; rerun it to add campaigns to
 the same store.
 """
@@ -36,7 +39,9 @@ def main() -> int:
     ap.add_argument("--campaigns", type=int, default=8)
     ap.add_argument("--busy", action="store_true", help="run a CPU-bound loop beside the campaigns")
     ap.add_argument("--build-dir", default=None, help="default: build/ beside the store")
-    ap.add_argument("--budget", default="aa", help="a lua-vms budget of LuaJIT against luajit-again")
+    ap.add_argument("--budget", default="aa", help="a lua-vms budget of LuaJIT against luajit-again (or plus2-default: "
+                    "against a twin with planted work)")
+    ap.add_argument("--benchmarks", default=None, help="comma-separated: only these (default: all 16)")
     args = ap.parse_args()
     store = Path(args.store).resolve()
     folder = store.parent
@@ -47,7 +52,7 @@ def main() -> int:
         for i in range(args.campaigns):
             command = [str(REPO / ".venv/bin/bridgebench"), "run", "lua-vms", "--budget", args.budget, "--seed", str(i),
                        "--store", str(store), "--build-dir", str(build), "--report-dir", str(folder / "reports"),
-                       "--json"]
+                       "--json", *(["--benchmarks", args.benchmarks] if args.benchmarks else [])]
             done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                   cwd=REPO, check=False)
             print(f"campaign {i + 1} of {args.campaigns}: exit {done.returncode}, "

@@ -57,10 +57,13 @@ class Count:
         self.widths: list[float] = []  # each interval's half-width, relative to its ratio
         self.misses: list[str] = []  # where an interval missed the truth, and what it said
         self.answers: Counter[str] = Counter()  # what question.answer said of each comparison
+        self.by_benchmark: dict[str, Counter[str]] = {}  # the same, benchmark by benchmark
 
     def add(self, ratio: Estimate, truth: float, noisy: bool, where: str, equivalence: float) -> None:
         self.all += 1
-        self.answers[question.answer(ratio, equivalence).state] += 1
+        state = question.answer(ratio, equivalence).state
+        self.answers[state] += 1
+        self.by_benchmark.setdefault(where.split(",")[0], Counter())[state] += 1
         if ratio.low is None or ratio.high is None:
             return
         missed = not ratio.holds(truth)
@@ -72,6 +75,14 @@ class Count:
         self.disturbed += noisy
         self.quiet += not noisy
         self.quiet_missed += missed and not noisy
+
+    def merge(self, other: Count) -> None:
+        for key, value in vars(other).items():
+            if key == "by_benchmark":
+                for bench, answers in value.items():
+                    self.by_benchmark.setdefault(bench, Counter()).update(answers)
+            else:
+                setattr(self, key, getattr(self, key) + value)
 
     def row(self, what: str, truth: float) -> str:
         n, k = self.interval, self.missed
@@ -153,6 +164,8 @@ def main() -> None:
                         help="A/A by resampling: each cell with 6 or more executions split in two halves")
     parser.add_argument("--seed", type=int, default=0, help="for --split")
     parser.add_argument("--study", help="only this study's campaigns")
+    parser.add_argument("--by-benchmark", action="store_true",
+                        help="also how each benchmark's comparisons were answered (power differs by benchmark)")
     args = parser.parse_args()
     if not args.pair and not args.across and not args.split:
         parser.error("give at least one --pair, --across or --split")
@@ -172,8 +185,7 @@ def main() -> None:
     for what, truth, count in rows:
         print(count.row(what, truth))
         if truth == 1.0:
-            for key in vars(total):
-                setattr(total, key, getattr(total, key) + getattr(count, key))
+            total.merge(count)
     if sum(truth == 1.0 for _, truth, _ in rows) > 1:
         print(total.row("every A/A comparison", 1.0))
     for what, _, count in rows:
@@ -182,6 +194,14 @@ def main() -> None:
         print(f"answered ({what}): {answered}")
         for miss in count.misses:
             print(f"missed ({what}): {miss}")
+    if args.by_benchmark:
+        for what, _, count in rows:
+            print(f"\n{what}\n\n| benchmark | comparisons | faster | slower | equivalent | undecided |")
+            print("|---|---|---|---|---|---|")
+            for bench, answers in count.by_benchmark.items():
+                print(f"| {bench} | {sum(answers.values())} | " + " | ".join(
+                    str(answers[state]) for state in (question.FASTER, question.SLOWER, question.EQUIVALENT,
+                                                      question.UNDECIDED)) + " |")
 
 
 if __name__ == "__main__":

@@ -47,6 +47,11 @@ def test_the_summary_counts_each_answer_and_names_the_undecided() -> None:
     assert summary("luajit2", "LuaJIT", answers, 0.02, 0.99, sizes) == (
         "luajit2 vs LuaJIT, 5 benchmarks: faster on 2: ×0.051–×0.81, slower on 1: ×38, equivalent within 2% on 1, "
         "undecided on 1 (havlak) (99%)")
+    # near 1 a decided ratio keeps the digits that set it apart from 1 (2026-11-26: "slower on 1: ×1" for 1.03)
+    near = {"fib": 0.9996, "md5": 0.995, "ray": 1.0302}
+    assert summary("luajit2", "LuaJIT", answers, 0.02, 0.99, near) == (
+        "luajit2 vs LuaJIT, 5 benchmarks: faster on 2: ×0.99–×0.9996, slower on 1: ×1.03, equivalent within 2% "
+        "on 1, undecided on 1 (havlak) (99%)")
 
 
 def test_the_headline_names_a_mechanism_other_than_the_baseline(basic_study: Path) -> None:
@@ -60,3 +65,16 @@ def test_the_headline_names_a_mechanism_other_than_the_baseline(basic_study: Pat
         basic_study.write_text(text.replace('baseline = "a"', f'baseline = "a"\n{bad}'))
         with pytest.raises(StudyError, match=message):
             read_study(basic_study)
+
+
+def test_the_power_count_keeps_each_benchmarks_answers_and_adds_them_up() -> None:
+    from evidence.coverage import Count  # evidence/coverage.py --by-benchmark: power differs by benchmark
+
+    first, second = Count(), Count()
+    first.add(ratio(1.01, 1.05, 1.03), 1.02, False, "nbody, plus2 over luajit in campaign 1", 0.02)
+    first.add(ratio(0.95, 1.08, 1.01), 1.02, False, "richards, plus2 over luajit in campaign 1", 0.02)
+    second.add(ratio(1.005, 1.04, 1.02), 1.02, True, "nbody, plus2 over luajit in campaign 2", 0.02)
+    first.merge(second)
+    assert first.by_benchmark == {"nbody": {SLOWER: 2}, "richards": {UNDECIDED: 1}}
+    assert first.answers == {SLOWER: 2, UNDECIDED: 1} and first.all == 3 and first.disturbed == 1
+    assert first.missed == 0 and len(first.widths) == 3
