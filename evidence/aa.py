@@ -42,6 +42,8 @@ def main() -> int:
     ap.add_argument("--budget", default="aa", help="a lua-vms budget of LuaJIT against luajit-again (or plus2-default: "
                     "against a twin with planted work)")
     ap.add_argument("--benchmarks", default=None, help="comma-separated: only these (default: all 16)")
+    ap.add_argument("--max-time", default=None, help="each campaign's cap instead of its budget's (fewer benchmarks: "
+                    "a share of it, so that each gets the time it would have had)")
     args = ap.parse_args()
     store = Path(args.store).resolve()
     folder = store.parent
@@ -52,7 +54,8 @@ def main() -> int:
         for i in range(args.campaigns):
             command = [str(REPO / ".venv/bin/bridgebench"), "run", "lua-vms", "--budget", args.budget, "--seed", str(i),
                        "--store", str(store), "--build-dir", str(build), "--report-dir", str(folder / "reports"),
-                       "--json", *(["--benchmarks", args.benchmarks] if args.benchmarks else [])]
+                       "--json", *(["--benchmarks", args.benchmarks] if args.benchmarks else []),
+                       *(["--max-time", args.max_time] if args.max_time else [])]
             done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                   cwd=REPO, check=False)
             print(f"campaign {i + 1} of {args.campaigns}: exit {done.returncode}, "
