@@ -12,7 +12,8 @@
  * 3. CPU time: the benchmark's own user and system time (from wait4), which the disturbance audit sets
  *    against its wall time.
  *
- * Writes "maxrss_kb N", "user_s X" and "sys_s X" lines to USAGE_FILE, then exits as the benchmark did:
+ * Writes "maxrss_kb N", "user_s X" and "sys_s X" lines to USAGE_FILE (opened before the benchmark starts),
+ * then exits as the benchmark did:
  * with its exit status, or killed by the same signal. */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -96,6 +97,12 @@ int main(int argc, char **argv) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != harness) return 125; /* the harness died before the death signal was armed */
 
+    /* Opened now, close-on-exec: the benchmark never sees it, and a harness gone by the end cannot have this
+     * process make its file anew. The harness passes a file without a name as /dev/fd/N; every descriptor
+     * above stderr is closed at the benchmark's exec, so it starts with stdin, stdout and stderr alone. */
+    FILE *out = fopen(argv[1], "we");
+    close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "bridgebench-launch: fork failed: %s\n", strerror(errno));
@@ -128,7 +135,6 @@ int main(int argc, char **argv) {
     }
     kill_and_reap_all(); /* whatever the benchmark left behind, in its group or not */
 
-    FILE *out = fopen(argv[1], "w");
     if (out) {
         fprintf(out, "maxrss_kb %ld\nuser_s %ld.%06ld\nsys_s %ld.%06ld\n", usage.ru_maxrss,
                 (long)usage.ru_utime.tv_sec, (long)usage.ru_utime.tv_usec, (long)usage.ru_stime.tv_sec,

@@ -132,6 +132,26 @@ def read_usage(path: str) -> dict[str, float]:
     return usage
 
 
+class UsageFile:
+    """Where the launcher writes what a process used (read_usage): a temporary file without a name (unlinked as
+    it is made), which the launcher inherits (`pass_fds`) and opens as `path`, /dev/fd/N. A harness killed
+    outright (SIGKILL: its campaign resumes and loses nothing) can clean nothing up, and leaves no file behind."""
+
+    def __init__(self, prefix: str = "bridgebench-usage-") -> None:
+        self._file = tempfile.TemporaryFile(prefix=prefix)  # noqa: SIM115 (closed by close() or the with block)
+        self.fd = self._file.fileno()
+        self.path = f"/dev/fd/{self.fd}"
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> UsageFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def how_it_ended(exit_code: int, stderr_tail: str) -> str:
     """A process that did not exit 0, in a line: the signal or the status, and its last line on stderr."""
     how = f"killed by signal {-exit_code}" if exit_code < 0 else f"exit status {exit_code}"
@@ -147,13 +167,13 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
     started = time.time()
     before = audit.sample()
     t0 = time.monotonic()
-    with tempfile.NamedTemporaryFile(prefix="bridgebench-usage-") as usage_file:
-        command = [str(launch), usage_file.name, *argv] if launch else argv
+    with UsageFile() as usage_file:
+        command = [str(launch), usage_file.path, *argv] if launch else argv
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         try:
             proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out_w, stderr=err_w, env=env,
-                                    cwd=cwd, start_new_session=True)
+                                    cwd=cwd, start_new_session=True, pass_fds=(usage_file.fd,) if launch else ())
         except OSError as e:
             for fd in (out_r, err_r):
                 os.close(fd)
@@ -199,7 +219,7 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
         _, status, _ = reaped["w"]
         exit_code = os.waitstatus_to_exitcode(status)
         proc.returncode = exit_code  # reaped by wait4 above; tell Popen so it does not try again
-        usage = read_usage(usage_file.name)
+        usage = read_usage(usage_file.path)
     peak_rss_kb = int(usage["maxrss_kb"]) if "maxrss_kb" in usage else None
     cpu_s = usage["user_s"] + usage["sys_s"] if "user_s" in usage and "sys_s" in usage else None
     machine = audit.audit(before, after, wall_s, cpu_s)

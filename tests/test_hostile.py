@@ -123,13 +123,17 @@ def test_children_left_behind_by_a_finished_benchmark_are_killed(basic_study: Pa
 def test_a_killed_harness_takes_its_benchmark_and_the_benchmarks_children_with_it(
         basic_study: Path, tmp_path: Path, marker: str) -> None:
     add_benchmark(basic_study, "escape")
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
     proc = start_bridgebench("run", str(basic_study), "--benchmarks", "escape", "-p", "1", "--timeout", "600",
-                             cwd=tmp_path, env={"PROBE_MARKER": marker})
+                             cwd=tmp_path, env={"PROBE_MARKER": marker, "TMPDIR": str(temporary)})
     below = wait_for_descendants(marker, proc.pid, 4)  # launcher, probe, its 2 children
     assert len(below) >= 4, proc.stderr
     proc.kill()  # the harness only: SIGKILL, no chance to clean up
     proc.communicate(timeout=60)
     assert survivors(marker) == []
+    # nor files: the launcher's usage file has no name to leave behind (it did, one per killed run, in /tmp)
+    assert [p.name for p in temporary.iterdir() if p.name.startswith("bridgebench-")] == []
 
 
 # --- signals ---------------------------------------------------------------------------------------------

@@ -87,3 +87,19 @@ def test_protocol_rejects_wrong_counts_and_bad_values() -> None:
             assert message in str(e)
         else:
             raise AssertionError(f"accepted {bad!r}")
+
+
+def test_the_benchmark_starts_with_stdin_stdout_and_stderr_alone(tmp_path: Path) -> None:
+    # the launcher's usage file (passed to it as /dev/fd/N) must not reach the benchmark
+    probe = tmp_path / "fds.py"
+    probe.write_text("import json, os\n"
+                     "def is_open(fd):\n"
+                     "    try:\n        os.fstat(fd)\n        return True\n"
+                     "    except OSError:\n        return False\n"
+                     "held = [fd for fd in range(3, 256) if is_open(fd)]\n"
+                     "out = {'protocol': 'bridgebench/1', 'times': [0.001], 'answer': repr(held), 'batch': 1}\n"
+                     "print(json.dumps(out))\n")
+    result = execute([sys.executable, str(probe)], dict(os.environ), tmp_path, 1, 20)
+    assert result.status == OK, result.detail
+    assert result.output.answer == "[]"
+    assert result.peak_rss_kb  # and the launcher still wrote what it used

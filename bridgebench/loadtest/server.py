@@ -9,7 +9,6 @@ import os
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from bridgebench import audit
 from bridgebench.placeholders import expand_all
-from bridgebench.runner import STDERR_TAIL, Capture, launcher
+from bridgebench.runner import STDERR_TAIL, Capture, UsageFile, launcher
 
 
 class ServerError(Exception):
@@ -84,7 +83,7 @@ class Server:
         self.proc: subprocess.Popen[bytes] | None = None
         self.stopped: Stopped | None = None
         self._stderr: Capture | None = None
-        self._usage = tempfile.NamedTemporaryFile(prefix="bridgebench-server-usage-")  # noqa: SIM115 (closed in stop)
+        self._usage = UsageFile("bridgebench-server-usage-")  # closed in stop()
 
     def cpu_s(self) -> float:
         """CPU seconds the server and what it started have used so far (0 before it starts)."""
@@ -113,9 +112,9 @@ class Server:
                               "could escape; see `bridgebench doctor`")
         err_r, err_w = os.pipe()
         try:
-            self.proc = subprocess.Popen([str(launch), self._usage.name, *self.argv], stdin=subprocess.DEVNULL,
+            self.proc = subprocess.Popen([str(launch), self._usage.path, *self.argv], stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=err_w, env=self.env, cwd=self.cwd,
-                                         start_new_session=True)
+                                         start_new_session=True, pass_fds=(self._usage.fd,))
         except OSError as e:
             os.close(err_r)
             raise ServerError(f"cannot start {self.argv[0]}: {e.strerror}") from e

@@ -25,7 +25,6 @@ import random
 import select
 import signal
 import subprocess
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -44,6 +43,7 @@ from bridgebench.runner import (
     TIMEOUT,
     Capture,
     Execution,
+    UsageFile,
     how_it_ended,
     launcher,
     read_usage,
@@ -112,19 +112,19 @@ class _Live:
         return self.alive and len(self.answered) < self.member.iterations
 
 
-def _spawn(member: Member, cpu: int | None, launch: Path | None, usage_path: str) -> _Live:
-    command = [str(launch), usage_path, *member.argv] if launch else member.argv
+def _spawn(member: Member, cpu: int | None, launch: Path | None, usage: UsageFile) -> _Live:
+    command = [str(launch), usage.path, *member.argv] if launch else member.argv
     env = {**member.env, STEPPED_ENV: "1"}
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    live = _Live(member, None, usage_path, started=time.time(), t0=time.monotonic())
+    live = _Live(member, None, usage.path, started=time.time(), t0=time.monotonic())
     mine = os.sched_getaffinity(0)
     try:
         if cpu is not None:  # this thread's affinity is what the fork inherits; put back at once
             os.sched_setaffinity(0, {cpu})
         live.proc = subprocess.Popen(command, stdin=in_r, stdout=out_w, stderr=err_w, env=env, cwd=member.cwd,
-                                     start_new_session=True)
+                                     start_new_session=True, pass_fds=(usage.fd,) if launch else ())
     except OSError as e:
         live.failure = (SPAWN_FAILED, f"cannot start {member.argv[0]}: {e.strerror}")
         for fd in (in_w, out_r, err_r):
@@ -320,10 +320,10 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
         os.sched_setaffinity(0, harness - {cpu})
     with contextlib.ExitStack() as files:
         files.callback(os.sched_setaffinity, 0, harness)
-        paths = [files.enter_context(tempfile.NamedTemporaryFile(prefix="bridgebench-usage-")).name for _ in members]
+        usage_files = [files.enter_context(UsageFile()) for _ in members]
         before = audit.sample()
         t0 = time.monotonic()
-        lives = [_spawn(m, cpu, launch, p) for m, p in zip(members, paths, strict=True)]
+        lives = [_spawn(m, cpu, launch, u) for m, u in zip(members, usage_files, strict=True)]
         try:
             deadline = time.monotonic() + timeout_s
             for live in lives:
