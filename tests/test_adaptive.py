@@ -71,7 +71,8 @@ def test_cells_that_settle_stop_after_their_first_executions(basic_study: Path, 
     report = json.loads(result.stdout)
     assert report["adaptive"]["states"] == {SETTLED: 2} and report["adaptive"]["rounds"] == 2
     md = bridgebench("report", "--format", "markdown", cwd=tmp_path).stdout
-    assert "adaptive budget: each cell until its 99% CI is within ±99.0%" in md
+    assert ("adaptive budget: 2 rounds judged, then 2 settled; 2 to at most 6 process executions a cell, at most "
+            "3600 s of executions in all. Each cell ran until its 99% CI was within ±99.0% and its class held.") in md
     assert "Not settled" not in md
 
 
@@ -333,7 +334,7 @@ def test_a_budget_with_look_points_judges_there_and_shortens_the_later_execution
     report = json.loads(result.stdout)
     assert report["looks"] == 4  # 3, 5, 8 and the one a time cap could add
     md = bridgebench("report", "--format", "markdown", cwd=tmp_path).stdout
-    assert "judged at 3, 5, 8 process executions" in md and "until its interval is also within ±5%" in md
+    assert "judged at 3, 5, 8 process executions" in md and "or faster or slower with its interval within ±5%" in md
     assert [r["confidence"] for r in (c["ratio"] for c in report["cells"] if c["mechanism"] == "b")] == \
         pytest.approx([0.9975])
 

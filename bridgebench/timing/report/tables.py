@@ -232,7 +232,8 @@ def budget_words(result: Analysis) -> str:
     sized = [r.iterations for r in result.check if r.iterations]
     size = (fmt.duration(o.get("execution_s") or 0, metric=result.metric) if result.metric == INSTRUCTIONS
             else f"{o.get('execution_s') or 0:g} s")
-    iterations = (f"{min(sized)}–{max(sized)} iterations (sized per cell to about {size} an "
+    made = f"{min(sized)}–{max(sized)}" if sized and min(sized) != max(sized) else f"{min(sized, default=0)}"
+    iterations = (f"{made} iterations (sized per cell to about {size} an "
                   f"execution, at least {o['min_iterations']}, at most {o['iterations']})"
                   if o.get("execution_s") and sized else f"{o['iterations']} iterations")
     return (f"budget '{o['budget']}', {executions} process executions × {iterations}, "
@@ -447,24 +448,24 @@ def few_executions_line(result: Analysis) -> str | None:
 
 
 def adaptive_line(result: Analysis) -> str | None:
-    """What an adaptive budget did, in one line."""
+    """What an adaptive budget did, then the rule it followed: two sentences, the outcome first."""
     a = result.adaptive
     if not a:
         return None
     states = ", ".join(f"{n} {s}" for s, n in sorted(a.states.items()))
+    outcome = (f"adaptive budget: {a.rounds} round{'s' if a.rounds != 1 else ''} judged, then {states}; "
+               f"{a.first_process_executions} to at most {a.max_process_executions} process executions a cell, "
+               f"at most {a.max_time_s:g} s of executions in all.")
     pct = f"{result.confidence:.0%}"
-    at = (f", judged at {', '.join(map(str, a.look_points))} process executions" if a.look_points else "")
-    looks = (f"; every interval is computed at {result.interval_confidence:.2%}, so that it holds with {pct} at "
-             f"whichever of a cell's {result.looks} looks stopped it" if result.looks > 1 else "")
-    within = (f"; a ratio decided faster or slower until its interval is also within ±{a.decided_within:.0%}"
-              if a.decided_within else "")
-    until = (f"each ratio to {result.label(result.baseline)} until it is decided (faster, slower or equivalent "
-             f"within ±{result.equivalence:.0%}{at}{looks}{within}), a cell with none until its "
-             f"{pct} CI is within ±{a.until_ci:.1%}" if a.until_decided
-             else f"each cell until its 99% CI is within ±{a.until_ci:.1%} and its class holds")
-    return (f"adaptive budget: {until}, "
-            f"from {a.first_process_executions} to at most {a.max_process_executions} process executions, "
-            f"at most {a.max_time_s:g} s of executions; {a.rounds} round(s) judged: {states}")
+    if not a.until_decided:
+        return f"{outcome} Each cell ran until its {pct} CI was within ±{a.until_ci:.1%} and its class held."
+    within = f" with its interval within ±{a.decided_within:.0%}" if a.decided_within else ""
+    at = f", judged at {', '.join(map(str, a.look_points))} process executions" if a.look_points else ""
+    looks = (f" (every interval at {result.interval_confidence:.2%}, so that it holds with {pct} at whichever of "
+             f"a cell's {result.looks} looks stopped it)" if result.looks > 1 else "")
+    return (f"{outcome} Each ratio to {result.label(result.baseline)} ran until decided: equivalent within "
+            f"±{result.equivalence:.0%}, or faster or slower{within}{at}{looks}; a cell without a ratio until its "
+            f"{pct} CI was within ±{a.until_ci:.1%}.")
 
 
 def unsettled_rows(result: Analysis) -> list[tuple[str, str, str, str]]:
