@@ -59,18 +59,20 @@ class Count:
         self.answers: Counter[str] = Counter()  # what question.answer said of each comparison
         self.by_benchmark: dict[str, Counter[str]] = {}  # the same, benchmark by benchmark
 
-    def add(self, ratio: Estimate, truth: float, noisy: bool, where: str, equivalence: float) -> None:
+    def add(self, ratio: Estimate, truth: float, noisy: bool, benchmark: str, where: str, equivalence: float
+            ) -> None:
+        """One comparison of `benchmark`; `where` says which (mechanisms, campaigns) for a miss's line."""
         self.all += 1
         state = question.answer(ratio, equivalence).state
         self.answers[state] += 1
-        self.by_benchmark.setdefault(where.split(",")[0], Counter())[state] += 1
+        self.by_benchmark.setdefault(benchmark, Counter())[state] += 1
         if ratio.low is None or ratio.high is None:
             return
         missed = not ratio.holds(truth)
         self.interval += 1
         self.widths.append((ratio.high - ratio.low) / 2 / ratio.value)
         if missed:
-            self.misses.append(f"{where}: ×{ratio.value:.3f} ({ratio.low:.3f}–{ratio.high:.3f})")
+            self.misses.append(f"{benchmark}, {where}: ×{ratio.value:.3f} ({ratio.low:.3f}–{ratio.high:.3f})")
         self.missed += missed
         self.disturbed += noisy
         self.quiet += not noisy
@@ -95,14 +97,14 @@ class Count:
 
 
 def _add_pair(count: Count, series: Series, cell_a: Cell | None, cell_b: Cell | None, truth: float,
-              confidence: float, same_campaign: bool, where: str, equivalence: float) -> None:
+              confidence: float, same_campaign: bool, benchmark: str, where: str, equivalence: float) -> None:
     """One comparison of two cells' steady executions by the analysis's ratio rule, when both have some."""
     if cell_a is None or cell_b is None:
         return
     sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
     if sa and sb:
         count.add(ratio_between(sa, sb, confidence=confidence, same_campaign=same_campaign), truth,
-                  cell_a.disturbed + cell_b.disturbed > 0, where, equivalence)
+                  cell_a.disturbed + cell_b.disturbed > 0, benchmark, where, equivalence)
 
 
 def within(store: Store, series: Series, campaigns: list[Campaign], a: str, b: str, truth: float) -> Count:
@@ -113,7 +115,8 @@ def within(store: Store, series: Series, campaigns: list[Campaign], a: str, b: s
         for bench in result.benchmarks:
             _add_pair(count, series, result.cell(bench, a), result.cell(bench, b), truth,
                       result.interval_confidence, same_campaign=True,
-                      where=f"{bench}, {b} over {a} in campaign {campaign.id}", equivalence=result.equivalence)
+                      benchmark=bench, where=f"{b} over {a} in campaign {campaign.id}",
+                      equivalence=result.equivalence)
     return count
 
 
@@ -126,7 +129,7 @@ def across(store: Store, series: Series, campaigns: list[Campaign], mechanism: s
         for bench in ra.benchmarks:
             _add_pair(count, series, ra.cell(bench, mechanism), rb.cell(bench, mechanism), 1.0, ra.confidence,
                       same_campaign=False,
-                      where=f"{bench}, {mechanism} in campaign {second.id} over campaign {first.id}",
+                      benchmark=bench, where=f"{mechanism} in campaign {second.id} over campaign {first.id}",
                       equivalence=ra.equivalence)
     return count
 
@@ -148,7 +151,7 @@ def split(store: Store, series: Series, campaigns: list[Campaign], seed: int) ->
             half = len(keys) // 2
             a, b = {k: rounds[k] for k in keys[:half]}, {k: rounds[k] for k in keys[half:2 * half]}
             count.add(ratio_between(a, b, confidence=result.confidence, same_campaign=False), 1.0,
-                      cell.disturbed > 0, f"{cell.benchmark}, {cell.mechanism} in campaign {campaign.id}, halves",
+                      cell.disturbed > 0, cell.benchmark, f"{cell.mechanism} in campaign {campaign.id}, halves",
                       result.equivalence)
     return count
 

@@ -71,9 +71,10 @@ def test_the_power_count_keeps_each_benchmarks_answers_and_adds_them_up() -> Non
     from evidence.coverage import Count  # evidence/coverage.py --by-benchmark: power differs by benchmark
 
     first, second = Count(), Count()
-    first.add(ratio(1.01, 1.05, 1.03), 1.02, False, "nbody, plus2 over luajit in campaign 1", 0.02)
-    first.add(ratio(0.95, 1.08, 1.01), 1.02, False, "richards, plus2 over luajit in campaign 1", 0.02)
-    second.add(ratio(1.005, 1.04, 1.02), 1.02, True, "nbody, plus2 over luajit in campaign 2", 0.02)
+    first.add(ratio(1.01, 1.05, 1.03), 1.02, False, "nbody", "plus2 over luajit in campaign 1", 0.02)
+    first.add(ratio(0.95, 1.08, 1.01), 1.02, False, "richards", "plus2 over luajit in campaign 1",
+              0.02)
+    second.add(ratio(1.005, 1.04, 1.02), 1.02, True, "nbody", "plus2 over luajit in campaign 2", 0.02)
     first.merge(second)
     assert first.by_benchmark == {"nbody": {SLOWER: 2}, "richards": {UNDECIDED: 1}}
     assert first.answers == {SLOWER: 2, UNDECIDED: 1} and first.all == 3 and first.disturbed == 1
