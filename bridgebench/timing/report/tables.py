@@ -232,10 +232,12 @@ def budget_words(result: Analysis) -> str:
     sized = [r.iterations for r in result.check if r.iterations]
     size = (fmt.duration(o.get("execution_s") or 0, metric=result.metric) if result.metric == INSTRUCTIONS
             else f"{o.get('execution_s') or 0:g} s")
-    made = f"{min(sized)}–{max(sized)}" if sized and min(sized) != max(sized) else f"{min(sized, default=0)}"
-    iterations = (f"{made} iterations (sized per cell to about {size} an "
-                  f"execution, at least {o['min_iterations']}, at most {o['iterations']})"
-                  if o.get("execution_s") and sized else f"{o['iterations']} iterations")
+    if o.get("execution_s") and sized:
+        made = f"{min(sized)}" if min(sized) == max(sized) else f"{min(sized)}–{max(sized)}"
+        iterations = (f"{made} iterations (sized per cell to about {size} an execution, at least "
+                      f"{o['min_iterations']}, at most {o['iterations']})")
+    else:
+        iterations = f"{o['iterations']} iterations"
     return (f"budget '{o['budget']}', {executions} process executions × {iterations}, "
             f"{c.executions_stored}/{c.executions_planned} executions stored")
 
