@@ -137,6 +137,10 @@ class TimingOptions:
     # cell's warm-up is classified, blocks of shorter processes spend the time on what the intervals rest on,
     # the spread between processes (methodology §13).
     later_share: float | None = None
+    # Or: they make as many iterations as their benchmark's first executions took to warm up (the longest
+    # warm-up classified among them, summary.warmup_length), plus this many steady ones (None: all of them).
+    # What a block's ratio rests on is the spread between processes, not the rounds (methodology §13).
+    later_steady: int | None = None
 
     def calibrated(self, calibration: dict[str, Any] | None) -> TimingOptions:
         """These options judged with the machine's calibration (the latest `bridgebench calibrate` stored).

@@ -48,6 +48,8 @@ class Budget:
     decided_within: float | None = None
     # The executions after a cell's first ones make this share of its iterations (None: all of them).
     later_share: float | None = None
+    # …or its benchmark's warm-up (from its first executions, classified) and this many more (None: all).
+    later_steady: int | None = None
     # Iterations sized per cell: as many as take about execution_s (from a short run at the real size after
     # the answer check), at least min_iterations, at most iterations.
     execution_s: float | None = None
@@ -245,6 +247,7 @@ _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout
                 "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT,
                 "until_decided": _BOOL, "execution_s": _TIMEOUT, "min_iterations": _INT_POS,
                 "look_growth": _GROWTH, "decided_within": _FRACTION, "later_share": _FRACTION,
+                "later_steady": _INT_POS,
                 "mechanisms": _NONEMPTY_STR_LIST,
                 "metric": (" or ".join(METRICS), lambda v: v in METRICS),
                 "count_sizes": _BOOL,
@@ -360,6 +363,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         look_growth=float(data.get("look_growth", 1.0)),
         decided_within=data.get("decided_within"),
         later_share=data.get("later_share"),
+        later_steady=data.get("later_steady"),
         execution_s=float(data["execution_s"]) if "execution_s" in data else None,
         min_iterations=data.get("min_iterations"),
         mechanisms=tuple(data["mechanisms"]) if "mechanisms" in data else base.mechanisms if base else None,
@@ -375,9 +379,13 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
     for key in ("look_growth", "decided_within"):
         if key in data and not budget.until_decided:
             raise loc.error(table, key, f"{key} needs a budget aimed at the question (until_decided = true)")
-    if "later_share" in data and budget.until_ci is None:
-        raise loc.error(table, "later_share", "later_share needs an adaptive budget (until_ci, "
-                        "max_process_executions, max_time_s)")
+    for key in ("later_share", "later_steady"):
+        if key in data and budget.until_ci is None:
+            raise loc.error(table, key, f"{key} needs an adaptive budget (until_ci, max_process_executions, "
+                            "max_time_s)")
+    if "later_share" in data and "later_steady" in data:
+        raise loc.error(table, "later_steady", "give later_share or later_steady, not both: each says how long "
+                        "the later executions are")
     if budget.max_process_executions is not None and budget.max_process_executions < budget.process_executions:
         raise loc.error(table, "max_process_executions", f"expected at least process_executions "
                         f"({budget.process_executions})")

@@ -26,6 +26,7 @@ from bridgebench.campaign.adaptive import (
     looks,
     stopping_confidence,
 )
+from bridgebench.campaign.timing import LATER_MIN_ITERATIONS, steady_iterations
 from bridgebench.options import look_points
 from bridgebench.stats import Estimate
 from bridgebench.study import StudyError, read_study
@@ -360,6 +361,47 @@ def test_shortened_executions_start_after_the_warm_up_their_cells_long_ones_show
         assert runs[p]["kind"] is None and runs[p]["steady_ranges"] == [[4, 30]], runs[p]
         level = runs[p]["steady_mean"] / 0.001  # with the warm-up in it would be above 1.3 × 1.2
         assert any(level == pytest.approx(step, rel=0.01) for step in (1.0, 1.3, 0.7)), runs[p]
+
+
+def test_later_executions_sized_to_the_warm_up_and_a_few_steady_iterations(basic_study: Path,
+                                                                             tmp_path: Path) -> None:
+    add_benchmark(basic_study, "warms")
+    text = basic_study.read_text().replace(
+        "[budget]\nprocess_executions = 2\niterations = 4\n",
+        "[budget]\nprocess_executions = 3\niterations = 60\nuntil_ci = 0.0001\nmax_process_executions = 5\n"
+        "max_time_s = 600\nlater_steady = 6\n")
+    basic_study.write_text(text)
+    result = bridgebench("run", str(basic_study), "--benchmarks", "warms", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    for cell in report["cells"]:
+        runs = {r["pexec"]: r for r in cell["per_execution"]}
+        # the first three make the cell's 60 and are classified: four warm-up iterations; the later ones
+        # make those four and 6 more, and count from the fifth, so their means are the steady 1 ms
+        assert [runs[p]["iterations"] for p in range(5)] == [60, 60, 60, 10, 10], cell["mechanism"]
+        assert all(runs[p]["steady_iteration"] == 5 for p in range(3))
+        for p in (3, 4):
+            assert runs[p]["kind"] is None and runs[p]["steady_ranges"] == [[4, 10]], runs[p]
+            level = runs[p]["steady_mean"] / 0.001
+            assert any(level == pytest.approx(step, rel=0.01) for step in (1.0, 1.3, 0.7)), runs[p]
+    md = bridgebench("report", "--format", "markdown", cwd=tmp_path).stdout
+    assert "later ones its benchmark's warm-up and 6 more: 10 iterations" in md
+    # Unknown warm-up (nothing classified, or nothing that reached a steady state by warming up): the cell's
+    # own iterations; known, never more than them, never fewer than a mean needs.
+    assert steady_iterations(10, None, 6) == 10
+    assert steady_iterations(60, 4, 6) == 10 and steady_iterations(8, 4, 6) == 8
+    assert steady_iterations(60, 0, 1) == LATER_MIN_ITERATIONS
+
+
+def test_later_steady_is_checked_in_the_study_file(basic_study: Path) -> None:
+    text = basic_study.read_text()
+    adaptive = "until_ci = 0.02\nmax_process_executions = 5\nmax_time_s = 60\n"
+    for extra, fragment in (("later_steady = 6", "later_steady needs an adaptive budget"),
+                            (adaptive + "later_steady = 0", "later_steady: expected"),
+                            (adaptive + "later_steady = 6\nlater_share = 0.5", "give later_share or later_steady")):
+        basic_study.write_text(text.replace("[budget]\n", f"[budget]\n{extra}\n"))
+        with pytest.raises(StudyError, match=fragment):
+            read_study(basic_study)
 
 
 def test_the_blocks_an_undecided_ratio_would_take() -> None:

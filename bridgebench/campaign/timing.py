@@ -23,7 +23,7 @@ from bridgebench.runner import ABANDONED, OK, Execution, Task, execute, execute_
 from bridgebench.store import Store
 from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
 from bridgebench.timing import layout, lockstep
-from bridgebench.timing.analysis import WRONG_ANSWER, Series, analyse, current_analysis
+from bridgebench.timing.analysis import WRONG_ANSWER, Series, analyse, current_analysis, first_warmup
 from bridgebench.timing.report import FORMATS, WRITTEN_AFTER_A_RUN, render, terminal
 from bridgebench.timing.result import Analysis
 
@@ -123,7 +123,8 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
             or max(pexecs, DEFAULT_MAX_EXECUTIONS),
             max_time_s=max_time_s or budget.max_time_s or DEFAULT_MAX_TIME_S,
             until_decided=budget.until_decided if until_decided is None else until_decided,
-            look_growth=budget.look_growth, decided_within=budget.decided_within, later_share=budget.later_share)
+            look_growth=budget.look_growth, decided_within=budget.decided_within, later_share=budget.later_share,
+            later_steady=budget.later_steady)
         if options.until_decided and not study.baseline:
             raise CampaignError(f"--until decided: {study.name} names no baseline, so there is no ratio to decide")
         if not 0 < options.until_ci < 1:  # type: ignore[operator]
@@ -187,6 +188,15 @@ def later_iterations(iterations: int, share: float, least: int = 0) -> int:
     classified: a short one would start after the longest warm-up its cell showed, which can be past its
     end), never more than the cell's."""
     return min(iterations, max(LATER_MIN_ITERATIONS, least, math.ceil(iterations * share)))
+
+
+def steady_iterations(iterations: int, warmup: int | None, steady: int) -> int:
+    """An execution's iterations after its cell's first ones, by later_steady: its benchmark's warm-up
+    (first_warmup) and `steady` more, never more than the cell's; all of the cell's when the warm-up is not
+    known (nothing classified, or nothing that reached a steady state)."""
+    if warmup is None:
+        return iterations
+    return min(iterations, max(LATER_MIN_ITERATIONS, warmup + steady))
 
 
 def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, options: TimingOptions) -> CheckRow:
@@ -323,11 +333,21 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         drawn = layout.draw() if options.layout == DRAWN else None
         return argv, layout.applied(env, drawn) if drawn else env, drawn
 
+    warmups: dict[str, int | None] = {}  # per benchmark, read once: its first executions are all stored by then
+
     def sized(task: Task) -> int:
         iterations = row(task).get("iterations") or options.iterations
-        if options.later_share is None or task.pexec < options.process_executions:
+        if task.pexec < options.process_executions:
             return iterations
-        return later_iterations(iterations, options.later_share, study.mechanisms[task.mechanism].min_iterations or 0)
+        if options.later_steady is not None:
+            if task.benchmark not in warmups:
+                warmups[task.benchmark] = first_warmup(store, campaign_id, task.benchmark,
+                                                       options.process_executions)
+            return steady_iterations(iterations, warmups[task.benchmark], options.later_steady)
+        if options.later_share is not None:
+            return later_iterations(iterations, options.later_share,
+                                    study.mechanisms[task.mechanism].min_iterations or 0)
+        return iterations
 
     def stepped(task: Task) -> bool:
         return options.pairing == LOCKSTEP and bool(row(task).get("stepped"))

@@ -50,7 +50,7 @@ from bridgebench.stats import (
     summarise,
     too_short_for_changepoints,
 )
-from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE, RULES_VERSION, from_record, to_record
+from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE, FLAT, RULES_VERSION, WARMUP, from_record, to_record
 from bridgebench.stats.executions import each_look, ratio_over_executions
 from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread
 from bridgebench.stats.paired import paired_ratio
@@ -576,6 +576,30 @@ def estimates(store: Store, campaign_id: int, keys: list[tuple[str, str]], *, co
                       else classify_benchmark([c.kind for c in classes[:-1] if c is not None]))
         out[key] = (stored[key], summary.classification, summary.steady_performance, before)
     return out
+
+
+def first_warmup(store: Store, campaign_id: int, benchmark: str, first: int) -> int | None:
+    """How many iterations a benchmark's first executions (rounds below `first`) took to warm up: the most
+    any of its cells needed (summary.warmup_length, over its classified executions), so that an execution of
+    any of its mechanisms that skips that many starts in the steady state (TimingOptions.later_steady). None
+    when none of them is classified, or a classified cell never reached a steady state by warming up (its
+    executions all slowed down or never settled): nothing then says where a short one would be steady."""
+    executions = [e for e in store.executions(campaign_id) if e.benchmark == benchmark and e.pexec < first]
+    options = read(store.campaign(campaign_id)).options
+    timing = options if isinstance(options, TimingOptions) else None
+    metric = timing.metric if timing else SECONDS_METRIC
+    keys = sorted({(e.benchmark, e.mechanism) for e in executions})
+    lengths = []
+    for c in _cell_inputs(executions, keys, exclude_disturbed=False, options=timing).values():
+        if not c.good:
+            continue
+        arrays, _ = _read(store, c.good, metric)
+        classes = _classify(store, c.good, arrays, c.deltas(), metric)
+        if any(cls is not None for cls in classes):
+            if not any(cls is not None and cls.kind in (FLAT, WARMUP) for cls in classes):
+                return None
+            lengths.append(warmup_length(classes))
+    return max((n for n in lengths if n is not None), default=None)
 
 
 def current_analysis(store: Store, campaign_id: int, exclude_disturbed: bool = False) -> Analysis:

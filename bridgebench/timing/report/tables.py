@@ -238,8 +238,18 @@ def budget_words(result: Analysis) -> str:
                       f"{o['min_iterations']}, at most {o['iterations']})")
     else:
         iterations = f"{o['iterations']} iterations"
-    return (f"budget '{o['budget']}', {executions} process executions × {iterations}, "
+    return (f"budget '{o['budget']}', {executions} process executions × {iterations}{later_words(result)}, "
             f"{c.executions_stored}/{c.executions_planned} executions stored")
+
+
+def later_words(result: Analysis) -> str:
+    """What the executions after a cell's first ones made, when the budget shortens them (later_steady)."""
+    o = result.campaign.options
+    if o.get("later_steady") is None:
+        return ""
+    made = sorted({r.iterations for c in result.cells for r in c.per_execution if r.pexec >= o["process_executions"]})
+    span = "none ran" if not made else f"{made[0]}" if len(made) == 1 else f"{made[0]}–{made[-1]}"
+    return f"; the later ones its benchmark's warm-up and {o['later_steady']} more: {span} iterations"
 
 
 def budget_line(result: Analysis) -> str:
