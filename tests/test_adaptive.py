@@ -386,10 +386,11 @@ def test_later_executions_sized_to_the_warm_up_and_a_few_steady_iterations(basic
             assert any(level == pytest.approx(step, rel=0.01) for step in (1.0, 1.3, 0.7)), runs[p]
     md = bridgebench("report", "--format", "markdown", cwd=tmp_path).stdout
     assert "later ones its benchmark's warm-up and 6 more: 10 iterations" in md
-    # Unknown warm-up (nothing classified, or nothing that reached a steady state by warming up): the cell's
-    # own iterations; known, never more than them, never fewer than a mean needs.
+    # Unknown warm-up (nothing classified, or nothing that reached a steady state by warming up), or a cell
+    # too short to classify: the cell's own iterations; known, never more than them, nor fewer than a mean needs.
     assert steady_iterations(10, None, 6) == 10
-    assert steady_iterations(60, 4, 6) == 10 and steady_iterations(8, 4, 6) == 8
+    assert steady_iterations(60, 4, 6) == 10 and steady_iterations(60, 58, 6) == 60
+    assert steady_iterations(44, 4, 6) == 44  # too short to classify: every iteration counts, the first too
     assert steady_iterations(60, 0, 1) == LATER_MIN_ITERATIONS
 
 

@@ -20,6 +20,7 @@ from bridgebench.majority import majority
 from bridgebench.options import DRAWN, FIXED, LAYOUTS, LOCKSTEP, PAIRINGS, SEQUENTIAL, TIMING, TimingOptions
 from bridgebench.placeholders import expand, expand_all
 from bridgebench.runner import ABANDONED, OK, Execution, Task, execute, execute_counted, plan
+from bridgebench.stats import too_short_for_changepoints
 from bridgebench.store import Store
 from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
 from bridgebench.timing import layout, lockstep
@@ -192,9 +193,11 @@ def later_iterations(iterations: int, share: float, least: int = 0) -> int:
 
 def steady_iterations(iterations: int, warmup: int | None, steady: int) -> int:
     """An execution's iterations after its cell's first ones, by later_steady: its benchmark's warm-up
-    (first_warmup) and `steady` more, never more than the cell's; all of the cell's when the warm-up is not
-    known (nothing classified, or nothing that reached a steady state)."""
-    if warmup is None:
+    (first_warmup) and `steady` more, never more than the cell's. All of the cell's when the warm-up is not
+    known (nothing classified, or nothing that reached a steady state), and in a cell whose executions are
+    too short to classify (an interpreter's few long iterations): its numbers count every iteration, the
+    first ones too, and fewer iterations would weigh those more."""
+    if warmup is None or too_short_for_changepoints(iterations):
         return iterations
     return min(iterations, max(LATER_MIN_ITERATIONS, warmup + steady))
 
