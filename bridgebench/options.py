@@ -139,7 +139,7 @@ class TimingOptions:
     later_share: float | None = None
     # Or: they make as many iterations as their benchmark's first executions took to warm up (the longest
     # warm-up classified among them, summary.warmup_length), plus this many steady ones (None: all of them).
-    # What a block's ratio rests on is the spread between processes, not the rounds (methodology §13).
+    # Only cells whose executions are classified; a block's ratio rests on how processes differ (methodology §9).
     later_steady: int | None = None
 
     def calibrated(self, calibration: dict[str, Any] | None) -> TimingOptions:

@@ -385,7 +385,7 @@ def test_later_executions_sized_to_the_warm_up_and_a_few_steady_iterations(basic
             level = runs[p]["steady_mean"] / 0.001
             assert any(level == pytest.approx(step, rel=0.01) for step in (1.0, 1.3, 0.7)), runs[p]
     md = bridgebench("report", "--format", "markdown", cwd=tmp_path).stdout
-    assert "later ones its benchmark's warm-up and 6 more: 10 iterations" in md
+    assert "a classified cell's later ones its benchmark's warm-up and 6 more: 10 iterations" in md
     # Unknown warm-up (nothing classified, or nothing that reached a steady state by warming up), or a cell
     # too short to classify: the cell's own iterations; known, never more than them, nor fewer than a mean needs.
     assert steady_iterations(10, None, 6) == 10

@@ -243,13 +243,16 @@ def budget_words(result: Analysis) -> str:
 
 
 def later_words(result: Analysis) -> str:
-    """What the executions after a cell's first ones made, when the budget shortens them (later_steady)."""
+    """What the executions after a cell's first ones made, when the budget shortens them (later_steady): only
+    a classified cell's are, so only theirs are counted."""
     o = result.campaign.options
     if o.get("later_steady") is None:
         return ""
-    made = sorted({r.iterations for c in result.cells for r in c.per_execution if r.pexec >= o["process_executions"]})
+    made = sorted({r.iterations for c in result.cells if c.classification not in (None, NOT_CLASSIFIED)
+                   for r in c.per_execution if r.pexec >= o["process_executions"]})
     span = "none ran" if not made else f"{made[0]}" if len(made) == 1 else f"{made[0]}–{made[-1]}"
-    return f"; the later ones its benchmark's warm-up and {o['later_steady']} more: {span} iterations"
+    return (f"; a classified cell's later ones its benchmark's warm-up and {o['later_steady']} more: {span} "
+            "iterations")
 
 
 def budget_line(result: Analysis) -> str:
