@@ -29,7 +29,9 @@ from bridgebench.campaign.adaptive import (
 from bridgebench.campaign.timing import LATER_MIN_ITERATIONS, steady_iterations
 from bridgebench.options import look_points
 from bridgebench.stats import Estimate
+from bridgebench.store import Store
 from bridgebench.study import StudyError, read_study
+from bridgebench.timing.analysis import first_warmup
 from tests.conftest import add_benchmark, bridgebench, gated_campaign, rows
 
 PERF_1PCT = Estimate(1.0, 0.99, 1.01, 0.99, "test")
@@ -392,6 +394,29 @@ def test_later_executions_sized_to_the_warm_up_and_a_few_steady_iterations(basic
     assert steady_iterations(60, 4, 6) == 10 and steady_iterations(60, 58, 6) == 60
     assert steady_iterations(44, 4, 6) == 44  # too short to classify: every iteration counts, the first too
     assert steady_iterations(60, 0, 1) == LATER_MIN_ITERATIONS
+
+
+def test_a_resumed_campaign_sizes_its_later_executions_as_before(basic_study: Path, tmp_path: Path) -> None:
+    # later_steady is read from the stored first executions, so a resumed campaign (a new harness) makes the
+    # later ones exactly as long as the interrupted one did
+    basic_study.write_text(basic_study.read_text().replace(
+        "[budget]\nprocess_executions = 2\niterations = 4\n",
+        "[budget]\nprocess_executions = 2\niterations = 60\nuntil_ci = 0.0001\nmax_process_executions = 5\n"
+        "max_time_s = 600\nlater_steady = 6\n"))
+    db = tmp_path / "results" / "bridgebench.sqlite"
+    proc, env = gated_campaign(basic_study, tmp_path, after=7, extra=("-i", "60"))  # mid-round, as above
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    (tmp_path / "gate").touch()
+    result = bridgebench("run", str(basic_study), "--resume", cwd=tmp_path, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    made = rows(db, "SELECT e.mechanism, e.pexec, length(s.data) / 8 FROM execution e JOIN series s "
+                    "ON s.execution_id = e.id WHERE s.name = 'seconds'")
+    assert sorted((m, p) for m, p, _ in made) == [(m, p) for m in ("a", "b") for p in range(5)]
+    later = steady_iterations(60, first_warmup(Store(db, create=False), 1, "gate", 2), 6)
+    assert {n for _, p, n in made if p < 2} == {60}
+    assert {n for _, p, n in made if p >= 2} == {later}, made  # before the interruption and after it
 
 
 def test_later_steady_is_checked_in_the_study_file(basic_study: Path) -> None:
