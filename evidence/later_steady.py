@@ -21,19 +21,11 @@ from pathlib import Path
 import numpy as np
 
 from bridgebench.campaign.timing import steady_iterations
-from bridgebench.stats.classify import FLAT, WARMUP
 from bridgebench.store import Store
-from bridgebench.timing.analysis import Series, current_analysis
-from bridgebench.timing.result import Cell, Run
+from bridgebench.timing.analysis import Series, current_analysis, first_warmup
+from bridgebench.timing.result import Run
 
 START_S = 0.02
-
-
-def first_warmup(cells: list[Cell], first: int) -> int | None:
-    """The longest warm-up among the cells' classified first executions (as timing.analysis.first_warmup)."""
-    reached = [r.steady_iteration for c in cells for r in c.per_execution
-               if r.pexec < first and r.kind in (FLAT, WARMUP) and r.steady_iteration]
-    return max(reached) - 1 if reached else None
 
 
 def main() -> None:
@@ -55,7 +47,7 @@ def main() -> None:
         a, b = result.cell(benchmark, args.baseline), result.cell(benchmark, args.other)
         if a is None or b is None:
             continue
-        warm = first_warmup([a, b], first)
+        warm = first_warmup(store, args.campaign, benchmark, first)  # as the budget would read it
         by_block: dict[str, dict[str, Run]] = {}
         for side, cell in (("a", a), ("b", b)):
             for r in cell.per_execution:
