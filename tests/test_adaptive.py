@@ -342,17 +342,23 @@ def test_a_budget_with_look_points_judges_there_and_shortens_the_later_execution
         pytest.approx([0.9975])
 
 
-def test_shortened_executions_start_after_the_warm_up_their_cells_long_ones_showed(basic_study: Path,
-                                                                                   tmp_path: Path) -> None:
-    add_benchmark(basic_study, "warms")  # four warm-up iterations at 3 ms, then 1, 1.3 or 0.7 ms by execution
-    text = basic_study.read_text().replace(
+def _warms_campaign(basic_study: Path, tmp_path: Path, later: str) -> dict:
+    """The JSON report of an adaptive campaign of 5 executions a cell of 60 iterations on `warms` (four warm-up
+    iterations at 3 ms, then 1, 1.3 or 0.7 ms by execution), its later executions shortened by `later`."""
+    add_benchmark(basic_study, "warms")
+    basic_study.write_text(basic_study.read_text().replace(
         "[budget]\nprocess_executions = 2\niterations = 4\n",
         "[budget]\nprocess_executions = 3\niterations = 60\nuntil_ci = 0.0001\nmax_process_executions = 5\n"
-        "max_time_s = 600\nlater_share = 0.5\n")
-    basic_study.write_text(text)
+        f"max_time_s = 600\n{later}\n"))
     result = bridgebench("run", str(basic_study), "--benchmarks", "warms", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    cell = next(c for c in json.loads(result.stdout)["cells"] if c["mechanism"] == "a")
+    return json.loads(result.stdout)
+
+
+def test_shortened_executions_start_after_the_warm_up_their_cells_long_ones_showed(basic_study: Path,
+                                                                                   tmp_path: Path) -> None:
+    cell = next(c for c in _warms_campaign(basic_study, tmp_path, "later_share = 0.5")["cells"]
+                if c["mechanism"] == "a")
     runs = {r["pexec"]: r for r in cell["per_execution"]}
     assert [runs[p]["iterations"] for p in range(5)] == [60, 60, 60, 30, 30]
     # the long ones are classified (warm-up, steady from iteration 5) and give the cell its class...
@@ -367,16 +373,7 @@ def test_shortened_executions_start_after_the_warm_up_their_cells_long_ones_show
 
 def test_later_executions_sized_to_the_warm_up_and_a_few_steady_iterations(basic_study: Path,
                                                                              tmp_path: Path) -> None:
-    add_benchmark(basic_study, "warms")
-    text = basic_study.read_text().replace(
-        "[budget]\nprocess_executions = 2\niterations = 4\n",
-        "[budget]\nprocess_executions = 3\niterations = 60\nuntil_ci = 0.0001\nmax_process_executions = 5\n"
-        "max_time_s = 600\nlater_steady = 6\n")
-    basic_study.write_text(text)
-    result = bridgebench("run", str(basic_study), "--benchmarks", "warms", "--json", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout)
-    for cell in report["cells"]:
+    for cell in _warms_campaign(basic_study, tmp_path, "later_steady = 6")["cells"]:
         runs = {r["pexec"]: r for r in cell["per_execution"]}
         # the first three make the cell's 60 and are classified: four warm-up iterations; the later ones
         # make those four and 6 more, and count from the fifth, so their means are the steady 1 ms
