@@ -589,17 +589,19 @@ def first_warmup(store: Store, campaign_id: int, benchmark: str, first: int) -> 
     timing = options if isinstance(options, TimingOptions) else None
     metric = timing.metric if timing else SECONDS_METRIC
     keys = sorted({(e.benchmark, e.mechanism) for e in executions})
-    lengths = []
+    lengths: list[int] = []
     for c in _cell_inputs(executions, keys, exclude_disturbed=False, options=timing).values():
         if not c.good:
             continue
         arrays, _ = _read(store, c.good, metric)
         classes = _classify(store, c.good, arrays, c.deltas(), metric)
-        if any(cls is not None for cls in classes):
-            if not any(cls is not None and cls.kind in (FLAT, WARMUP) for cls in classes):
-                return None
-            lengths.append(warmup_length(classes))
-    return max((n for n in lengths if n is not None), default=None)
+        length = warmup_length(classes)
+        if length is None:  # none of the cell's is classified: it says nothing of the warm-up
+            continue
+        if not any(cls is not None and cls.kind in (FLAT, WARMUP) for cls in classes):
+            return None
+        lengths.append(length)
+    return max(lengths, default=None)
 
 
 def current_analysis(store: Store, campaign_id: int, exclude_disturbed: bool = False) -> Analysis:
