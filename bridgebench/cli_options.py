@@ -59,8 +59,9 @@ PairingOpt = Annotated[str | None, typer.Option(
     "benchmark's mechanisms run as live processes on one CPU taking turns iteration by iteration; sequential: "
     "one process execution after another.")]
 LayoutOpt = Annotated[str | None, typer.Option(
-    "--layout", metavar="drawn|fixed", help="drawn (timed: the default): each process execution draws where "
-    "its code and data land in memory; fixed: where the paths put them.")]
+    "--layout", metavar="drawn|shared|fixed", help="drawn (timed: the default): each process execution draws "
+    "where its code and data land in memory; shared: each lock-step block draws one layout for all its "
+    "members; fixed: where the paths put them.")]
 WaitQuietOpt = Annotated[float, typer.Option("--wait-quiet", help="Before each process execution, wait up to "
                                              "SECONDS (alone: 60) for a quiet machine; the wait is recorded.",
                                              metavar="[SECONDS]")]

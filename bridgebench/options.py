@@ -92,8 +92,8 @@ def delta_for(seconds: float, table: DeltaTable, fallback: float) -> float:
 
 SEQUENTIAL, LOCKSTEP = "sequential", "lockstep"
 PAIRINGS = (LOCKSTEP, SEQUENTIAL)
-FIXED, DRAWN = "fixed", "drawn"
-LAYOUTS = (DRAWN, FIXED)
+FIXED, DRAWN, SHARED = "fixed", "drawn", "shared"
+LAYOUTS = (DRAWN, SHARED, FIXED)
 
 
 @dataclass(frozen=True)

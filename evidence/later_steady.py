@@ -57,7 +57,7 @@ def main() -> None:
         if warm is None or len(pairs) < 3:
             print(f"| {benchmark} | {len(pairs)} | {'—' if warm is None else warm} | — | — | — | — | — |")
             continue
-        n = steady_iterations(min(ra.iterations for ra, _ in pairs), warm, args.steady)
+        n = sum(steady_iterations(min(ra.iterations for ra, _ in pairs), warm, args.steady))
         full, short, per_iteration = [], [], []
         for ra, rb in pairs:
             ta, tb = series.times(ra), series.times(rb)

@@ -120,6 +120,18 @@ def test_turns_give_a_round_similar_time() -> None:
         lockstep.run_block([member("good", 5, 2)], timeout_s=5, seed=0)
 
 
+def test_a_lead_runs_before_the_rounds_unpaired_and_is_stored() -> None:
+    runs = lockstep.run_block([lockstep.Member([sys.executable, str(PROBE), "good", "7"], ENV, Path.cwd(), 7, 2, 1),
+                               member("good", 3)], timeout_s=30, seed="lead")
+    assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
+    led, other = (r.output.info["pairing"] for r in runs if r.output)
+    assert (led["lead"], led["turn"], led["rounds"], other["lead"]) == (1, 2, 3, 0)
+    assert len(led["positions"]) == len(other["positions"]) == 3
+    with pytest.raises(ValueError):  # after its lead, a member's iterations must be whole turns
+        lockstep.run_block([lockstep.Member(["true"], ENV, Path.cwd(), 6, 2, 1), member("good", 3)], timeout_s=5,
+                           seed=0)
+
+
 def test_the_drawn_layout_reaches_the_probe() -> None:
     drawn = layout.draw()
     run = lockstep.run_block([lockstep.Member([sys.executable, str(PROBE), "good", "2"],
@@ -285,9 +297,105 @@ def test_a_campaign_pairs_in_lock_step_by_default_and_says_which_cells_were_not(
     assert all("pairing" not in i and "layout" not in i for i in infos)
 
 
+LEADS = """
+[study]
+name = "leads"
+baseline = "jit"
+
+[budget]
+process_executions = 3
+iterations = 60
+execution_s = 0.03
+min_iterations = 5
+until_ci = 0.0001
+max_process_executions = 5
+max_time_s = 600
+later_steady = 6
+
+[mechanisms.jit]
+min_iterations = 60
+commands = ["python3"]
+run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
+env = { LEVEL = "0.001", WARMUP = "4", SPREAD = "1" }
+
+[mechanisms.interp]
+commands = ["python3"]
+run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
+env = { LEVEL = "0.01", FIRST = "0.5", SPREAD = "1" }
+
+[benchmarks.one]
+param = 1
+check_param = 1
+"""
+
+
+def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tmp_path: Path) -> None:
+    import json
+
+    from tests.conftest import bridgebench
+
+    folder = tmp_path / "leads"
+    folder.mkdir()
+    shutil.copy(PROBE, folder / "stepped_probe.py")
+    (folder / "study.toml").write_text(LEADS)
+    done = bridgebench("run", str(folder / "study.toml"), "--json", "--store", str(tmp_path / "s.sqlite"),
+                       cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    cells = {c["mechanism"]: c for c in result["cells"]}
+    jit = {r["pexec"]: r for r in cells["jit"]["per_execution"]}
+    interp = {r["pexec"]: r for r in cells["interp"]["per_execution"]}
+    assert len(jit) == len(interp) == 5
+    # the first blocks: the cells' own sizes (the interpreter's least, 5 iterations of 10 ms; the JIT's 60, 5
+    # turns of 12), no lead; the JIT's classified (steady from its 5th), the interpreter's from its 2nd
+    assert {(jit[p]["iterations"], jit[p]["lead"], interp[p]["iterations"], interp[p]["lead"])
+            for p in range(3)} == {(60, 0, 5, 0)}
+    assert all(jit[p]["kind"] == "warmup" and jit[p]["steady_iteration"] == 5 for p in range(3))
+    assert all(interp[p]["kind"] is None and interp[p]["steady_ranges"] == [[1, 5]] for p in range(3))
+    # later: the JIT leads with its warm-up and makes 6 more, the interpreter leads with its first iteration
+    # and makes as many as take as long as those 6 (6 ms: fewer than the least, 2), in 2 rounds of turns
+    for p in (3, 4):
+        assert (jit[p]["iterations"], jit[p]["lead"], jit[p]["turn"]) == (10, 4, 3), jit[p]
+        assert (interp[p]["iterations"], interp[p]["lead"], interp[p]["turn"]) == (3, 1, 1), interp[p]
+        assert interp[p]["steady_ranges"] == [[1, 3]]
+    # the first iteration (half as long) is in no number: every execution's mean is its level
+    levels = [r["steady_mean"] / 0.01 for r in interp.values()]
+    assert all(any(x == pytest.approx(k) for k in (1.0, 1.1, 1.2)) for x in levels), levels
+    ratio = cells["interp"]["ratio"]
+    assert ratio["method"] == LOCKSTEP_METHOD and 10 / 1.2 - 1e-9 <= ratio["value"] <= 10 * 1.2 + 1e-9
+    assert ratio["executions"] == 5  # every block, the short ones too, paired steady turns
+    md = bridgebench("report", "--format", "markdown", "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path).stdout
+    assert ("a classified cell's later ones its benchmark's warm-up and 6 more: 10 iterations, an unclassified "
+            "cell's its first and as many as take as long as 6 of those: 3") in md
+
+
+def test_a_shared_layout_is_one_draw_per_block_for_all_its_members(tmp_path: Path) -> None:
+    import json
+
+    from tests.conftest import bridgebench, rows
+
+    db = tmp_path / "s.sqlite"
+    done = bridgebench("run", str(_study(tmp_path)), "--layout", "shared", "--store", str(db), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    by_block: dict[str, list[dict]] = {}
+    alone = []
+    for mechanism, info in rows(db, "SELECT mechanism, info_json FROM execution"):
+        stored = json.loads(info)
+        if mechanism == "c":  # not stepped: it runs alone and draws its own
+            alone.append(stored["layout"])
+        else:
+            by_block.setdefault(stored["pairing"]["block"], []).append(stored["layout"])
+    assert len(by_block) == 3 and all(len(draws) == 2 and draws[0] == draws[1] for draws in by_block.values())
+    # a fresh draw each block: 3 blocks alike by chance once in 4096² × 4096² campaigns
+    assert len({json.dumps(draws[0], sort_keys=True) for draws in by_block.values()}) > 1
+    assert len(alone) == 3 and all(0 <= v < layout.MAX_PAD for d in alone for v in d.values())
+    markdown = next((tmp_path / "results").glob("stepping-*.md")).read_text()
+    assert "memory layout drawn per block, the same for its members" in markdown
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (("--pairing", "sideways"), "--pairing sideways: expected one of lockstep, sequential"),
-    (("--layout", "tidy"), "--layout tidy: expected one of drawn, fixed"),
+    (("--layout", "tidy"), "--layout tidy: expected one of drawn, shared, fixed"),
 ])
 def test_a_wrong_pairing_or_layout_is_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...],
                                                            message: str) -> None:

@@ -15,7 +15,13 @@ from bridgebench.stats import (
     outlier_mask,
     summarise,
 )
-from bridgebench.stats.summary import CHANGEPOINTS_METHOD, NOT_CLASSIFIED, PLAIN_METHOD, warmup_length
+from bridgebench.stats.summary import (
+    CHANGEPOINTS_METHOD,
+    NOT_CLASSIFIED,
+    PLAIN_METHOD,
+    unclassified_start,
+    warmup_length,
+)
 
 
 def _flat(seed: int, n: int = 400) -> np.ndarray:
@@ -100,10 +106,12 @@ def test_too_short_for_changepoints() -> None:
     assert s.steady_iteration is None
     assert s.steady_seconds is None
     assert s.method == PLAIN_METHOD
-    pooled = np.concatenate([x[~outlier_mask(x)] for x in series])
-    assert len(pooled) == sum(len(x) for x in series) - 1
+    # Each execution's first iteration is not steady (a fresh process's: summary.unclassified_start).
+    steady = [x[1:] for x in series]
+    pooled = np.concatenate([x[~outlier_mask(x)] for x in steady])
+    assert len(pooled) == sum(len(x) for x in series) - len(series) - 1
     # Over process executions: the geometric mean of each one's mean without outliers, a t interval.
-    per_execution = [float(np.mean(x[~outlier_mask(x)])) for x in series]
+    per_execution = [float(np.mean(x[~outlier_mask(x)])) for x in steady]
     assert s.steady_performance is not None and s.steady_performance.executions == 5
     assert s.steady_performance.value == pytest.approx(float(np.exp(np.mean(np.log(per_execution)))))
     assert s.steady_performance.low < 0.02 < s.steady_performance.high
@@ -151,3 +159,14 @@ def test_rejects_empty_input() -> None:
         summarise([])
     with pytest.raises(ValueError):
         summarise([np.array([])])
+
+
+def test_an_unclassified_execution_counts_from_its_second_iteration_or_its_cells_warm_up() -> None:
+    assert unclassified_start(None, 5) == 1 and unclassified_start(None, 3) == 1
+    assert unclassified_start(None, 2) == 0 and unclassified_start(None, 1) == 0  # two or more must be left
+    assert unclassified_start(4, 10) == 4 and unclassified_start(0, 10) == 0 and unclassified_start(12, 10) == 10
+    # a first iteration 16 % faster (PUC Lua's binarytrees: a heap not yet grown) is in no execution's number
+    series = [np.array([0.84, 1.0, 1.0, 1.0, 1.0]) * k for k in (1.0, 1.01, 0.99)]
+    s = summarise(series)
+    assert s.steady_performance is not None
+    assert s.steady_performance.value == pytest.approx(float(np.exp(np.mean(np.log([1.0, 1.01, 0.99])))))

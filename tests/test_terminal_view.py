@@ -95,8 +95,9 @@ def test_the_selftest_table_fits_80_columns_one_line_a_check() -> None:
 
 
 def test_a_warm_up_too_short_to_separate_is_flagged_and_batched_figures_say_per_call(tmp_path: Path) -> None:
-    """Too short for changepoints, every iteration counts as steady: a first iteration well above the others
-    (set-up done in the first call) is named, and figures of batched cells are said to be per call."""
+    """Too short for changepoints, every iteration after the first counts as steady: a first iteration well
+    above the others (set-up done in the first call) is named, since a longer warm-up would be counted, and
+    figures of batched cells are said to be per call."""
     from bridgebench.timing.report import markdown
 
     store, cid = make_campaign(tmp_path / "short.sqlite", pexecs=3, iterations=8, crash=False)

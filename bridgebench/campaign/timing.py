@@ -17,14 +17,21 @@ from bridgebench import audit, instructions
 from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
 from bridgebench.majority import majority
-from bridgebench.options import DRAWN, FIXED, LAYOUTS, LOCKSTEP, PAIRINGS, SEQUENTIAL, TIMING, TimingOptions
+from bridgebench.options import DRAWN, FIXED, LAYOUTS, LOCKSTEP, PAIRINGS, SEQUENTIAL, SHARED, TIMING, TimingOptions
 from bridgebench.placeholders import expand, expand_all
 from bridgebench.runner import ABANDONED, OK, Execution, Task, execute, execute_counted, plan
 from bridgebench.stats import too_short_for_changepoints
 from bridgebench.store import Store
 from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
 from bridgebench.timing import layout, lockstep
-from bridgebench.timing.analysis import WRONG_ANSWER, Series, analyse, current_analysis, first_warmup
+from bridgebench.timing.analysis import (
+    WRONG_ANSWER,
+    Series,
+    analyse,
+    current_analysis,
+    first_iteration_seconds,
+    first_warmup,
+)
 from bridgebench.timing.report import FORMATS, WRITTEN_AFTER_A_RUN, render, terminal
 from bridgebench.timing.result import Analysis
 
@@ -33,6 +40,7 @@ CHECK_ITERATIONS = 2  # two, so the probe also sees that repeated calls give the
 DEFAULT_UNTIL_CI, DEFAULT_MAX_EXECUTIONS, DEFAULT_MAX_TIME_S = 0.02, 30, 3600.0
 DEFAULT_MIN_ITERATIONS = 5  # sized iterations: below this an execution's mean rests on too little
 LATER_MIN_ITERATIONS = 3  # a shortened execution (later_share) still has a mean over a few iterations
+UNCLASSIFIED_MIN_STEADY = 2  # an execution with fewer steady iterations gives the ratio nothing (steady_rounds)
 SIZING_ITERATIONS = 2  # the run that sizes a cell's iterations: the faster of two (the first may warm up)
 # A campaign's plan is stored up front, one row per process execution: bound it so a typo (-p 100000000)
 # is a clear refusal, not minutes of planning and gigabytes of memory.
@@ -191,15 +199,26 @@ def later_iterations(iterations: int, share: float, least: int = 0) -> int:
     return min(iterations, max(LATER_MIN_ITERATIONS, least, math.ceil(iterations * share)))
 
 
-def steady_iterations(iterations: int, warmup: int | None, steady: int) -> int:
-    """An execution's iterations after its cell's first ones, by later_steady: its benchmark's warm-up
-    (first_warmup) and `steady` more, never more than the cell's. All of the cell's when the warm-up is not
-    known (nothing classified, or nothing that reached a steady state), and in a cell whose executions are
-    too short to classify (an interpreter's few long iterations): its numbers count every iteration, the
-    first ones too, and fewer iterations would weigh those more."""
-    if warmup is None or too_short_for_changepoints(iterations):
-        return iterations
-    return min(iterations, max(LATER_MIN_ITERATIONS, warmup + steady))
+def steady_iterations(iterations: int, warmup: int | None, steady: int, own_s: float | None = None,
+                      classified_s: float | None = None) -> tuple[int, int]:
+    """An execution's iterations after its cell's first ones, by later_steady, as (lead, steady): the
+    iterations it makes before its steady ones (unpaired in a lock-step block) and those. `warmup`: its
+    benchmark's (first_warmup); None when not known (nothing classified, or nothing that reached a steady
+    state): then all of the cell's, none of them a lead. A classified cell's: the warm-up and `steady` more,
+    never more than the cell's. A cell too short to classify (an interpreter's few long iterations): its first
+    iteration (never counted, summary.unclassified_start) and as many as take as long as `steady` iterations
+    of its benchmark's classified cells (`own_s` and `classified_s`: an iteration's seconds, from the first
+    executions; first_iteration_seconds), at least UNCLASSIFIED_MIN_STEADY, never more than the cell's."""
+    if warmup is None:
+        return 0, iterations
+    if not too_short_for_changepoints(iterations):
+        total = min(iterations, max(LATER_MIN_ITERATIONS, warmup + steady))
+        lead = min(warmup, total - 1)
+        return lead, total - lead
+    if not own_s or not classified_s:
+        return 0, iterations
+    wanted = max(UNCLASSIFIED_MIN_STEADY, math.ceil(steady * classified_s / own_s))
+    return (1, wanted) if 1 + wanted < iterations else (0, iterations)
 
 
 def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, options: TimingOptions) -> CheckRow:
@@ -329,28 +348,42 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
     def row(task: Task) -> dict:
         return checked.get((task.benchmark, task.mechanism), {})
 
-    def command(task: Task, iterations: int) -> tuple[list[str], dict[str, str], dict[str, int] | None]:
+    def command(task: Task, iterations: int, drawn: dict[str, int] | None = None
+                ) -> tuple[list[str], dict[str, str], dict[str, int] | None]:
+        """Its probe's command and environment, with a layout: the block's (`drawn`), or its own draw."""
         bench = study.benchmarks[task.benchmark]
         argv, env = command_for(study, builds[task.mechanism], task.benchmark, bench.param_for(options.count_sizes),
                                 iterations, row(task).get("batch"), options.metric)
-        drawn = layout.draw() if options.layout == DRAWN else None
+        if drawn is None and options.layout in (DRAWN, SHARED):
+            drawn = layout.draw()
         return argv, layout.applied(env, drawn) if drawn else env, drawn
 
-    warmups: dict[str, int | None] = {}  # per benchmark, read once: its first executions are all stored by then
+    # per benchmark, read once (its first executions are all stored by then): its warm-up, and each
+    # mechanism's iteration seconds
+    firsts: dict[str, tuple[int | None, dict[str, float]]] = {}
 
-    def sized(task: Task) -> int:
+    def first_look(benchmark: str) -> tuple[int | None, dict[str, float]]:
+        if benchmark not in firsts:
+            first = options.process_executions
+            firsts[benchmark] = (first_warmup(store, campaign_id, benchmark, first),
+                                 first_iteration_seconds(store, campaign_id, benchmark, first))
+        return firsts[benchmark]
+
+    def parts(task: Task) -> tuple[int, int]:
+        """Its (lead, steady) iterations: a lead only in a later execution sized by later_steady."""
         iterations = row(task).get("iterations") or options.iterations
         if task.pexec < options.process_executions:
-            return iterations
+            return 0, iterations
         if options.later_steady is not None:
-            if task.benchmark not in warmups:
-                warmups[task.benchmark] = first_warmup(store, campaign_id, task.benchmark,
-                                                       options.process_executions)
-            return steady_iterations(iterations, warmups[task.benchmark], options.later_steady)
+            warmup, seconds = first_look(task.benchmark)
+            classified = [s for m, s in seconds.items() if not too_short_for_changepoints(
+                checked.get((task.benchmark, m), {}).get("iterations") or options.iterations)]
+            return steady_iterations(iterations, warmup, options.later_steady, seconds.get(task.mechanism),
+                                     max(classified, default=None))
         if options.later_share is not None:
-            return later_iterations(iterations, options.later_share,
-                                    study.mechanisms[task.mechanism].min_iterations or 0)
-        return iterations
+            return 0, later_iterations(iterations, options.later_share,
+                                       study.mechanisms[task.mechanism].min_iterations or 0)
+        return 0, iterations
 
     def stepped(task: Task) -> bool:
         return options.pairing == LOCKSTEP and bool(row(task).get("stepped"))
@@ -359,7 +392,7 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         return audit.wait_quiet(options.wait_quiet_s) if options.wait_quiet_s > 0 else 0.0
 
     def alone(task: Task) -> Execution:
-        iterations = sized(task)
+        iterations = sum(parts(task))
         argv, env, drawn = command(task, iterations)
         waited = quiet()
         return _marked(run_probe(argv, env, study.dir, iterations, options.timeout_s), drawn, waited)
@@ -375,11 +408,16 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
             # it; a block of one would step it, and a lone stepped process runs 25 % slower here
             # (evidence/turn_cost.py).
             return alone(task)
-        rounds, turn = lockstep.turns([sized(t) for t in tasks])
+        leads, steady = zip(*(parts(t) for t in tasks), strict=True)
+        rounds, turn = lockstep.turns(list(steady))
+        # Shared: one layout for the whole block (common random numbers). Each member's layout is still
+        # uniform over the draws, so a ratio's expectation over layouts is the same as with its own draws;
+        # where the mechanisms answer a layout alike, the block's ratio no longer carries it.
+        shared = layout.draw() if options.layout == SHARED else None
         members, draws = [], []
-        for t, k in zip(tasks, turn, strict=True):
-            argv, env, drawn = command(t, rounds * k)
-            members.append(lockstep.Member(argv, env, study.dir, rounds * k, k))
+        for t, k, lead in zip(tasks, turn, leads, strict=True):
+            argv, env, drawn = command(t, lead + rounds * k, shared)
+            members.append(lockstep.Member(argv, env, study.dir, lead + rounds * k, k, lead))
             draws.append(drawn)
         waited = quiet()
         runs = lockstep.run_block(members, timeout_s=options.timeout_s, cpu=cpu,

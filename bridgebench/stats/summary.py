@@ -22,7 +22,7 @@ from bridgebench.stats.executions import over_executions
 from bridgebench.stats.outliers import outlier_mask
 
 __all__ = ["CHANGEPOINTS_METHOD", "NOT_CLASSIFIED", "PLAIN_METHOD", "BenchmarkSummary", "Spread", "summarise",
-           "unclassified_outliers", "warmup_length"]
+           "unclassified_outliers", "unclassified_start", "warmup_length"]
 
 CHANGEPOINTS_METHOD = "changepoints"
 PLAIN_METHOD = "plain bootstrap (budget too small for changepoints)"
@@ -61,6 +61,18 @@ def warmup_length(classes: Sequence[ExecutionClass | None]) -> int | None:
     return max(reached, default=1) - 1
 
 
+def unclassified_start(warmup: int | None, n: int) -> int:
+    """Where the steady iterations of an execution too short to classify start, of its `n`: after its cell's
+    warm-up (warmup_length) when some execution of the cell is classified; otherwise after its first
+    iteration, when two or more are left. A fresh process's first iteration pays for what its later ones
+    reuse (cold caches and branch predictors, pages touched for the first time, a heap not yet grown to its
+    working size: PUC Lua's first binarytrees iteration is 16 % faster than the next, its first havlak one
+    10 % slower), and pyperf drops each worker's first value for the same reason."""
+    if warmup is not None:
+        return min(warmup, n)
+    return 1 if n >= 3 else 0
+
+
 def unclassified_outliers(x: np.ndarray, skip: int, window: int | None = None) -> np.ndarray:
     """The outliers of an execution too short to classify, found among its iterations from `skip` on (its
     cell's warm-up length, warmup_length); its first `skip` are not steady, so none of them is one."""
@@ -74,12 +86,12 @@ def execution_means(arrays: Sequence[np.ndarray], classes: Sequence[ExecutionCla
                     window: int | None = None) -> list[float]:
     """Each process execution's one number: the mean of its steady iterations without outliers (an
     execution with no steady state has none), or, unclassified (too short for changepoints), of its
-    iterations without outliers from its cell's warm-up length on (warmup_length; all of them when no
-    execution of the cell is classified)."""
+    iterations without outliers from where unclassified_start says."""
     means = []
-    skip = warmup_length(classes) or 0
+    warmup = warmup_length(classes)
     for x, cls in zip(arrays, classes, strict=True):
         if cls is None:
+            skip = unclassified_start(warmup, len(x))
             kept = x[skip:][~unclassified_outliers(x, skip, window)[skip:]]
         else:
             mask = np.zeros(len(x), dtype=bool)
@@ -109,8 +121,9 @@ def summarise(series: Sequence[np.ndarray], *, confidence: float = 0.99,
     ``steady_performance``, is kept beside it as ``steady_bootstrap``.
 
     If every series is too short for changepoints (``too_short_for_changepoints``), nothing is classified
-    (classification "n/a", no counts), each execution's number is the mean of its non-outlier iterations,
-    and the secondary figure is a plain bootstrap of all of them; ``method`` says which was done. When only
+    (classification "n/a", no counts), each execution's number is the mean of its non-outlier iterations
+    after its first (unclassified_start), and the secondary figure is a plain bootstrap of all of those;
+    ``method`` says which was done. When only
     some are (a campaign's later executions, shortened), the class, its counts and the secondary figure come
     from the classified ones, and the short ones' numbers start after the cell's warm-up (warmup_length).
     """
@@ -122,7 +135,8 @@ def summarise(series: Sequence[np.ndarray], *, confidence: float = 0.99,
         raise ValueError(f"summarise(): {len(given)} classes for {len(arrays)} series")
     window = classify_kwargs.get("window")
     if all(too_short_for_changepoints(len(a)) for a in arrays):
-        pooled = np.concatenate([a[~outlier_mask(a, window)] for a in arrays])
+        steady = [a[unclassified_start(None, len(a)):] for a in arrays]
+        pooled = np.concatenate([a[~outlier_mask(a, window)] for a in steady])
         within = plain_bootstrap(pooled, confidence=confidence, rng=rng) if bootstrap else None
         over = over_executions(execution_means(arrays, [None] * len(arrays), window), confidence=confidence)
         return BenchmarkSummary(NOT_CLASSIFIED, {}, None, None, over, PLAIN_METHOD, within)

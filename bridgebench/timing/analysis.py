@@ -54,7 +54,7 @@ from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE, FLAT, RULES_VERSI
 from bridgebench.stats.executions import each_look, ratio_over_executions
 from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread
 from bridgebench.stats.paired import paired_ratio
-from bridgebench.stats.summary import NOT_CLASSIFIED, unclassified_outliers, warmup_length
+from bridgebench.stats.summary import NOT_CLASSIFIED, unclassified_outliers, unclassified_start, warmup_length
 from bridgebench.store import SECONDS, Store, StoredExecution, StoreError, StoreWriteError
 from bridgebench.study import DEFAULT_EQUIVALENCE
 from bridgebench.timing import jitdiag, time_beside_counts
@@ -178,9 +178,9 @@ def _side(run: Run, times: np.ndarray) -> Side:
     mask = run.steady_mask()
     if run.block is None:
         return Side(run.machine, times[mask])
-    turn = max(1, run.turn)
-    turns = {r: float(np.mean(times[r * turn:(r + 1) * turn])) for r in range(len(times) // turn)
-             if mask[r * turn:(r + 1) * turn].all()}
+    turn, lead = max(1, run.turn), run.lead
+    turns = {r: float(np.mean(times[lead + r * turn:lead + (r + 1) * turn])) for r in range((len(times) - lead) // turn)
+             if mask[lead + r * turn:lead + (r + 1) * turn].all()}
     return Side(run.machine, times[mask], run.block, turns)
 
 
@@ -226,10 +226,11 @@ def _run(e: StoredExecution, times: np.ndarray, cls: ExecutionClass | None,
          counters: dict[str, np.ndarray], machine: str, timed: bool = True, warmup: int | None = None) -> Run:
     """One execution as the report shows it. `warmup`: the warm-up length of its cell's classified executions
     (summary.warmup_length), where an unclassified one's steady state starts; None: no execution of the cell
-    is classified, so all its iterations count and its first one is compared with the rest."""
+    is classified, so its iterations count from its second (summary.unclassified_start), and its first one
+    is compared with the rest."""
     n = len(times)
     if cls is None:
-        skip = min(warmup or 0, n)
+        skip = unclassified_start(warmup, n)
         outliers = unclassified_outliers(times, skip)
         ranges: tuple[tuple[int, int], ...] = ((skip, n),)
         segments: tuple[SegmentMean, ...] = ()
@@ -272,7 +273,7 @@ def _pairing(info_json: str | None) -> dict[str, Any]:
     pairing = json.loads(info_json).get("pairing") if info_json else None
     if not isinstance(pairing, dict) or not isinstance(pairing.get("block"), str) or pairing.get("members", 0) < 2:
         return {}
-    return {"block": pairing["block"], "turn": int(pairing.get("turn") or 1),
+    return {"block": pairing["block"], "turn": int(pairing.get("turn") or 1), "lead": int(pairing.get("lead") or 0),
             "threads": int(pairing.get("threads") or 1), "processes": int(pairing.get("processes") or 1)}
 
 
@@ -602,6 +603,23 @@ def first_warmup(store: Store, campaign_id: int, benchmark: str, first: int) -> 
             return None
         lengths.append(length)
     return max(lengths, default=None)
+
+
+def first_iteration_seconds(store: Store, campaign_id: int, benchmark: str, first: int) -> dict[str, float]:
+    """Per mechanism, how long an iteration of a benchmark's first executions (rounds below `first`) took:
+    the median over their successful iterations, a whole iteration (a batch of calls, not one), so that the
+    later executions of cells with short and long iterations can be sized to take similar time."""
+    by_mechanism: dict[str, list[int]] = defaultdict(list)
+    for e in store.executions(campaign_id):
+        if e.benchmark == benchmark and e.pexec < first and e.status == OK:
+            by_mechanism[e.mechanism].append(e.id)
+    out = {}
+    for mechanism, ids in by_mechanism.items():
+        data = store.series(ids, (SECONDS,))
+        times = [v for (_, name), v in data.items() if name == SECONDS and len(v)]
+        if times:
+            out[mechanism] = float(np.median(np.concatenate(times)))
+    return out
 
 
 def current_analysis(store: Store, campaign_id: int, exclude_disturbed: bool = False) -> Analysis:

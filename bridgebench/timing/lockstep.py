@@ -58,13 +58,16 @@ TIME_SLACK = 1e-6  # the JSON's times against the answered ones: both printed to
 
 @dataclass(frozen=True)
 class Member:
-    """One process of a block: what to run, its iterations (rounds × turn), and its turn."""
+    """One process of a block: what to run, its iterations (lead + rounds × turn), its turn, and its lead:
+    iterations it makes before the first round, unpaired (what a campaign knows is not steady: a JIT's
+    warm-up, an interpreter's first iteration), so that its turns are all steady ones."""
 
     argv: list[str]
     env: dict[str, str]
     cwd: Path
     iterations: int
     turn: int = 1
+    lead: int = 0
 
 
 def lock_cpu() -> int | None:
@@ -302,14 +305,17 @@ def _abandon_a_lone_survivor(lives: list[_Live], round_: int) -> None:
 
 def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int | None = None,
               step_timeout_s: float | None = None) -> list[Execution]:
-    """Run one block: every member started pinned to `cpu`, each READY within timeout_s, then rounds in which
+    """Run one block: every member started pinned to `cpu`, each READY within timeout_s, then each member's
+    lead, one member after another, then rounds in which
     each member still alive takes its turn once (its `turn` iterations), in an order drawn from `seed` (so a
     resumed campaign draws the same orders). Returns one Execution per member, in the members' order."""
     if not members:
         return []
-    rounds = {m.iterations // m.turn for m in members}
-    if len(rounds) != 1 or any(m.iterations % m.turn for m in members):
-        raise ValueError("run_block(): every member's iterations must be the same number of its turns")
+    rounds = {(m.iterations - m.lead) // m.turn for m in members}
+    if len(rounds) != 1 or any((m.iterations - m.lead) % m.turn or not 0 <= m.lead < m.iterations
+                               for m in members):
+        raise ValueError("run_block(): every member's iterations after its lead must be the same number of its "
+                         "turns")
     n_rounds = rounds.pop()
     step_limit = step_timeout_s if step_timeout_s is not None else timeout_s
     rng = random.Random(str(seed))
@@ -338,6 +344,12 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                     elif first is None and live.failure:
                         live.failure = (live.failure[0], f"{NOT_STEPPED}: it ended before it said it was ready")
                     _look(live)
+            for live in lives:  # the leads, one member after another: nothing is paired in them
+                for k in range(live.member.lead):
+                    _out_of_turn(lives)
+                    if not live.alive:
+                        break
+                    _step(live, k, step_limit)
             for r in range(n_rounds):
                 _abandon_a_lone_survivor(lives, r)
                 order = list(range(len(lives)))
@@ -349,7 +361,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                         _out_of_turn(lives)
                         if not live.alive:
                             break
-                        _step(live, r * live.member.turn + k, step_limit)
+                        _step(live, live.member.lead + r * live.member.turn + k, step_limit)
                     if live.alive and r == n_rounds - 1:
                         live.ended = time.monotonic()
                         _look(live)  # after its last turn, before its end: every thread it made is there
@@ -367,8 +379,8 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     out = []
     for i, (live, run) in enumerate(zip(lives, runs, strict=True)):
         share = wall_s * measured[i] / sum(measured) if sum(measured) > 0 else wall_s / len(runs)
-        pairing = {"block": token, "cpu": cpu, "turn": live.member.turn, "rounds": n_rounds,
-                   "members": len(members), "positions": live.positions, "block_wall_s": wall_s,
+        pairing = {"block": token, "cpu": cpu, "turn": live.member.turn, "lead": live.member.lead,
+                   "rounds": n_rounds, "members": len(members), "positions": live.positions, "block_wall_s": wall_s,
                    "processes": live.tree[0], "threads": live.tree[1]}
         if run.output is not None:
             run = replace(run, output=replace(run.output, info={**run.output.info, "pairing": pairing}))

@@ -28,7 +28,7 @@ from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 from bridgebench.timing.jitdiag import JitRecord, JitSummary
 
-RESULT_VERSION = 9  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 10  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 
@@ -64,7 +64,8 @@ class Run:
     machine: str = ""  # the machine that ran it
     jit: JitRecord | None = None  # what LuaJIT's trace compiler did in it (jitdiag.py), where the probe says
     block: str | None = None  # the lock-step block it ran in (lockstep.py), None: it ran alone
-    turn: int = 1  # in a block, the iterations of each of its turns (round r is iterations [r·turn, (r+1)·turn))
+    turn: int = 1  # in a block, the iterations of each of its turns (round r: [lead + r·turn, lead + (r+1)·turn))
+    lead: int = 0  # in a block, the iterations it made before the first round (unpaired)
     threads: int = 1  # in a block, the most threads its processes had: they shared the block's one CPU
     processes: int = 1  # in a block, the most processes it had
     first_ratio: float | None = None  # unclassified (too short for changepoints): its first iteration over the

@@ -173,7 +173,8 @@ def pairing_words(result: Analysis) -> str:
     if several:
         words += (f"; sharing the block's one CPU among several threads (their ratios are costs on one CPU; "
                   f"`--pairing sequential` spreads them, methodology §13): {several}")
-    drawn = "drawn per execution" if o.get("layout") == "drawn" else "fixed by the paths"
+    drawn = {"drawn": "drawn per execution", "shared": "drawn per block, the same for its members"}.get(
+        o.get("layout") or "", "fixed by the paths")
     return f"{words}; memory layout {drawn}"
 
 
@@ -243,16 +244,21 @@ def budget_words(result: Analysis) -> str:
 
 
 def later_words(result: Analysis) -> str:
-    """What the executions after a cell's first ones made, when the budget shortens them (later_steady): only
-    a classified cell's are, so only theirs are counted."""
+    """What the executions after a cell's first ones made, when the budget shortens them (later_steady): a
+    classified cell's, and those of cells too short to classify."""
     o = result.campaign.options
     if o.get("later_steady") is None:
         return ""
-    made = sorted({r.iterations for c in result.cells if c.classification not in (None, NOT_CLASSIFIED)
-                   for r in c.per_execution if r.pexec >= o["process_executions"]})
-    span = "none ran" if not made else f"{made[0]}" if len(made) == 1 else f"{made[0]}–{made[-1]}"
-    return (f"; a classified cell's later ones its benchmark's warm-up and {o['later_steady']} more: {span} "
-            "iterations")
+
+    def span(classified: bool) -> str:
+        made = sorted({r.iterations for c in result.cells
+                       if (c.classification not in (None, NOT_CLASSIFIED)) == classified
+                       for r in c.per_execution if r.pexec >= o["process_executions"]})
+        return "none ran" if not made else f"{made[0]}" if len(made) == 1 else f"{made[0]}–{made[-1]}"
+
+    return (f"; a classified cell's later ones its benchmark's warm-up and {o['later_steady']} more: "
+            f"{span(True)} iterations, an unclassified cell's its first and as many as take as long as "
+            f"{o['later_steady']} of those: {span(False)}")
 
 
 def budget_line(result: Analysis) -> str:
@@ -437,8 +443,8 @@ def per_call_line(result: Analysis) -> str | None:
 
 
 def unseparated_line(result: Analysis) -> str | None:
-    """Cells too short for changepoints whose first iteration stands out: every iteration counts as steady
-    there, so a warm-up (set-up done in the first call) raises the mean and nothing else says so."""
+    """Cells too short for changepoints whose first iteration stands out: it is left out there, but a warm-up
+    longer than one iteration (set-up spread over the first calls) would raise the mean unseen."""
     flagged = []
     for c in result.cells:
         ratios = [r.first_ratio for r in c.per_execution if r.first_ratio is not None]
@@ -447,8 +453,8 @@ def unseparated_line(result: Analysis) -> str | None:
     if not flagged:
         return None
     return (f"a warm-up this budget is too short to separate: the first iteration took at least {UNSEPARATED:g}× "
-            f"the others' median in {', '.join(flagged)}; it is counted as steady (more iterations, or setup "
-            "outside the timed call, separate it)")
+            f"the others' median in {', '.join(flagged)}; it is left out, and a warm-up longer than one iteration "
+            "would be counted (more iterations, or setup outside the timed call, separate it)")
 
 
 def few_executions_line(result: Analysis) -> str | None:
