@@ -32,6 +32,7 @@ class AdaptiveBudget:
     until_decided: bool = False
     growth: float = 1.0  # when a ratio is judged (look_points): 1, after every round
     within: float | None = None  # a ratio decided faster or slower settles once its CI is within ±this too
+    nearest_first: bool = False  # when the time left cannot decide every ratio, the nearest get blocks first
 
     @property
     def looks(self) -> int:
@@ -141,6 +142,7 @@ class TimingOptions:
     # warm-up classified among them, summary.warmup_length), plus this many steady ones (None: all of them).
     # Only cells whose executions are classified; a block's ratio rests on how processes differ (methodology §9).
     later_steady: int | None = None
+    nearest_first: bool = False  # adaptive, aimed at the question: campaign/nearest.py
 
     def calibrated(self, calibration: dict[str, Any] | None) -> TimingOptions:
         """These options judged with the machine's calibration (the latest `bridgebench calibrate` stored).
@@ -162,7 +164,8 @@ class TimingOptions:
             return None
         return AdaptiveBudget(self.process_executions, self.until_ci,
                               self.max_process_executions or self.process_executions, self.max_time_s or 0.0,
-                              self.randomise, self.seed, self.until_decided, self.look_growth, self.decided_within)
+                              self.randomise, self.seed, self.until_decided, self.look_growth, self.decided_within,
+                              self.nearest_first)
 
     @classmethod
     def from_stored(cls, stored: dict[str, Any]) -> TimingOptions:

@@ -59,8 +59,14 @@ def blocks_to_decide(estimate: float, sd: float, confidence: float, equivalence:
     room = min(math.log1p(equivalence), -math.log1p(-equivalence)) - distance
     target, reach = ((EQUIVALENT, room) if room > distance
                      else (SLOWER if estimate > 1 else FASTER, distance))
+    return target, blocks_to_reach(reach, sd, confidence)
+
+
+def blocks_to_reach(reach: float, sd: float, confidence: float) -> int | None:
+    """The fewest blocks whose interval's half-width (log scale, Student's t over blocks at `confidence`,
+    t·sd/√n) is below `reach`; None: none up to MOST_BLOCKS (or no room at all)."""
     if reach <= 0:
-        return target, None
+        return None
 
     def decides(n: int) -> bool:
         return t_quantile(1 - (1 - confidence) / 2, n - 1) * sd / math.sqrt(n) < reach
@@ -68,13 +74,13 @@ def blocks_to_decide(estimate: float, sd: float, confidence: float, equivalence:
     # The half-width shrinks as blocks are added (t falls with the degrees of freedom, and 1/√n): bisect.
     low, high = MIN_EXECUTIONS, MOST_BLOCKS
     if decides(low):
-        return target, low
+        return low
     if not decides(high):
-        return target, None
+        return None
     while high - low > 1:  # decides(high) and not decides(low)
         mid = (low + high) // 2
         low, high = (low, mid) if decides(mid) else (mid, high)
-    return target, high
+    return high
 
 
 def summary(subject: str, baseline: str, answers: Iterable[tuple[str, Answer]], equivalence: float,

@@ -50,6 +50,9 @@ class Budget:
     later_share: float | None = None
     # …or its benchmark's warm-up (from its first executions, classified) and this many more (None: all).
     later_steady: int | None = None
+    # When the time left cannot decide every open ratio, blocks go first to those nearest an answer
+    # (campaign/nearest.py).
+    nearest_first: bool = False
     # Iterations sized per cell: as many as take about execution_s (from a short run at the real size after
     # the answer check), at least min_iterations, at most iterations.
     execution_s: float | None = None
@@ -247,7 +250,7 @@ _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout
                 "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT,
                 "until_decided": _BOOL, "execution_s": _TIMEOUT, "min_iterations": _INT_POS,
                 "look_growth": _GROWTH, "decided_within": _FRACTION, "later_share": _FRACTION,
-                "later_steady": _INT_POS,
+                "later_steady": _INT_POS, "nearest_first": _BOOL,
                 "mechanisms": _NONEMPTY_STR_LIST,
                 "metric": (" or ".join(METRICS), lambda v: v in METRICS),
                 "count_sizes": _BOOL,
@@ -364,6 +367,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         decided_within=data.get("decided_within"),
         later_share=data.get("later_share"),
         later_steady=data.get("later_steady"),
+        nearest_first=bool(data.get("nearest_first", False)),
         execution_s=float(data["execution_s"]) if "execution_s" in data else None,
         min_iterations=data.get("min_iterations"),
         mechanisms=tuple(data["mechanisms"]) if "mechanisms" in data else base.mechanisms if base else None,
@@ -376,7 +380,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
     if budget.until_decided and budget.until_ci is None:
         raise loc.error(table, "until_decided", "until_decided needs an adaptive budget (until_ci, "
                         "max_process_executions, max_time_s)")
-    for key in ("look_growth", "decided_within"):
+    for key in ("look_growth", "decided_within", "nearest_first"):
         if key in data and not budget.until_decided:
             raise loc.error(table, key, f"{key} needs a budget aimed at the question (until_decided = true)")
     for key in ("later_share", "later_steady"):

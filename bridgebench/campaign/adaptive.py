@@ -42,12 +42,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from bridgebench import question
+from bridgebench.campaign import nearest
 from bridgebench.options import AdaptiveBudget, looks
 from bridgebench.runner import Task
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import MIN_EXECUTIONS, each_look, too_few
 from bridgebench.store import Store
 from bridgebench.timing.analysis import CONFIDENCE, analyse, estimates
+from bridgebench.timing.result import Analysis
 
 OPEN, SETTLED, CAPPED, FAILING, OUT_OF_TIME = "open", "settled", "capped", "failing", "out of time"
 Cell = tuple[str, str]
@@ -167,7 +169,7 @@ def _judge_by_ci(store: Store, campaign_id: int, open_cells: list[Cell], budget:
 
 
 def _judge_question(store: Store, campaign_id: int, open_cells: list[Cell], state: dict[Cell, str],
-                    budget: AdaptiveBudget, baseline: str, seed: int) -> Judged:
+                    budget: AdaptiveBudget, baseline: str, seed: int) -> tuple[Judged, Analysis]:
     """This round's decisions under the rule aimed at the question, from the analysis the report makes (whose
     intervals are at the looks-corrected confidence); each with its cell's CI half-width, for the record."""
     result = analyse(store, campaign_id, seed=seed)
@@ -193,7 +195,7 @@ def _judge_question(store: Store, campaign_id: int, open_cells: list[Cell], stat
                                     budget.cap)
     return {cell: (stored.get(cell, 0), c.classification if (c := result.cell(*cell)) else None,
                    replace(d, half_width=half_width(c.steady_performance if c else None)))
-            for cell, d in out.items()}
+            for cell, d in out.items()}, result
 
 
 def blocks(cells: list[Cell], expected: Callable[[Cell], float], rng: random.Random,
@@ -238,6 +240,12 @@ class _Clock:
         walls = self.walls.get(cell)
         return float(np.median(walls)) if walls else 0.0
 
+    def later(self, cell: Cell, first: int) -> float:
+        """What the cell's executions after its first `first` cost (a budget may shorten those), the median;
+        expected() until there is one."""
+        walls = self.walls.get(cell, [])[first:]
+        return float(np.median(walls)) if walls else self.expected(cell)
+
     def fits(self, cell: Cell) -> bool:
         return self.spent + self.expected(cell) <= self.max_time_s
 
@@ -265,22 +273,41 @@ def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudge
             store.drop_unrun(campaign_id)
         clock.refresh()
         open_cells = [c for c in cells if state.get(c, OPEN) == OPEN]
-        judged = (judge(open_cells, round_) if judge is not None
-                  else _judge_question(store, campaign_id, open_cells, {c: state.get(c, OPEN) for c in cells}, budget,
-                                       baseline, seed) if aimed and baseline
-                  else _judge_by_ci(store, campaign_id, open_cells, budget, seed + round_))
-        decisions = []
+        result: Analysis | None = None
+        if judge is not None:
+            judged = judge(open_cells, round_)
+        elif aimed and baseline:
+            judged, result = _judge_question(store, campaign_id, open_cells, {c: state.get(c, OPEN) for c in cells},
+                                             budget, baseline, seed)
+        else:
+            judged = _judge_by_ci(store, campaign_id, open_cells, budget, seed + round_)
         for cell in open_cells:
             n, cls, d = judged[cell]
             if d.state == OPEN and not clock.fits(cell):
                 d = Decision(OUT_OF_TIME, f"its next execution would pass the campaign's {max_time_s:g} s: "
                              f"{d.reason}", d.half_width)
+                judged[cell] = (n, cls, d)
             state[cell] = d.state
-            decisions.append((*cell, n, cls, d.half_width, d.state, d.reason))
-        store.record_decisions(campaign_id, round_, decisions)
         still_open = [c for c in cells if state[c] == OPEN]
+        waits: dict[str, float] = {}
+        if result is not None and baseline and budget.nearest_first and still_open:
+            left = max_time_s - clock.spent
+            waits = nearest.waiting(nearest.projections(result, still_open, baseline, budget.within,
+                                                        lambda c: clock.later(c, budget.first)), left)
+        decisions = []
+        for cell in open_cells:
+            n, cls, d = judged[cell]
+            reason = d.reason
+            if cell[0] in waits:
+                more = (f"about {waits[cell[0]]:.0f} s more" if waits[cell[0]] < float("inf")
+                        else "more blocks than any campaign runs")
+                reason += (f"; waits this round: as they stand, its ratios would take {more}, and nearer answers "
+                           f"come first ({max_time_s - clock.spent:.0f} s left)")
+            decisions.append((*cell, n, cls, d.half_width, d.state, reason))
+        store.record_decisions(campaign_id, round_, decisions)
         if not still_open:
             return
+        still_open = [c for c in still_open if c[0] not in waits]
         planned = store.planned(campaign_id)
         next_seq = max(t.seq for t in planned) + 1
         counts: dict[Cell, int] = {}

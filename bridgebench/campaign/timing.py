@@ -133,7 +133,7 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
             max_time_s=max_time_s or budget.max_time_s or DEFAULT_MAX_TIME_S,
             until_decided=budget.until_decided if until_decided is None else until_decided,
             look_growth=budget.look_growth, decided_within=budget.decided_within, later_share=budget.later_share,
-            later_steady=budget.later_steady)
+            later_steady=budget.later_steady, nearest_first=budget.nearest_first)
         if options.until_decided and not study.baseline:
             raise CampaignError(f"--until decided: {study.name} names no baseline, so there is no ratio to decide")
         if not 0 < options.until_ci < 1:  # type: ignore[operator]

@@ -484,9 +484,12 @@ def adaptive_line(result: Analysis) -> str | None:
     at = f", judged at {', '.join(map(str, a.look_points))} process executions" if a.look_points else ""
     looks = (f" (every interval at {result.interval_confidence:.2%}, so that it holds with {pct} at whichever of "
              f"a cell's {result.looks} looks stopped it)" if result.looks > 1 else "")
+    nearest = ("; when the time left could not decide every open ratio as they stood, the benchmarks nearest an "
+               "answer had the blocks first and the others waited" if result.campaign.options.get("nearest_first")
+               else "")
     return (f"{outcome} Each ratio to {result.label(result.baseline)} ran until decided: equivalent within "
             f"±{result.equivalence:.0%}, or faster or slower{within}{at}{looks}; a cell without a ratio until its "
-            f"{pct} CI was within ±{a.until_ci:.1%}.")
+            f"{pct} CI was within ±{a.until_ci:.1%}{nearest}.")
 
 
 def unsettled_rows(result: Analysis) -> list[tuple[str, str, str, str]]:

@@ -1,0 +1,80 @@
+"""Nearest first: when the time left cannot decide every open ratio, the blocks go first to the benchmarks
+whose ratios are nearest an answer (`nearest_first` in a budget aimed at the question).
+
+A round gives every open benchmark a block, so a time cap spreads the blocks evenly, and where some ratios
+need ten times the blocks of others (their spread between blocks, or an estimate halfway to the margin's
+edge) the cap can leave all of them short. Each round, every open ratio with at least RANK_FROM blocks gets a
+projection (question.blocks_to_decide, or, decided faster or slower, the blocks its interval needs to be within
+±decided_within), as it stands: its estimate and spread between blocks held. A benchmark's projection is its
+farthest open ratio's, in seconds of its blocks as they now cost. Ranked nearest first, the benchmarks whose
+projections fit the time left run; the others *wait* for a later round, when they are projected again with
+the time then left: none is stopped, the nearest always runs, and a benchmark not yet ranked (fewer blocks,
+or no spread yet) always runs too.
+
+It changes which rounds a ratio is looked at in, never how: every look keeps its interval at the confidence
+the looks share (adaptive.py), so a ratio that waits cannot be decided more often than 1 % wrongly; a
+projection from a spread estimated on 8 blocks can be wrong, which costs time, not correctness.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+
+from bridgebench import question
+from bridgebench.stats import Estimate
+from bridgebench.timing.result import Analysis
+
+RANK_FROM = 8  # blocks: a spread between fewer is too rough to rank a ratio by (the third look of 3, 5, 8…)
+
+Cell = tuple[str, str]
+
+
+def blocks_left(ratio: Estimate, sd: float | None, margin: float, within: float | None) -> float | None:
+    """More blocks one ratio would take as it stands; math.inf when no count would decide it, None when it is
+    not ranked yet (fewer than RANK_FROM blocks, or no interval or spread)."""
+    if ratio.executions < RANK_FROM or sd is None or not ratio.has_interval or ratio.value <= 0:
+        return None
+    if question.answer(ratio, margin).state in (question.FASTER, question.SLOWER) and within is not None:
+        needed = question.blocks_to_reach(math.log1p(within), sd, ratio.confidence)
+    else:
+        needed = question.blocks_to_decide(ratio.value, sd, ratio.confidence, margin)[1]
+    return math.inf if needed is None else max(0, needed - ratio.executions)
+
+
+def projections(result: Analysis, open_cells: Iterable[Cell], baseline: str, within: float | None,
+                block_s: Callable[[Cell], float]) -> dict[str, float | None]:
+    """Per open benchmark, the seconds of blocks its farthest open ratio would take as it stands (None: not
+    ranked); `block_s`: what an open cell's execution costs now."""
+    by_benchmark: dict[str, list[Cell]] = {}
+    for cell in open_cells:
+        by_benchmark.setdefault(cell[0], []).append(cell)
+    out: dict[str, float | None] = {}
+    for benchmark, cells in by_benchmark.items():
+        farthest: float | None = 0.0
+        for cell in cells:
+            if cell[1] == baseline:
+                continue
+            c = result.cell(*cell)
+            r = c.ratio if c else None
+            left = blocks_left(r, c.ratio_between_sd, result.equivalence, within) if c and r else None
+            if left is None:
+                farthest = None
+                break
+            farthest = max(farthest, left)
+        cost = sum(block_s(cell) for cell in cells)
+        out[benchmark] = None if farthest is None else farthest * cost if farthest else 0.0
+    return out
+
+
+def waiting(projected: dict[str, float | None], left_s: float) -> dict[str, float]:
+    """The benchmarks that wait this round, with their projections: ranked nearest first, those that do not
+    fit in the time the nearer ones leave; the nearest never waits, nor one not ranked."""
+    ranked = sorted((s, b) for b, s in projected.items() if s is not None)
+    used, out = 0.0, {}
+    for i, (seconds, benchmark) in enumerate(ranked):
+        if i == 0 or used + seconds <= left_s:
+            used += seconds
+        else:
+            out[benchmark] = seconds
+    return out
