@@ -324,9 +324,8 @@ def test_a_budget_with_look_points_judges_there_and_shortens_the_later_execution
     assert result.returncode == 0, result.stderr
     db = tmp_path / "results" / "bridgebench.sqlite"
     reasons = {n: r for n, r in rows(db, "SELECT executions, reason FROM cell_decision WHERE mechanism = 'b'")}
-    assert sorted(reasons) == [3, 4, 5, 6, 7, 8]
-    assert all("judged next at 5" in reasons[n] for n in (4,)), reasons
-    assert all("judged next at 8" in reasons[n] for n in (6, 7)), reasons
+    # a round takes a benchmark to its next look: judged at 3, 5 and 8, nowhere between
+    assert sorted(reasons) == [3, 5, 8]
     assert all("undecided" in reasons[n] and "judged next" not in reasons[n] for n in (3, 5)), reasons
     assert "cap of 8" in reasons[8]
     # The first three executions of a cell make its 10 iterations; the later ones half of them, but never
@@ -448,3 +447,14 @@ def test_the_blocks_an_undecided_ratio_would_take() -> None:
     # halfway to the margin's edge, either answer is as far: it takes the most blocks of all nearby estimates
     edge = math.exp(math.log1p(0.02) / 2)
     assert blocks_needed(edge, 0.03, 0.99, 0.02)[1] > max(blocks_needed(r, 0.03, 0.99, 0.02)[1] for r in (1.0, 1.03))
+
+
+def test_a_round_takes_each_benchmark_to_its_next_look_and_never_past_the_cap() -> None:
+    from bridgebench.campaign.adaptive import blocks_ahead
+    from bridgebench.options import AdaptiveBudget
+
+    budget = AdaptiveBudget(3, 0.02, 10, 600.0, False, 0, until_decided=True, growth=1.5)  # looks: 3, 5, 8, 10
+    counts = {("x", "a"): 3, ("x", "b"): 3, ("y", "a"): 5, ("y", "b"): 5, ("z", "a"): 8, ("w", "a"): 6}
+    assert blocks_ahead(list(counts), counts, budget) == {"x": 2, "y": 3, "z": 2, "w": 2}
+    every_round = AdaptiveBudget(3, 0.02, 10, 600.0, False, 0, until_decided=True)
+    assert blocks_ahead(list(counts), counts, every_round) == {"x": 1, "y": 1, "z": 1, "w": 1}

@@ -316,12 +316,12 @@ later_steady = 6
 min_iterations = 60
 commands = ["python3"]
 run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
-env = { LEVEL = "0.001", WARMUP = "4", SPREAD = "1" }
+env = { LEVEL = "0.001", WARMUP = "4", FACTORS = "1.0,1.1,1.2", COUNTER = "{study}/count-jit" }
 
 [mechanisms.interp]
 commands = ["python3"]
 run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
-env = { LEVEL = "0.01", FIRST = "0.5", SPREAD = "1" }
+env = { LEVEL = "0.01", FIRST = "0.5", FACTORS = "1.0,1.1,1.2", COUNTER = "{study}/count-interp" }
 
 [benchmarks.one]
 param = 1

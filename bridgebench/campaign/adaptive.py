@@ -218,6 +218,17 @@ def blocks(cells: list[Cell], expected: Callable[[Cell], float], rng: random.Ran
     return [cell for group in groups for cell in group]
 
 
+def blocks_ahead(open_cells: list[Cell], counts: dict[Cell, int], budget: AdaptiveBudget) -> dict[str, int]:
+    """Per benchmark with open cells, the blocks until its next look: the fewest any of its open cells needs
+    to reach its next look point (at least one, never past the cap)."""
+    ahead: dict[str, int] = {}
+    for cell in open_cells:
+        n = counts[cell]
+        k = max(1, min(budget.next_look(n), budget.cap) - n) if n < budget.cap else 1
+        ahead[cell[0]] = min(ahead.get(cell[0], k), k)
+    return ahead
+
+
 class _Clock:
     """The campaign's machine time against its cap (executions' wall time plus any wait for a quiet machine),
     and what each cell's next execution should cost: the median of its own so far. It reads each stored
@@ -313,7 +324,13 @@ def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudge
         counts: dict[Cell, int] = {}
         for t in planned:
             counts[(t.benchmark, t.mechanism)] = counts.get((t.benchmark, t.mechanism), 0) + 1
-        still_open = blocks(still_open, clock.expected, random.Random(seed * 1_000_003 + round_), randomise)
-        store.add_planned(campaign_id, [Task(next_seq + i, b, m, counts[(b, m)])
-                                        for i, (b, m) in enumerate(still_open)])
+        # Aimed at the question, a ratio is judged only at its look points: a round gives each benchmark the
+        # blocks up to its next one (interleaved, one block a benchmark in turn), not one block and a judgement.
+        ahead = blocks_ahead(still_open, counts, budget) if result is not None else {b: 1 for b, _ in still_open}
+        rng = random.Random(seed * 1_000_003 + round_)
+        tasks: list[Task] = []
+        for i in range(max(ahead.values())):
+            for b, m in blocks([c for c in still_open if ahead[c[0]] > i], clock.expected, rng, randomise):
+                tasks.append(Task(next_seq + len(tasks), b, m, counts[(b, m)] + i))
+        store.add_planned(campaign_id, tasks)
         round_ += 1
