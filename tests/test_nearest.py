@@ -95,3 +95,30 @@ def test_a_far_ratio_waits_while_a_near_one_runs_and_goes_on_once_it_is_decided(
     assert last == (30, "capped"), last  # …and then the far one had its blocks again, up to its cap
     md = next((tmp_path / "results").glob("nearest-*.md")).read_text()
     assert "the benchmarks nearest an answer had the blocks first and the others waited" in md
+
+
+class _Result:
+    """The two things projections() reads of an analysis: each cell's ratio and spread, and the margin."""
+
+    equivalence = 0.02
+
+    def __init__(self, cells: dict[tuple[str, str], tuple[Estimate, float]]) -> None:
+        self.cells = cells
+
+    def cell(self, benchmark: str, mechanism: str) -> object:
+        ratio, sd = self.cells[(benchmark, mechanism)]
+        return type("C", (), {"ratio": ratio, "ratio_between_sd": sd})()
+
+
+def test_a_benchmark_is_as_near_as_its_nearest_open_ratio_and_unranked_while_one_is() -> None:
+    near, far = (_ratio(3.0, 2.7, 3.3, 8), 0.05), (_ratio(1.0, 0.9, 1.1, 8), 0.2)
+    result = _Result({("x", "puc"): near, ("x", "jit2"): far, ("y", "jit2"): far,
+                      ("z", "jit2"): (_ratio(1.0, 0.9, 1.1, 5), 0.2)})
+    open_cells = [("x", "base"), ("x", "puc"), ("x", "jit2"), ("y", "base"), ("y", "jit2"), ("z", "base"),
+                  ("z", "jit2")]
+    got = nearest.projections(result, open_cells, "base", 0.05, lambda cell: 1.0)  # type: ignore[arg-type]
+    x_left = nearest.blocks_left(*near, 0.02, 0.05)
+    y_left = nearest.blocks_left(*far, 0.02, 0.05)
+    assert x_left is not None and y_left is not None and x_left < y_left
+    # x's block (3 members at 1 s) serves its PUC ratio, the nearer; y's (2 members) its one; z is not ranked
+    assert got == {"x": x_left * 3, "y": y_left * 2, "z": None}

@@ -6,10 +6,10 @@ need ten times the blocks of others (their spread between blocks, or an estimate
 edge) the cap can leave all of them short. Each round, every open ratio with at least RANK_FROM blocks gets a
 projection (question.blocks_to_decide, or, decided faster or slower, the blocks its interval needs to be within
 ±decided_within), as it stands: its estimate and spread between blocks held. A benchmark's projection is its
-farthest open ratio's, in seconds of its blocks as they now cost. Ranked nearest first, the benchmarks whose
-projections fit the time left run; the others *wait* for a later round, when they are projected again with
-the time then left: none is stopped, the nearest always runs, and a benchmark not yet ranked (fewer blocks,
-or no spread yet) always runs too.
+nearest open ratio's, in seconds of its blocks as they now cost (a block serves all its open ratios). Ranked
+nearest first, the benchmarks whose projections fit the time left run; the others *wait* for a later round,
+when they are projected again with the time then left: none is stopped, the nearest always runs, and a
+benchmark not yet ranked (fewer blocks, or no spread yet) always runs too.
 
 It changes which rounds a ratio is looked at in, never how: every look keeps its interval at the confidence
 the looks share (adaptive.py), so a ratio that waits cannot be decided more often than 1 % wrongly; a
@@ -44,26 +44,27 @@ def blocks_left(ratio: Estimate, sd: float | None, margin: float, within: float 
 
 def projections(result: Analysis, open_cells: Iterable[Cell], baseline: str, within: float | None,
                 block_s: Callable[[Cell], float]) -> dict[str, float | None]:
-    """Per open benchmark, the seconds of blocks its farthest open ratio would take as it stands (None: not
-    ranked); `block_s`: what an open cell's execution costs now."""
+    """Per open benchmark, the seconds of blocks its nearest open ratio would take as it stands (None: a ratio
+    not ranked yet); `block_s`: what an open cell's execution costs now. Its nearest, not its farthest: a
+    block serves every open ratio of its benchmark (PUC Lua's beside luajit2's), and its cells must stay in
+    step, block by block, to be paired; once the near ratios are decided the benchmark's projection is the
+    next one's."""
     by_benchmark: dict[str, list[Cell]] = {}
     for cell in open_cells:
         by_benchmark.setdefault(cell[0], []).append(cell)
     out: dict[str, float | None] = {}
     for benchmark, cells in by_benchmark.items():
-        farthest: float | None = 0.0
+        lefts = []
         for cell in cells:
-            if cell[1] == baseline:
-                continue
-            c = result.cell(*cell)
-            r = c.ratio if c else None
-            left = blocks_left(r, c.ratio_between_sd, result.equivalence, within) if c and r else None
-            if left is None:
-                farthest = None
-                break
-            farthest = max(farthest, left)
-        cost = sum(block_s(cell) for cell in cells)
-        out[benchmark] = None if farthest is None else farthest * cost if farthest else 0.0
+            c = result.cell(*cell) if cell[1] != baseline else None
+            if cell[1] != baseline:
+                lefts.append(blocks_left(c.ratio, c.ratio_between_sd, result.equivalence, within)
+                             if c and c.ratio else None)
+        if not lefts or any(left is None for left in lefts):
+            out[benchmark] = None
+            continue
+        nearest = min(left for left in lefts if left is not None)
+        out[benchmark] = nearest * sum(block_s(cell) for cell in cells) if nearest else 0.0
     return out
 
 
