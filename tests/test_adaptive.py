@@ -458,3 +458,19 @@ def test_a_round_takes_each_benchmark_to_its_next_look_and_never_past_the_cap() 
     assert blocks_ahead(list(counts), counts, budget) == {"x": 2, "y": 3, "z": 2, "w": 2}
     every_round = AdaptiveBudget(3, 0.02, 10, 600.0, False, 0, until_decided=True)
     assert blocks_ahead(list(counts), counts, every_round) == {"x": 1, "y": 1, "z": 1, "w": 1}
+
+
+@pytest.mark.parametrize("repetition", range(3))
+def test_an_interrupt_at_a_rounds_end_exits_130_with_its_line(basic_study: Path, tmp_path: Path,
+                                                              repetition: int) -> None:
+    # The analysis between rounds imports scipy; an interrupt inside that import used to end the process by
+    # SIGINT after its clean exit (-2, 6 times in 10) or break the import (exit 1); three tries see it.
+    basic_study.write_text(basic_study.read_text().replace(
+        "[budget]\nprocess_executions = 2\niterations = 4\n",
+        "[budget]\nprocess_executions = 2\niterations = 60\nuntil_ci = 0.0001\nmax_process_executions = 5\n"
+        "max_time_s = 600\nlater_steady = 6\n"))
+    proc, _ = gated_campaign(basic_study, tmp_path, after=6, extra=("-i", "60"))  # a round's end
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, stderr[-400:])
+    assert "continue with `bridgebench run" in stderr

@@ -80,6 +80,11 @@ QUIET: Listener = Quiet()
 def signals_interrupt() -> None:
     """SIGINT and SIGTERM always stop a run cleanly (the execution in flight is killed and discarded), also
     when a shell started it in the background with SIGINT ignored, as POSIX shells do for `cmd &`."""
+    # scipy first: the analysis between a campaign's rounds imports it, and an interrupt that lands inside
+    # that import breaks it (scipy's own RuntimeError, exit 1) or leaves CPython to end the process by SIGINT
+    # after the clean exit 130 (reproduced with an interrupt at a round's end, 2026-11-27).
+    import scipy.stats  # noqa: F401
+
     def handler(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
