@@ -126,6 +126,15 @@ def gated_campaign(study: Path, cwd: Path, after: int, extra: tuple[str, ...] = 
     return proc, env
 
 
+def stepped_study(tmp_path: Path, name: str, text: str) -> Path:
+    """A study file `text` in tmp_path/name, with the stepped fixture probe beside it."""
+    folder = tmp_path / name
+    folder.mkdir()
+    shutil.copy(FIXTURES / "stepped_probe.py", folder / "stepped_probe.py")
+    (folder / "study.toml").write_text(text)
+    return folder / "study.toml"
+
+
 @pytest.fixture
 def basic_study(tmp_path: Path) -> Path:
     """A copy of the fixture study (with its probe beside it) that a test may edit."""

@@ -25,7 +25,7 @@ from bridgebench.timing import layout, lockstep
 from bridgebench.timing.analysis import current_analysis
 from bridgebench.timing.report import tables
 from evidence.lockstep_coverage import planted_blocks
-from tests.conftest import FIXTURES, REPO
+from tests.conftest import FIXTURES, REPO, stepped_study
 
 PROBE = FIXTURES / "stepped_probe.py"
 ENV = {"PATH": os.environ["PATH"]}
@@ -248,11 +248,7 @@ check_param = 1
 
 
 def _study(tmp_path: Path) -> Path:
-    folder = tmp_path / "stepping"
-    folder.mkdir()
-    shutil.copy(PROBE, folder / "stepped_probe.py")
-    (folder / "study.toml").write_text(STUDY)
-    return folder / "study.toml"
+    return stepped_study(tmp_path, "stepping", STUDY)
 
 
 def test_a_campaign_pairs_in_lock_step_by_default_and_says_which_cells_were_not(tmp_path: Path) -> None:
@@ -334,12 +330,8 @@ def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tm
 
     from tests.conftest import bridgebench
 
-    folder = tmp_path / "leads"
-    folder.mkdir()
-    shutil.copy(PROBE, folder / "stepped_probe.py")
-    (folder / "study.toml").write_text(LEADS)
-    done = bridgebench("run", str(folder / "study.toml"), "--json", "--store", str(tmp_path / "s.sqlite"),
-                       cwd=tmp_path)
+    study = stepped_study(tmp_path, "leads", LEADS)
+    done = bridgebench("run", str(study), "--json", "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     cells = {c["mechanism"]: c for c in result["cells"]}

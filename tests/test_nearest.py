@@ -7,12 +7,11 @@ machine's speed."""
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
 
 from bridgebench.campaign import nearest
 from bridgebench.stats import Estimate
-from tests.conftest import FIXTURES, bridgebench, rows
+from tests.conftest import bridgebench, rows, stepped_study
 
 
 def _ratio(value: float, low: float, high: float, blocks: int) -> Estimate:
@@ -76,12 +75,9 @@ check_param = 2
 
 
 def test_a_far_ratio_waits_while_a_near_one_runs_and_goes_on_once_it_is_decided(tmp_path: Path) -> None:
-    folder = tmp_path / "nearest"
-    folder.mkdir()
-    shutil.copy(FIXTURES / "stepped_probe.py", folder / "stepped_probe.py")
-    (folder / "study.toml").write_text(STUDY)
     db = tmp_path / "s.sqlite"
-    done = bridgebench("run", str(folder / "study.toml"), "--store", str(db), cwd=tmp_path, timeout=600)
+    done = bridgebench("run", str(stepped_study(tmp_path, "nearest", STUDY)), "--store", str(db), cwd=tmp_path,
+                       timeout=600)
     assert done.returncode == 0, done.stderr
     decided = rows(db, "SELECT round, benchmark, executions, state, reason FROM cell_decision WHERE mechanism = 'b' "
                        "ORDER BY round")

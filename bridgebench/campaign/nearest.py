@@ -54,12 +54,8 @@ def projections(result: Analysis, open_cells: Iterable[Cell], baseline: str, wit
         by_benchmark.setdefault(cell[0], []).append(cell)
     out: dict[str, float | None] = {}
     for benchmark, cells in by_benchmark.items():
-        lefts = []
-        for cell in cells:
-            c = result.cell(*cell) if cell[1] != baseline else None
-            if cell[1] != baseline:
-                lefts.append(blocks_left(c.ratio, c.ratio_between_sd, result.equivalence, within)
-                             if c and c.ratio else None)
+        lefts = [blocks_left(c.ratio, c.ratio_between_sd, result.equivalence, within) if c and c.ratio else None
+                 for c in (result.cell(*cell) for cell in cells if cell[1] != baseline)]
         if not lefts or any(left is None for left in lefts):
             out[benchmark] = None
             continue
