@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgebench.campaign.timing import steady_iterations
+from bridgebench.campaign.timing import later_parts
 from bridgebench.store import Store
 from bridgebench.timing.analysis import Series, current_analysis, first_warmup
 from bridgebench.timing.result import Run
@@ -57,7 +57,7 @@ def main() -> None:
         if warm is None or len(pairs) < 3:
             print(f"| {benchmark} | {len(pairs)} | {'—' if warm is None else warm} | — | — | — | — | — |")
             continue
-        n = sum(steady_iterations(min(ra.iterations for ra, _ in pairs), warm, args.steady))
+        n = sum(later_parts(min(ra.iterations for ra, _ in pairs), warm, args.steady))
         full, short, per_iteration = [], [], []
         for ra, rb in pairs:
             ta, tb = series.times(ra), series.times(rb)

@@ -26,7 +26,7 @@ from bridgebench.campaign.adaptive import (
     looks,
     stopping_confidence,
 )
-from bridgebench.campaign.timing import LATER_MIN_ITERATIONS, steady_iterations
+from bridgebench.campaign.timing import LATER_MIN_ITERATIONS, later_parts
 from bridgebench.options import look_points
 from bridgebench.stats import Estimate
 from bridgebench.store import Store
@@ -387,15 +387,15 @@ def test_later_executions_sized_to_the_warm_up_and_a_few_steady_iterations(basic
     # Unknown warm-up (nothing classified, or nothing that reached a steady state by warming up), or a cell
     # too short to classify: the cell's own iterations; known, never more than them, nor fewer than a mean needs.
     # As (lead, steady): the lead is what is known not to be steady.
-    assert steady_iterations(10, None, 6) == (0, 10)
-    assert steady_iterations(60, 4, 6) == (4, 6) and steady_iterations(60, 58, 6) == (58, 2)
-    assert steady_iterations(60, 0, 1) == (0, LATER_MIN_ITERATIONS)
+    assert later_parts(10, None, 6) == (0, 10)
+    assert later_parts(60, 4, 6) == (4, 6) and later_parts(60, 58, 6) == (58, 2)
+    assert later_parts(60, 0, 1) == (0, LATER_MIN_ITERATIONS)
     # Too short to classify: its first iteration (never counted) and as long as 6 of the classified cells'
     # iterations, at least 2; all of its own when that is not fewer, or when the seconds are not known.
-    assert steady_iterations(44, 4, 6, own_s=0.02, classified_s=0.01) == (1, 3)
-    assert steady_iterations(44, 4, 6, own_s=0.5, classified_s=0.01) == (1, 2)
-    assert steady_iterations(7, 4, 6, own_s=0.01, classified_s=0.01) == (0, 7)
-    assert steady_iterations(44, 4, 6) == (0, 44) and steady_iterations(44, None, 6, 0.5, 0.01) == (0, 44)
+    assert later_parts(44, 4, 6, own_s=0.02, classified_s=0.01) == (1, 3)
+    assert later_parts(44, 4, 6, own_s=0.5, classified_s=0.01) == (1, 2)
+    assert later_parts(7, 4, 6, own_s=0.01, classified_s=0.01) == (0, 7)
+    assert later_parts(44, 4, 6) == (0, 44) and later_parts(44, None, 6, 0.5, 0.01) == (0, 44)
 
 
 def test_a_resumed_campaign_sizes_its_later_executions_as_before(basic_study: Path, tmp_path: Path) -> None:
@@ -416,7 +416,7 @@ def test_a_resumed_campaign_sizes_its_later_executions_as_before(basic_study: Pa
     made = rows(db, "SELECT e.mechanism, e.pexec, length(s.data) / 8 FROM execution e JOIN series s "
                     "ON s.execution_id = e.id WHERE s.name = 'seconds'")
     assert sorted((m, p) for m, p, _ in made) == [(m, p) for m in ("a", "b") for p in range(5)]
-    later = sum(steady_iterations(60, first_warmup(Store(db, create=False), 1, "gate", 2), 6))
+    later = sum(later_parts(60, first_warmup(Store(db, create=False), 1, "gate", 2), 6))
     assert {n for _, p, n in made if p < 2} == {60}
     assert {n for _, p, n in made if p >= 2} == {later}, made  # before the interruption and after it
 

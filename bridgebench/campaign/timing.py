@@ -199,7 +199,7 @@ def later_iterations(iterations: int, share: float, least: int = 0) -> int:
     return min(iterations, max(LATER_MIN_ITERATIONS, least, math.ceil(iterations * share)))
 
 
-def steady_iterations(iterations: int, warmup: int | None, steady: int, own_s: float | None = None,
+def later_parts(iterations: int, warmup: int | None, steady: int, own_s: float | None = None,
                       classified_s: float | None = None) -> tuple[int, int]:
     """An execution's iterations after its cell's first ones, by later_steady, as (lead, steady): the
     iterations it makes before its steady ones (unpaired in a lock-step block) and those. `warmup`: its
@@ -378,7 +378,7 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
             warmup, seconds = first_look(task.benchmark)
             classified = [s for m, s in seconds.items() if not too_short_for_changepoints(
                 checked.get((task.benchmark, m), {}).get("iterations") or options.iterations)]
-            return steady_iterations(iterations, warmup, options.later_steady, seconds.get(task.mechanism),
+            return later_parts(iterations, warmup, options.later_steady, seconds.get(task.mechanism),
                                      max(classified, default=None))
         if options.later_share is not None:
             return 0, later_iterations(iterations, options.later_share,
