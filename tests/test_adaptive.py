@@ -23,6 +23,7 @@ from bridgebench.campaign.adaptive import (
     decide,
     decide_baseline,
     decide_ratio,
+    half_width,
     looks,
     stopping_confidence,
 )
@@ -228,6 +229,17 @@ def test_the_rule_judges_at_its_looks_and_waits_for_a_narrow_interval(
                      ratio_width=width)
     assert d.state == state, d
     assert said in d.reason, d
+
+
+def test_a_half_width_is_the_farther_end_so_within_5_percent_means_both_ends() -> None:
+    # a log-scale ratio interval exp(m ± h) with h = 0.0495: its ends 5.07 % above and 4.83 % below the estimate
+    h = 0.0495
+    ratio = Estimate(1.0, math.exp(-h), math.exp(h), 0.99, "test", 40)
+    assert half_width(ratio) == pytest.approx(math.expm1(h))  # the upper end, not the two sides' mean (4.95 %)
+    d = decide_ratio(41, "flat", SLOWER, first=3, cap=300, within=0.05, ratio_width=half_width(ratio))
+    assert d.state == OPEN and "(±5.1%) is not yet within ±5.0%" in d.reason, d
+    assert half_width(Estimate(2.0, 1.9, 2.3, 0.99, "test", 5)) == pytest.approx(0.15)  # asymmetric: the far side
+    assert half_width(Estimate(2.0, None, None, 0.99, "test", 2)) is None
 
 
 def test_a_budget_aimed_at_the_question_spends_its_rounds_on_undecided_ratios(basic_study: Path,
