@@ -54,7 +54,7 @@ class Count:
 
     def __init__(self) -> None:
         self.all = self.interval = self.missed = self.quiet = self.quiet_missed = self.disturbed = 0
-        self.widths: list[float] = []  # each interval's half-width, relative to its ratio
+        self.widths: list[float] = []  # each interval's half-width (its reach), relative to its ratio
         self.misses: list[str] = []  # where an interval missed the truth, and what it said
         self.answers: Counter[str] = Counter()  # what question.answer said of each comparison
         self.by_benchmark: dict[str, Counter[str]] = {}  # the same, benchmark by benchmark
@@ -66,11 +66,12 @@ class Count:
         state = question.answer(ratio, equivalence).state
         self.answers[state] += 1
         self.by_benchmark.setdefault(benchmark, Counter())[state] += 1
-        if ratio.low is None or ratio.high is None:
+        reach = ratio.reach
+        if reach is None:
             return
         missed = not ratio.holds(truth)
         self.interval += 1
-        self.widths.append((ratio.high - ratio.low) / 2 / ratio.value)
+        self.widths.append(reach / ratio.value)  # its farther end, as the report's ± and the budget read it
         if missed:
             self.misses.append(f"{benchmark}, {where}: ×{ratio.value:.3f} ({ratio.low:.3f}–{ratio.high:.3f})")
         self.missed += missed

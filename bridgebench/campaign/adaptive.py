@@ -64,14 +64,13 @@ class Decision:
 
 
 def half_width(perf: Estimate | None) -> float | None:
-    """The CI's half-width over the estimate: its farther end's distance from the estimate, so that "within
-    ±5 %" means both ends within 5 % of it, as the report's ± shows it (fmt.estimate) and as nearest.py projects
-    it; None without one (too few process executions, say). A log-scale interval exp(m ± h) reaches e^h - 1
-    above the estimate and 1 - e^-h below: the mean of the two sides, used until 2026-11-27, let a ratio stop
-    with its upper end 5.1 % above its estimate under a ±5 % rule."""
-    if not perf or perf.value <= 0 or perf.low is None or perf.high is None:
-        return None
-    return max(perf.high - perf.value, perf.value - perf.low) / perf.value
+    """The CI's half-width over the estimate: its reach (the farther end), so that "within ±5 %" means both
+    ends within 5 % of it, as the report's ± shows it and as nearest.py projects it; None without one (too few
+    process executions, say). A log-scale interval exp(m ± h) reaches e^h - 1 above the estimate and 1 - e^-h
+    below: the mean of the two sides, used until 2026-11-27, let a ratio stop with its upper end 5.1 % above
+    its estimate under a ±5 % rule."""
+    reach = perf.reach if perf else None
+    return None if perf is None or reach is None or perf.value <= 0 else reach / perf.value
 
 
 def decide(executions: int, classification: str | None, perf: Estimate | None, previous: str | None,

@@ -54,9 +54,9 @@ def estimate(est: Estimate | None, metric: str = SECONDS) -> str:
     if not est:
         return "—"
     scale, unit = unit_for(est.value, metric)
-    if est.low is None or est.high is None:
+    if est.reach is None:
         return f"{est.value / scale:.4g} {unit} ({NO_INTERVAL})"
-    half = max(est.high - est.value, est.value - est.low) / scale
+    half = est.reach / scale
     if 0 < half < 1e-3:  # far below the value's unit (a count that barely moves): in its own, never "1.2e-05"
         return f"{est.value / scale:.4g} {unit} ±{duration(half * scale, 2, metric)}"
     shown = f"{half:.0f}" if half >= 100 else f"{half:.2g}"  # 2 digits, never "2.7e+02"

@@ -52,6 +52,14 @@ class Estimate:
         """The interval holds x (False without an interval: it claims nothing)."""
         return self.low is not None and self.high is not None and self.low <= x <= self.high
 
+    @property
+    def reach(self) -> float | None:
+        """How far the interval reaches from the estimate: its farther end's distance (what "± r" means in a
+        report and in a budget's "within ±X %", so that both ends lie within it); None without an interval."""
+        if self.low is None or self.high is None:
+            return None
+        return max(self.high - self.value, self.value - self.low)
+
 
 def steady_performance(executions: Sequence[tuple[np.ndarray, ExecutionClass]], *, confidence: float = 0.99,
                        resamples: int = 10_000, rng: np.random.Generator | None = None) -> Estimate | None:
