@@ -200,7 +200,7 @@ def later_iterations(iterations: int, share: float, least: int = 0) -> int:
 
 
 def later_parts(iterations: int, warmup: int | None, steady: int, own_s: float | None = None,
-                      classified_s: float | None = None) -> tuple[int, int]:
+                classified_s: float | None = None) -> tuple[int, int]:
     """An execution's iterations after its cell's first ones, by later_steady, as (lead, steady): the
     iterations it makes before its steady ones (unpaired in a lock-step block) and those. `warmup`: its
     benchmark's (first_warmup); None when not known (nothing classified, or nothing that reached a steady
@@ -379,7 +379,7 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
             classified = [s for m, s in seconds.items() if not too_short_for_changepoints(
                 checked.get((task.benchmark, m), {}).get("iterations") or options.iterations)]
             return later_parts(iterations, warmup, options.later_steady, seconds.get(task.mechanism),
-                                     max(classified, default=None))
+                               max(classified, default=None))
         if options.later_share is not None:
             return 0, later_iterations(iterations, options.later_share,
                                        study.mechanisms[task.mechanism].min_iterations or 0)
