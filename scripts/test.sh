@@ -23,7 +23,8 @@ done
 (cd studies/db-binding/go && bash ../gtmenv.sh --build ../../../build/db-binding/vet sh -c \
   'export CGO_CFLAGS="-I$gtm_dist" CGO_LDFLAGS="-L$gtm_dist -lgtmshr -Wl,-rpath,$gtm_dist"
    go vet ./... && test -z "$(gofmt -l .)" && go test ./...')
-# A test file a worker at a time (a file's tests share its fixtures: a build, a server, a database), one worker
-# more than the cores: the tests wait on servers and child processes for about a fifth of their time, and a
-# third worker fills it (on this project's 2-vCPU machine, 2026-11-27: 5 min 27 s against 6 min 44 s with two).
-.venv/bin/python -m pytest -q -n "$(( $(nproc) + 1 ))" --dist loadfile "$@"
+# Two workers, a test file each at a time (a file's tests share its fixtures: a build, a server, a database).
+# A third worker was faster here (6 min 21 s – 6 min 54 s in all against 7 min 30 s – 7 min 56 s) but, in one
+# rehearsal of three, test_db_binding found a GT.M shared memory segment left behind (docs/results.md): not
+# until that is understood.
+.venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"
