@@ -71,8 +71,25 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def children(pid: int) -> list[int]:
+    with contextlib.suppress(OSError):
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    return []
+
+
+def ask_to_stop(pid: int, launched: bool) -> None:
+    """SIGTERM to a benchmark the harness stops (a timeout, a failed lock-step block, an interrupt): the
+    launcher's child, or the process itself without a launcher. A database's client (GT.M) runs its database
+    down on SIGTERM, where SIGKILL leaves its shared memory behind; what is still there BENCHMARK_GRACE_S later
+    is killed (SIGTERM to the launcher, which kills and reaps everything, the subreaper's strays too)."""
+    for target in children(pid) if launched else [pid]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(target, signal.SIGTERM)
+
+
 _LAUNCHER_SOURCE = Path(__file__).with_name("_launch.c")
 _SPAWN_PREFIX = "bridgebench-launch: cannot execute"
+BENCHMARK_GRACE_S = 3.0  # how long a benchmark asked to stop has to end before it is killed
 STOP_GRACE_S = 10.0  # how long the launcher gets to kill and reap what the benchmark started
 
 
@@ -191,8 +208,11 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
             reaped["w"] = os.wait4(proc.pid, 0)
 
         def stop() -> None:
-            """Ask the launcher to kill and reap everything; the process group is the fallback."""
-            if launch:
+            """Ask the benchmark to stop; then the launcher to kill and reap everything; the process group is
+            the fallback."""
+            ask_to_stop(proc.pid, launch is not None)
+            waiter.join(BENCHMARK_GRACE_S)
+            if launch and waiter.is_alive():
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(proc.pid, signal.SIGTERM)
                 waiter.join(STOP_GRACE_S)

@@ -17,6 +17,8 @@ blocks, look points, stopped once decided; methodology §9), so the count is the
 `--budget plus2-default` runs LuaJIT against a twin that does more real work (luajit-plus2), so how often its
 ratios stop *slower* is the default's power on that planted difference (counted with --pair
 luajit:luajit-plus2=1.02, and the work it really is with `run lua-vms --budget instructions`).
+`--budget aa-interp` runs PUC Lua 5.1 against itself (lua51-again) beside LuaJIT under the default's rules for
+the interpreters' cells (counted with --pair lua51:lua51-again).
 A campaign that fails stops the script with its exit code; rerun it to add campaigns to
 the same store.
 """
@@ -40,7 +42,7 @@ def main() -> int:
     ap.add_argument("--busy", action="store_true", help="run a CPU-bound loop beside the campaigns")
     ap.add_argument("--build-dir", default=None, help="default: build/ beside the store")
     ap.add_argument("--budget", default="aa", help="a lua-vms budget of LuaJIT against luajit-again (or plus2-default: "
-                    "against a twin with planted work)")
+                    "against a twin with planted work; aa-interp: PUC Lua 5.1 against lua51-again)")
     ap.add_argument("--benchmarks", default=None, help="comma-separated: only these (default: all 16)")
     ap.add_argument("--max-time", default=None, help="each campaign's cap instead of its budget's (fewer benchmarks: "
                     "a share of it, so that each gets the time it would have had)")

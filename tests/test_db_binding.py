@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from bridgebench.runner import ask_to_stop, launcher
 from tests.conftest import REPO, bridgebench
 
 STUDY = REPO / "studies" / "db-binding"
@@ -214,6 +215,30 @@ def test_a_probe_killed_outright_leaves_nothing_once_the_next_run_starts(tmp_pat
                        "--build-dir", str(BUILD), cwd=REPO, timeout=600)
     assert done.returncode == 0, done.stderr
     assert (ipc_ids("-m") - before[0], ipc_ids("-s") - before[1]) == (set(), set())
+
+
+def test_a_probe_the_harness_stops_runs_its_database_down_and_leaves_nothing() -> None:
+    """Stopping a benchmark (a timeout, a failed lock-step block, Ctrl-C), the harness sends it SIGTERM first
+    and has the launcher kill it only after a grace: GT.M runs its database down on SIGTERM, so nothing is left
+    even if no run follows (the test above: what SIGKILL leaves)."""
+    launch = launcher()
+    assert launch is not None
+    built = bridgebench("build", "db-binding", "--mechanisms", "m-native", "--build-dir", str(BUILD),
+                        cwd=REPO, timeout=600)
+    assert built.returncode == 0, built.stderr
+    before = ipc_ids("-m"), ipc_ids("-s")
+    probe = subprocess.Popen([str(launch), "/dev/null", "bash", str(STUDY / "gtmenv.sh"),
+                              str(BUILD / "db-binding" / "m-native"), "sh", "-c",
+                              'exec "$gtm_dist/mumps" -run bbprobe 100000 "traverse 1000000"'],
+                             stdout=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not ipc_ids("-m") - before[0] and time.monotonic() < deadline:  # until it has the database open
+        time.sleep(0.05)
+    assert ipc_ids("-m") - before[0]
+    ask_to_stop(probe.pid, launched=True)  # as the harness stops a run (runner.execute, lockstep._kill)
+    assert probe.wait(timeout=60) != 0
+    left = ipc_ids("-m") - before[0], ipc_ids("-s") - before[1]
+    assert left == (set(), set()), holders(BUILD / "db-binding", left[0])
 
 
 @pytest.mark.parametrize("vm", sorted(LUA))

@@ -78,11 +78,13 @@ def test_a_member_that_breaks_the_protocol_fails_with_its_reason_and_the_others_
     assert all(g.status == OK and g.output is not None and len(g.output.times) == 6 for g in good)
 
 
-def test_a_member_that_answers_too_late_is_killed_and_the_block_goes_on() -> None:
-    late, *good = lockstep.run_block([member("late"), member("good"), member("good")], timeout_s=30, seed=3,
-                                     step_timeout_s=5)
+def test_a_member_that_answers_too_late_is_killed_and_the_block_goes_on(tmp_path: Path) -> None:
+    termed = tmp_path / "termed"
+    late, *good = lockstep.run_block([member("late", TERMED=str(termed)), member("good"), member("good")],
+                                     timeout_s=30, seed=3, step_timeout_s=5)
     assert late.status == TIMEOUT and "no answer to iteration 2 within 5 s" in late.detail
     assert [g.status for g in good] == [OK, OK]
+    assert termed.read_text() == "SIGTERM"  # asked to stop first (a GT.M client then runs its database down)
 
 
 def test_the_last_member_left_of_a_block_is_stopped_not_stepped_alone() -> None:

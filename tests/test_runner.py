@@ -60,6 +60,22 @@ def test_hang_is_killed_at_the_timeout() -> None:
     assert 1.0 <= result.wall_s < 120  # killed at the timeout, not after the probe's hour (a bound, not a speed claim)
 
 
+def test_a_hang_is_asked_to_stop_with_sigterm_before_it_is_killed(tmp_path: Path) -> None:
+    """At the timeout the launcher passes SIGTERM on first: a benchmark holding a resource that outlives it (a
+    GT.M client's shared memory) can release it. The probe writes the file when SIGTERM reaches it."""
+    termed = tmp_path / "termed"
+    result = execute([sys.executable, PROBE, "hang", "3", "1000"], dict(os.environ) | {"TERMED": str(termed)},
+                     Path.cwd(), 3, 1.0)
+    assert result.status == TIMEOUT
+    assert termed.read_text() == "SIGTERM"
+
+
+def test_a_hang_that_ignores_sigterm_is_still_killed() -> None:
+    result = run("stubborn", timeout=1.0)
+    assert result.status == TIMEOUT
+    assert result.wall_s < 120  # SIGKILL after the grace, not after the probe's hour (a bound, not a speed claim)
+
+
 def test_garbage_is_a_protocol_violation() -> None:
     result = run("garbage")
     assert result.status == PROTOCOL

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bridgebench import audit
 from bridgebench.placeholders import expand_all
-from bridgebench.runner import STDERR_TAIL, Capture, UsageFile, launcher
+from bridgebench.runner import STDERR_TAIL, Capture, UsageFile, children, launcher
 
 
 class ServerError(Exception):
@@ -29,12 +29,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _children(pid: int) -> list[int]:
-    with contextlib.suppress(OSError):
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    return []
 
 
 def session_cpu_s(session: int) -> float:
@@ -159,7 +153,7 @@ class Server:
         if self.proc.poll() is not None:
             how = f"had already exited (status {self.proc.returncode})"
         else:
-            for pid in _children(launcher_pid):
+            for pid in children(launcher_pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
             try:

@@ -34,16 +34,19 @@ from bridgebench import audit
 from bridgebench.protocol import ProtocolError, parse
 from bridgebench.runner import (
     ABANDONED,
+    BENCHMARK_GRACE_S,
     CRASHED,
     MAX_STDOUT,
     OK,
     PROTOCOL,
     SPAWN_FAILED,
     STDERR_TAIL,
+    STOP_GRACE_S,
     TIMEOUT,
     Capture,
     Execution,
     UsageFile,
+    ask_to_stop,
     how_it_ended,
     launcher,
     read_usage,
@@ -104,6 +107,7 @@ class _Live:
     usage: dict[str, float] = field(default_factory=dict)  # what the launcher wrote once the process ended
     ended: float | None = None
     tree: tuple[int, int] = (0, 0)  # the most processes and threads seen under its launcher
+    launched: bool = False  # started under the launcher (runner.launcher), not alone
 
     @property
     def alive(self) -> bool:
@@ -137,7 +141,7 @@ def _spawn(member: Member, cpu: int | None, launch: Path | None, usage: UsageFil
         os.sched_setaffinity(0, mine)
         for fd in (in_r, out_w, err_w):
             os.close(fd)
-    live.stdin, live.stdout = in_w, out_r
+    live.stdin, live.stdout, live.launched = in_w, out_r, launch is not None
     live.err = Capture(err_r, STDERR_TAIL, keep_tail=True)
     live.err.start()
     return live
@@ -169,12 +173,29 @@ def _look(live: _Live) -> None:
         live.tree = (max(live.tree[0], processes), max(live.tree[1], threads))
 
 
-def _kill(live: _Live) -> None:
-    if live.proc is not None:
+def _kill(*lives: _Live) -> None:
+    """Stop members, all at once: each asked to stop (runner.ask_to_stop: SIGTERM to the member); after
+    BENCHMARK_GRACE_S, SIGTERM to a launcher still there (it kills and reaps what the member started); after
+    STOP_GRACE_S, SIGKILL to the process group."""
+    running = [x for x in lives if x.proc is not None and x.proc.poll() is None]
+    for x in running:
+        ask_to_stop(x.proc.pid, x.launched)
+    _wait(running, BENCHMARK_GRACE_S)
+    for x in running:
+        if x.launched and x.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(x.proc.pid, signal.SIGTERM)
+    _wait([x for x in running if x.launched], STOP_GRACE_S)
+    for x in running:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(live.proc.pid, signal.SIGTERM)  # the launcher kills and reaps what it started
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(live.proc.pid, signal.SIGKILL)
+            os.killpg(x.proc.pid, signal.SIGKILL)
+
+
+def _wait(lives: list[_Live], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    for x in lives:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            x.proc.wait(max(0.0, deadline - time.monotonic()))
 
 
 def _fail(live: _Live, status: str, detail: str) -> None:
@@ -367,8 +388,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                         _look(live)  # after its last turn, before its end: every thread it made is there
             runs = [_finish(live, timeout_s) for live in lives]
         except BaseException:
-            for live in lives:
-                _kill(live)
+            _kill(*lives)
             raise
         wall_s = time.monotonic() - t0
         after = audit.sample()

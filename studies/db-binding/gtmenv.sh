@@ -29,7 +29,8 @@ export GTMCI="$study/bbci.ci"
 export gtm_etrap='write $zstatus,! zhalt 1'  # an M error ends the process with a message and status 1
 mkdir -p "$build/o" "$build/tmp"
 # A process killed outright (SIGKILL) leaves the database's shared memory and semaphores behind (SIGTERM,
-# which bridgebench sends on a timeout, does not): run the database down before using it again.
+# which bridgebench sends first whenever it stops a benchmark, does not): run the database down
+# before using it again.
 dat="$build/db/bcat.dat"
 fix="remove $build and run bridgebench again: its build makes a new one"
 if [ -z "$building" ]; then
