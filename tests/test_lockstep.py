@@ -277,7 +277,9 @@ def test_a_campaign_pairs_in_lock_step_by_default_and_says_which_cells_were_not(
     assert ratios["c"]["method"] != LOCKSTEP_METHOD and ratios["c"]["value"] == pytest.approx(3.0)
     spreads = {c["mechanism"]: (c["ratio_within_sd"], c["ratio_between_sd"]) for c in result["cells"]}
     assert spreads["b"] == (pytest.approx(0.0), pytest.approx(0.0)) and spreads["c"] == (None, None)
+    assert {c["mechanism"]: c["ratio_turns"] for c in result["cells"]} == {"a": [[1, 1]], "b": [[1, 1]], "c": []}
     markdown = next((tmp_path / "results").glob("stepping-*.md")).read_text()
+    assert "took turns of different lengths" not in markdown  # alike turns: nothing to say
     assert "## Lock-step blocks" in markdown and "not paired, their probes have no stepped mode: c" in markdown
     assert "methodology §13): b (up to " in markdown and "sharing the block's one CPU" in markdown  # a: one thread
     assert "threads in 2 processes)" in markdown and "threads: a" not in markdown
@@ -359,6 +361,10 @@ def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tm
     assert ratio["method"] == LOCKSTEP_METHOD and 10 / 1.2 - 1e-9 <= ratio["value"] <= 10 * 1.2 + 1e-9
     assert ratio["executions"] == 5  # every block, the short ones too, paired steady turns
     md = bridgebench("report", "--format", "markdown", "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path).stdout
+    # the baseline took turns of 12 and then 3 iterations, the interpreter of one: the report says so, and what
+    # such a ratio is a ratio of (a turn's first iteration is paid on every one of the interpreter's)
+    assert cells["interp"]["ratio_turns"] == [[3, 1], [12, 1]]
+    assert "| 3:1, 12:1 |" in md and "1 of these ratios compares sides that took turns of different lengths" in md
     assert ("a classified cell's later ones its benchmark's warm-up and 6 more: 10 iterations, an unclassified "
             "cell's its first and as many as take as long as 6 of those: 3") in md
 

@@ -106,6 +106,7 @@ class Side(NamedTuple):
     steady: np.ndarray
     block: str | None = None
     turns: dict[int, float] = {}  # noqa: RUF012 (never mutated: a NamedTuple's default)
+    turn: int = 1  # iterations a turn
 
 
 Rounds = dict[int, Side]  # per round (pexec)
@@ -181,7 +182,7 @@ def _side(run: Run, times: np.ndarray) -> Side:
     turn, lead = max(1, run.turn), run.lead
     turns = {r: float(np.mean(times[lead + r * turn:lead + (r + 1) * turn])) for r in range((len(times) - lead) // turn)
              if mask[lead + r * turn:lead + (r + 1) * turn].all()}
-    return Side(run.machine, times[mask], run.block, turns)
+    return Side(run.machine, times[mask], run.block, turns, turn)
 
 
 # --- one benchmark × mechanism ---------------------------------------------------------------------------
@@ -390,12 +391,15 @@ def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput],
     base = next((steady for cell, steady in done if cell.mechanism == baseline), None)
     out = []
     for cell, steady in done:
-        ratio, within, between = None, None, None
+        ratio, within, between, turns = None, None, None, ()
         if base and steady:
             ratio = ratio_between(base, steady, confidence=confidence, same_campaign=True)
             if ratio.method == LOCKSTEP_METHOD:
-                within, between = spread(_lockstep_blocks(base, steady, sorted(set(base) & set(steady))))
-        out.append(replace(cell, ratio=ratio, ratio_within_sd=within, ratio_between_sd=between))
+                shared = sorted(set(base) & set(steady))
+                within, between = spread(_lockstep_blocks(base, steady, shared))
+                turns = tuple(sorted({(base[r].turn, steady[r].turn) for r in shared
+                                      if base[r].block is not None and base[r].block == steady[r].block}))
+        out.append(replace(cell, ratio=ratio, ratio_within_sd=within, ratio_between_sd=between, ratio_turns=turns))
     return out
 
 

@@ -338,10 +338,10 @@ def _summary(result: Analysis) -> str:
                                                           for m, g in ranked], numeric=(1,)))
     paired = tables.pairing_rows(result)
     if paired:
-        modes = tables.modes_note(result)
+        notes = [n for n in (tables.modes_note(result), tables.turns_note(result)) if n]
         out += (f"<h3>Lock-step blocks</h3><p class=\"note\">{escape(tables.PAIRING_NOTE)}</p>"
-                + table(tables.PAIRING_COLUMNS, paired, numeric=(2, 3, 4))
-                + (f"<p class=\"note\">{escape(modes)}</p>" if modes else ""))
+                + table(tables.PAIRING_COLUMNS, paired, numeric=(2, 4, 5))
+                + "".join(f"<p class=\"note\">{escape(n)}</p>" for n in notes))
     jit = tables.jit_rows(result)
     if jit:
         out += (f"<h3>What LuaJIT's compiler did</h3><p class=\"note\">{escape(tables.JIT_NOTE)}</p>"

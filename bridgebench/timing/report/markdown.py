@@ -30,8 +30,8 @@ def render(result: Analysis) -> str:
     paired = tables.pairing_rows(result)
     if paired:
         out += ["## Lock-step blocks", "", tables.PAIRING_NOTE, "", *table(tables.PAIRING_COLUMNS, paired)]
-        modes = tables.modes_note(result)
-        out += [modes, ""] if modes else []
+        for note in (tables.modes_note(result), tables.turns_note(result)):
+            out += [note, ""] if note else []
     jit = tables.jit_rows(result)
     if jit:
         out += ["## What LuaJIT's compiler did", "", tables.JIT_NOTE, "", *table(tables.JIT_COLUMNS, jit)]

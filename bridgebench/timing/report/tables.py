@@ -191,7 +191,8 @@ def threaded(result: Analysis) -> str:
                      for m, (t, p) in sorted(most.items()))
 
 
-PAIRING_COLUMNS = ("Benchmark", "Mechanism", "Blocks", "sd within blocks", "sd between blocks")
+PAIRING_COLUMNS = ("Benchmark", "Mechanism", "Blocks", "Turns (baseline:it)", "sd within blocks",
+                   "sd between blocks")
 PAIRING_NOTE = ("Each ratio to the baseline from lock-step blocks: the sd of the rounds' log ratios within a block "
                 "(what taking turns leaves of the machine's speed steps) beside the sd of the blocks' mean log "
                 "ratios (what fresh processes and layouts differ by; the interval is Student's t over these).")
@@ -204,7 +205,23 @@ def _paired(result: Analysis) -> list[Cell]:
 
 def pairing_rows(result: Analysis) -> list[tuple[str, ...]]:
     return [(c.benchmark, result.label(c.mechanism), str(c.ratio.executions if c.ratio else "—"),
+             ", ".join(f"{a}:{b}" for a, b in c.ratio_turns) or "—",
              f"{c.ratio_within_sd:.2%}", f"{c.ratio_between_sd:.2%}") for c in _paired(result)]
+
+
+def turns_note(result: Analysis) -> str | None:
+    """What a ratio whose two sides took turns of different lengths is a ratio of: a turn's first iteration
+    follows the block's other processes on the CPU and, for a benchmark with much data, is slower than the
+    rest of its turn, so such a ratio weighs that cost differently on its two sides."""
+    unlike = [c for c in _paired(result) if any(a != b for a, b in c.ratio_turns)]
+    if not unlike:
+        return None
+    return (f"{len(unlike)} of these ratios compare{'s' if len(unlike) == 1 else ''} sides that took turns of "
+            f"different lengths (the Turns "
+            f"column). A turn's first iteration runs after the block's other processes used the CPU and, on "
+            f"benchmarks with much data, is slower than the rest of its turn, so such a ratio is one of the "
+            f"turns as they ran: in lua-vms it differed from the same ratio read from turns' first iterations "
+            f"alone by up to 15 %, more than its interval says (evidence/turn_first.py, methodology §13).")
 
 
 def modes_note(result: Analysis) -> str | None:
