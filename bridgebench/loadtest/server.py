@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bridgebench import audit
 from bridgebench.placeholders import expand_all
-from bridgebench.runner import STDERR_TAIL, Capture, UsageFile, children, launcher
+from bridgebench.runner import STDERR_TAIL, Capture, UsageFile, ask_to_stop, launcher
 
 
 class ServerError(Exception):
@@ -153,9 +153,7 @@ class Server:
         if self.proc.poll() is not None:
             how = f"had already exited (status {self.proc.returncode})"
         else:
-            for pid in children(launcher_pid):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
+            ask_to_stop(launcher_pid, launched=True)
             try:
                 self.proc.wait(self.grace_s)
                 how = "exited on SIGTERM"
