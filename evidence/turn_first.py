@@ -14,7 +14,9 @@ the first, as a factor with its 99 % interval over executions (Student's t). The
 benchmark, B over A from the blocks where both ran: each block's mean over its rounds of log(B's turn mean /
 A's turn mean), with every round's turn as it ran ("as run", the analysis's rule, though here over all rounds
 after the leads rather than the steady ones only) and with each turn cut to its first iteration ("first
-iterations": both sides after another process ran), Student's t over blocks (stats.lockstep).
+iterations": both sides after another process ran), and, from the blocks where both sides' turns were two
+iterations or more, with each turn's first left out ("the rest of the turns": both sides warm, as a sequential
+run's iterations after the first are), Student's t over blocks (stats.lockstep).
 """
 
 from __future__ import annotations
@@ -80,8 +82,9 @@ def pairs(runs: list[tuple[int, str, str, dict, np.ndarray]], specs: list[str]) 
     blocks: dict[tuple[int, str, str], dict[str, np.ndarray]] = defaultdict(dict)
     for campaign, benchmark, mechanism, pairing, turns in runs:
         blocks[(campaign, benchmark, pairing["block"])][mechanism] = turns
-    print("\n| pair | benchmark | blocks | turns (A, B) | B / A as run | B / A, first iterations |")
-    print("|---|---|---|---|---|---|")
+    print("\n| pair | benchmark | blocks | turns (A, B) | B / A as run | B / A, first iterations | B / A, the rest of "
+          "the turns (blocks) |")
+    print("|---|---|---|---|---|---|---|")
     for spec in specs:
         a, _, b = spec.partition(":")
         by_benchmark: dict[str, list[tuple[np.ndarray, np.ndarray]]] = defaultdict(list)
@@ -91,10 +94,13 @@ def pairs(runs: list[tuple[int, str, str, dict, np.ndarray]], specs: list[str]) 
         for benchmark, both in sorted(by_benchmark.items()):
             run = [(ta.mean(axis=1), tb.mean(axis=1)) for ta, tb in both]
             first = [(ta[:, 0], tb[:, 0]) for ta, tb in both]
+            rest = [(ta[:, 1:].mean(axis=1), tb[:, 1:].mean(axis=1)) for ta, tb in both
+                    if ta.shape[1] >= 2 and tb.shape[1] >= 2]
             widths = sorted({(ta.shape[1], tb.shape[1]) for ta, tb in both})
             shown = ", ".join(f"{x}:{y}" for x, y in widths[:3]) + (" …" if len(widths) > 3 else "")
+            warm = f"{fmt(lockstep_ratio(rest))} ({len(rest)})" if rest else "—"
             print(f"| {a}:{b} | {benchmark} | {len(both)} | {shown} | {fmt(lockstep_ratio(run))} | "
-                  f"{fmt(lockstep_ratio(first))} |")
+                  f"{fmt(lockstep_ratio(first))} | {warm} |")
 
 
 def main() -> int:
