@@ -365,6 +365,15 @@ def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tm
     # such a ratio is a ratio of (a turn's first iteration is paid on every one of the interpreter's)
     assert cells["interp"]["ratio_turns"] == [[3, 1], [12, 1]]
     assert "| 3:1, 12:1 |" in md and "1 of these ratios compares sides that took turns of different lengths" in md
+    # evidence/turn_first.py reads the same store: the fixture's turns have no slow first iteration (its times
+    # are fixed), and the pair's three readings are there, the last from no block (the interpreter's turn is one)
+    read = subprocess.run([sys.executable, str(REPO / "evidence" / "turn_first.py"), str(tmp_path / "s.sqlite"),
+                           "--pair", "jit:interp"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert read.returncode == 0, read.stderr
+    penalty = next(line for line in read.stdout.splitlines() if line.startswith("| one | jit | 5 | "))
+    assert float(penalty.split("|")[4].split()[0]) == pytest.approx(1.0, abs=0.005), penalty
+    pair = next(line for line in read.stdout.splitlines() if line.startswith("| jit:interp | one | 5 | "))
+    assert "3:1, 12:1" in pair and pair.rstrip(" |").endswith("—"), pair
     assert ("a classified cell's later ones its benchmark's warm-up and 6 more: 10 iterations, an unclassified "
             "cell's its first and as many as take as long as 6 of those: 3") in md
 
