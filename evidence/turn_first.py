@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bridgebench.stats import Estimate
 from bridgebench.stats.executions import over_executions
 from bridgebench.stats.lockstep import lockstep_ratio
 from bridgebench.store import Store
@@ -57,9 +58,8 @@ def load(store: Store) -> list[tuple[int, str, str, dict, np.ndarray]]:
     return out
 
 
-def fmt(estimate: object) -> str:
-    e = estimate
-    if e is None or not getattr(e, "has_interval", False):
+def fmt(e: Estimate | None) -> str:
+    if e is None or not e.has_interval or e.low is None or e.high is None:
         return "—"
     return f"{e.value:.3f} ({e.low:.3f}–{e.high:.3f})"
 

@@ -217,11 +217,10 @@ def turns_note(result: Analysis) -> str | None:
     if not unlike:
         return None
     return (f"{len(unlike)} of these ratios compare{'s' if len(unlike) == 1 else ''} sides that took turns of "
-            f"different lengths (the Turns "
-            f"column). A turn's first iteration runs after the block's other processes used the CPU and, on "
-            f"benchmarks with much data, is slower than the rest of its turn, so such a ratio is one of the "
-            f"turns as they ran: in lua-vms it differed from the same ratio read from turns' first iterations "
-            f"alone by up to 15 %, more than its interval says (evidence/turn_first.py, methodology §13).")
+            f"different lengths (the Turns column). A turn's first iteration runs after the block's other "
+            f"processes used the CPU and, on benchmarks with much data, is slower than the rest of its turn, so "
+            f"such a ratio is one of the turns as they ran, and can differ from a sequential run's by more than "
+            f"its interval says (evidence/turn_first.py reads it from this campaign's store; methodology §13).")
 
 
 def modes_note(result: Analysis) -> str | None:
