@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -64,8 +65,14 @@ def test_a_hang_is_asked_to_stop_with_sigterm_before_it_is_killed(tmp_path: Path
     """At the timeout the launcher passes SIGTERM on first: a benchmark holding a resource that outlives it (a
     GT.M client's shared memory) can release it. The probe writes the file when SIGTERM reaches it."""
     termed = tmp_path / "termed"
-    result = execute([sys.executable, PROBE, "hang", "3", "1000"], dict(os.environ) | {"TERMED": str(termed)},
-                     Path.cwd(), 3, 1.0)
+    # Started with SIGTERM blocked (a signal mask passes through fork and exec), the probe unblocks it once its
+    # handler is set: a SIGTERM sent while it is still starting waits, however slowly it starts on a busy day.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        result = execute([sys.executable, PROBE, "hang", "3", "1000"], dict(os.environ) | {"TERMED": str(termed)},
+                         Path.cwd(), 3, 1.0)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     assert result.status == TIMEOUT
     assert termed.read_text() == "SIGTERM"
 
