@@ -196,17 +196,25 @@ def test_a_missing_or_damaged_database_is_a_one_line_error_naming_it(tmp_path: P
     assert bridgebench(*args, cwd=tmp_path, timeout=600).returncode == 0
 
 
-def test_a_probe_killed_outright_leaves_nothing_once_the_next_run_starts(tmp_path: Path) -> None:
+def probe_with_the_database_open(*prefix: str) -> tuple[subprocess.Popen[bytes], tuple[set[str], set[str]]]:
+    """m-native's probe on a long traverse (after `prefix`, e.g. the launcher), once it has the database open
+    (its shared memory segment exists), and the segments and semaphore sets that existed before it."""
     built = bridgebench("build", "db-binding", "--mechanisms", "m-native", "--build-dir", str(BUILD),
                         cwd=REPO, timeout=600)
     assert built.returncode == 0, built.stderr
     before = ipc_ids("-m"), ipc_ids("-s")
-    probe = subprocess.Popen(["bash", str(STUDY / "gtmenv.sh"), str(BUILD / "db-binding" / "m-native"),
+    probe = subprocess.Popen([*prefix, "bash", str(STUDY / "gtmenv.sh"), str(BUILD / "db-binding" / "m-native"),
                               "sh", "-c", 'exec "$gtm_dist/mumps" -run bbprobe 100000 "traverse 1000000"'],
                              stdout=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 60
-    while not ipc_ids("-m") - before[0] and time.monotonic() < deadline:  # until it has the database open
+    while not ipc_ids("-m") - before[0] and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert ipc_ids("-m") - before[0], "the probe did not open the database within 60 s"
+    return probe, before
+
+
+def test_a_probe_killed_outright_leaves_nothing_once_the_next_run_starts(tmp_path: Path) -> None:
+    probe, before = probe_with_the_database_open()
     os.killpg(probe.pid, signal.SIGKILL)
     probe.wait(timeout=30)
     assert ipc_ids("-m") - before[0]  # what SIGKILL leaves: GT.M could not run down
@@ -223,18 +231,7 @@ def test_a_probe_the_harness_stops_runs_its_database_down_and_leaves_nothing() -
     even if no run follows (the test above: what SIGKILL leaves)."""
     launch = launcher()
     assert launch is not None
-    built = bridgebench("build", "db-binding", "--mechanisms", "m-native", "--build-dir", str(BUILD),
-                        cwd=REPO, timeout=600)
-    assert built.returncode == 0, built.stderr
-    before = ipc_ids("-m"), ipc_ids("-s")
-    probe = subprocess.Popen([str(launch), "/dev/null", "bash", str(STUDY / "gtmenv.sh"),
-                              str(BUILD / "db-binding" / "m-native"), "sh", "-c",
-                              'exec "$gtm_dist/mumps" -run bbprobe 100000 "traverse 1000000"'],
-                             stdout=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while not ipc_ids("-m") - before[0] and time.monotonic() < deadline:  # until it has the database open
-        time.sleep(0.05)
-    assert ipc_ids("-m") - before[0]
+    probe, before = probe_with_the_database_open(str(launch), "/dev/null")
     ask_to_stop(probe.pid, launched=True)  # as the harness stops a run (runner.execute, lockstep._kill)
     assert probe.wait(timeout=60) != 0
     left = ipc_ids("-m") - before[0], ipc_ids("-s") - before[1]
