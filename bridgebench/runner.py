@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -66,6 +67,10 @@ def plan(cells: list[tuple[str, str]], process_executions: int, randomise: bool 
     return tasks
 
 
+BENCHMARK_GRACE_S = 3.0  # how long a benchmark asked to stop has to end before it is killed
+STOP_GRACE_S = 10.0  # how long the launcher gets to kill and reap what the benchmark started
+
+
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
@@ -80,17 +85,59 @@ def children(pid: int) -> list[int]:
 def ask_to_stop(pid: int, launched: bool) -> None:
     """SIGTERM to a benchmark the harness stops (a timeout, a failed lock-step block, an interrupt): the
     launcher's child, or the process itself without a launcher. A database's client (GT.M) runs its database
-    down on SIGTERM, where SIGKILL leaves its shared memory behind; what is still there BENCHMARK_GRACE_S later
-    is killed (SIGTERM to the launcher, which kills and reaps everything, the subreaper's strays too)."""
+    down on SIGTERM, where SIGKILL leaves its shared memory behind."""
     for target in children(pid) if launched else [pid]:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(target, signal.SIGTERM)
 
 
+@dataclass(frozen=True)
+class Running:
+    """A benchmark to stop: the process the harness started (its launcher, when launched), and how to wait
+    for it: wait(seconds) waits at most that long for it to end and be reaped, and says whether it has."""
+
+    pid: int
+    launched: bool
+    wait: Callable[[float], bool]
+
+
+def popen_wait(proc: subprocess.Popen[bytes]) -> Callable[[float], bool]:
+    """Running.wait for a process started with subprocess.Popen."""
+    def wait(seconds: float) -> bool:
+        try:
+            proc.wait(seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    return wait
+
+
+def stop(running: Sequence[Running], grace_s: float = BENCHMARK_GRACE_S, launcher_grace_s: float = STOP_GRACE_S
+         ) -> bool:
+    """Stop benchmarks, all at once, the one sequence every part of the harness uses: each asked to stop
+    (ask_to_stop); after grace_s, SIGTERM to a launcher still there (it kills and reaps what its benchmark
+    started, the subreaper's strays too); after launcher_grace_s, SIGKILL to their process groups, the fallback.
+    True when every benchmark ended on being asked."""
+    for r in running:
+        ask_to_stop(r.pid, r.launched)
+    left = _still_running(running, grace_s)
+    for r in left:
+        if r.launched:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(r.pid, signal.SIGTERM)
+    _still_running([r for r in left if r.launched], launcher_grace_s)
+    for r in left:
+        _kill_group(r.pid)
+    return not left
+
+
+def _still_running(running: Sequence[Running], seconds: float) -> list[Running]:
+    deadline = time.monotonic() + seconds
+    return [r for r in running if not r.wait(max(0.0, deadline - time.monotonic()))]
+
+
 _LAUNCHER_SOURCE = Path(__file__).with_name("_launch.c")
 _SPAWN_PREFIX = "bridgebench-launch: cannot execute"
-BENCHMARK_GRACE_S = 3.0  # how long a benchmark asked to stop has to end before it is killed
-STOP_GRACE_S = 10.0  # how long the launcher gets to kill and reap what the benchmark started
 
 
 def launcher() -> Path | None:
@@ -207,16 +254,12 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
         def reap() -> None:
             reaped["w"] = os.wait4(proc.pid, 0)
 
-        def stop() -> None:
-            """Ask the benchmark to stop; then the launcher to kill and reap everything; the process group is
-            the fallback."""
-            ask_to_stop(proc.pid, launch is not None)
-            waiter.join(BENCHMARK_GRACE_S)
-            if launch and waiter.is_alive():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGTERM)
-                waiter.join(STOP_GRACE_S)
-            _kill_group(proc.pid)
+        def reaped_within(seconds: float) -> bool:
+            waiter.join(seconds)
+            return not waiter.is_alive()
+
+        def stop_it() -> None:
+            stop([Running(proc.pid, launch is not None, reaped_within)])
             waiter.join()
 
         waiter = threading.Thread(target=reap, daemon=True)
@@ -224,12 +267,12 @@ def execute(argv: list[str], env: dict[str, str], cwd: Path, iterations: int, ti
         try:
             waiter.join(timeout_s)
         except BaseException:
-            stop()
+            stop_it()
             proc.returncode = -9
             raise
         timed_out = waiter.is_alive()
         if timed_out:
-            stop()
+            stop_it()
         _kill_group(proc.pid)  # without the launcher, this is what reaps grandchildren left in the group
         waiter.join()
         wall_s = time.monotonic() - t0

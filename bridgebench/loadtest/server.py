@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bridgebench import audit
 from bridgebench.placeholders import expand_all
-from bridgebench.runner import STDERR_TAIL, Capture, UsageFile, ask_to_stop, launcher
+from bridgebench.runner import STDERR_TAIL, Capture, Running, UsageFile, launcher, popen_wait, stop
 
 
 class ServerError(Exception):
@@ -153,20 +153,9 @@ class Server:
         if self.proc.poll() is not None:
             how = f"had already exited (status {self.proc.returncode})"
         else:
-            ask_to_stop(launcher_pid, launched=True)
-            try:
-                self.proc.wait(self.grace_s)
-                how = "exited on SIGTERM"
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(launcher_pid, signal.SIGTERM)  # the launcher kills and reaps everything
-                try:
-                    self.proc.wait(self.grace_s)
-                except subprocess.TimeoutExpired:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(launcher_pid, signal.SIGKILL)
-                    self.proc.wait()
-                how = "killed after the grace period"
+            asked = stop([Running(launcher_pid, True, popen_wait(self.proc))], self.grace_s, self.grace_s)
+            self.proc.wait()
+            how = "exited on SIGTERM" if asked else "killed after the grace period"
         tail = self._tail()
         self._usage.close()
         deadline = time.monotonic() + self.grace_s

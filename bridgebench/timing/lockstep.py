@@ -34,22 +34,22 @@ from bridgebench import audit
 from bridgebench.protocol import ProtocolError, parse
 from bridgebench.runner import (
     ABANDONED,
-    BENCHMARK_GRACE_S,
     CRASHED,
     MAX_STDOUT,
     OK,
     PROTOCOL,
     SPAWN_FAILED,
     STDERR_TAIL,
-    STOP_GRACE_S,
     TIMEOUT,
     Capture,
     Execution,
+    Running,
     UsageFile,
-    ask_to_stop,
     how_it_ended,
     launcher,
+    popen_wait,
     read_usage,
+    stop,
 )
 
 READY = "bridgebench-stepped/1 ready"
@@ -174,28 +174,9 @@ def _look(live: _Live) -> None:
 
 
 def _kill(*lives: _Live) -> None:
-    """Stop members, all at once: each asked to stop (runner.ask_to_stop: SIGTERM to the member); after
-    BENCHMARK_GRACE_S, SIGTERM to a launcher still there (it kills and reaps what the member started); after
-    STOP_GRACE_S, SIGKILL to the process group."""
-    running = [x for x in lives if x.proc is not None and x.proc.poll() is None]
-    for x in running:
-        ask_to_stop(x.proc.pid, x.launched)
-    _wait(running, BENCHMARK_GRACE_S)
-    for x in running:
-        if x.launched and x.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(x.proc.pid, signal.SIGTERM)
-    _wait([x for x in running if x.launched], STOP_GRACE_S)
-    for x in running:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(x.proc.pid, signal.SIGKILL)
-
-
-def _wait(lives: list[_Live], seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    for x in lives:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            x.proc.wait(max(0.0, deadline - time.monotonic()))
+    """Stop members, all at once (runner.stop)."""
+    stop([Running(x.proc.pid, x.launched, popen_wait(x.proc)) for x in lives
+          if x.proc is not None and x.proc.poll() is None])
 
 
 def _fail(live: _Live, status: str, detail: str) -> None:
