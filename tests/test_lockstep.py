@@ -117,7 +117,13 @@ def test_turns_give_a_round_similar_time() -> None:
     assert lockstep.turns([5, 50, 50]) == (5, [1, 10, 10])
     assert lockstep.turns([50, 50]) == (50, [1, 1])
     # rounded up: never fewer iterations than sized (50 beside 8 would be 6 turns of 8, 48: too few to classify)
-    assert lockstep.turns([8, 50]) == (8, [1, 7]) and lockstep.turns([40, 50]) == (40, [1, 2])
+    assert lockstep.turns([8, 50]) == (8, [1, 7]) and lockstep.turns([8, 21, 50]) == (8, [1, 3, 7])
+    # like with like: members sized within SAME_TURN of the fewest take one iteration a turn, as many rounds as
+    # the most of them was sized to (twins sized 11 and 22 by noise took turns of 1 and 2, and their ratio
+    # carried a turn's slow first iteration: methodology §13)
+    assert lockstep.turns([40, 50]) == (50, [1, 1])
+    assert lockstep.turns([11, 22, 50]) == (22, [1, 1, 3])
+    assert lockstep.turns([5, 9, 11, 50]) == (11, [1, 1, 1, 5])
     with pytest.raises(ValueError):
         lockstep.run_block([member("good", 5, 2)], timeout_s=5, seed=0)
 

@@ -57,6 +57,7 @@ NOT_STEPPED = "did not start in stepped mode"
 STEPPED_ENV = "BRIDGEBENCH_STEPPED"
 GO = b"g"
 TIME_SLACK = 1e-6  # the JSON's times against the answered ones: both printed to at least 9 digits
+SAME_TURN = 2.5  # members sized within this factor of the fewest take turns of one iteration alike (turns())
 
 
 @dataclass(frozen=True)
@@ -82,11 +83,17 @@ def lock_cpu() -> int | None:
 
 def turns(iterations: list[int]) -> tuple[int, list[int]]:
     """Rounds and each member's turn so that a round's turns take similar time: every member was sized to
-    about the same time per execution (so fewer iterations means longer ones), the member with the fewest
-    takes one iteration a turn and the others as many as make the same share of their execution, rounded up:
-    a member never makes fewer iterations than it was sized to (a JIT's 50, so that its warm-up is
-    classified, would otherwise become 48 beside a member of 8)."""
-    rounds = max(1, min(iterations))
+    about the same time per execution (so fewer iterations means longer ones), and the member with the fewest
+    takes one iteration a turn, the others as many as make the same share of their execution, rounded up: a
+    member never makes fewer iterations than it was sized to (a JIT's 50, so that its warm-up is classified,
+    would otherwise become 48 beside a member of 8).
+    Like with like: every member sized within SAME_TURN of the fewest also takes one iteration a turn, and the
+    rounds are as many as the most of those was sized to. A turn's first iteration is not like the others
+    (docs/methodology.md §13), so a ratio between members whose turns differ in length carries that; members of
+    about the same speed (a VM and its twin, two interpreters) whose sizes differ by noise would otherwise
+    take turns of 1 and 2 iterations."""
+    least = min(iterations)
+    rounds = max(n for n in iterations if n < SAME_TURN * least)
     return rounds, [max(1, math.ceil(n / rounds)) for n in iterations]
 
 

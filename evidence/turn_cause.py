@@ -1,0 +1,216 @@
+"""Why a lock-step turn's first iteration is slow (issue #40): takes the cost that evidence/turn_first.py reads
+from stored campaigns apart by what runs on the CPU between two of a benchmark's turns. One benchmark process
+(the Lua probe, stepped) is pinned to the block's CPU and makes turns of --turn iterations; between two turns
+the harness puts, in a drawn order over fresh processes:
+
+- nothing: the next turn at once (what is left is the benchmark's own rhythm: a collector's cycle in step
+  with the turn, not the turn);
+- idle: the harness sleeps as long as the turn took, with nothing on the CPU;
+- L1 loop: the constant probe (probes/c/constant.c) over 32 KiB for as long: the CPU busy, the caches hardly
+  touched;
+- sweep 8 MiB / sweep 64 MiB: the constant probe over an array larger than the second-level cache, then larger
+  than the third;
+- the benchmark again: a second process of the same benchmark taking the other turns, as a block's members do;
+- long idle, long L1 loop, long sweep 64 MiB: as above, ten times as long (a default block's other members,
+  PUC Lua among them, take about that long);
+- PUC Lua 5.1: the same benchmark on lua5.1, one iteration between two turns, as in a default block.
+
+Each process first makes --lead iterations back to back (its warm-up), then --rounds turns. Per process, the
+log of its turns' first iterations' mean over the mean of the turns' other iterations; the table gives, per
+benchmark and filler, the factor's mean over --repetitions processes with its 99 % interval (Student's t).
+A benchmark of the harness's method on this machine, not a test; its figures go to docs/methodology.md §13.
+
+    .venv/bin/python evidence/turn_cause.py [--vm luajit] [--benchmarks deltablue,json,md5,knucleotide]
+                                            [--turn 4] [--rounds 30] [--repetitions 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from scipy import stats
+
+from bridgebench.timing import lockstep
+
+REPO = Path(__file__).resolve().parents[1]
+STUDY = REPO / "studies" / "lua-vms"
+READY = b"bridgebench-stepped/1 ready\n"
+FILLERS = ("nothing", "idle", "L1 loop", "sweep 8 MiB", "sweep 64 MiB", "the benchmark again", "long idle",
+           "long L1 loop", "long sweep 64 MiB", "PUC Lua 5.1")
+SWEEP_CELLS = {"L1 loop": 4096, "sweep 8 MiB": 1 << 20, "sweep 64 MiB": 1 << 23}  # doubles
+LONG = 10  # a long filler lasts as long as this many of the benchmark's turns
+VMS = {"luajit": ("luajit", "/usr/include/luajit-2.1"), "lua5.4": ("lua5.4", "/usr/include/lua5.4"),
+       "lua5.1": ("lua5.1", "/usr/include/lua5.1")}
+
+
+class Stepped:
+    """One process in the probe protocol's stepped mode, pinned to one CPU."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cpu: int, iterations: int, err: Path) -> None:
+        self.left = iterations
+        self.err = err
+        with err.open("wb") as sink:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=sink,
+                                         env={**env, "BRIDGEBENCH_STEPPED": "1"},
+                                         preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        self.out, self.into = self.proc.stdout, self.proc.stdin
+        if self.out.readline() != READY:
+            self.fail("did not say it was ready")
+
+    def fail(self, what: str) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        sys.exit(f"{' '.join(map(str, self.proc.args))}: {what}: {self.err.read_text().strip()[-300:]}")
+
+    def step(self) -> float:
+        self.into.write(b"g")
+        self.into.flush()
+        line = self.out.readline()
+        try:
+            seconds = float(line)
+        except ValueError:
+            self.fail(f"answered {line!r}")
+        self.left -= 1
+        return seconds
+
+    def end(self) -> None:
+        if self.left:
+            self.fail(f"{self.left} iterations were not asked for")
+        self.out.read()
+        if self.proc.wait() != 0:
+            self.fail(f"exit status {self.proc.returncode}")
+
+
+def build(folder: Path, vm: str) -> tuple[Path, Path]:
+    """bbclock for the VM, and the constant probe."""
+    clock = folder / "bbclock.so"
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", f"-I{VMS[vm][1]}", str(REPO / "probes" / "lua" / "bbclock.c"),
+                    "-o", str(clock)], check=True)
+    constant = folder / "constant"
+    subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", str(constant), str(REPO / "probes" / "c" / "constant.c")],
+                   check=True)
+    return clock, constant
+
+
+def params() -> dict[str, str]:
+    out = {}
+    for line in (STUDY / "benchmarks" / "PARAMS.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            out[line.split()[0]] = line.split()[1]
+    return out
+
+
+def pass_s(constant: Path, cells: int) -> float:
+    """One pass's time over the array (the median iteration of a short run of 20 passes each)."""
+    done = subprocess.run([str(constant), "11", "20", str(cells)], capture_output=True, text=True, check=True)
+    times = [float(t) for t in done.stdout.split('"times":[')[1].split("]")[0].split(",")]
+    return statistics.median(times[1:]) / 20
+
+
+def one(filler: str, bench: list[str], env: dict[str, str], constant: Path, passes: dict[str, float],
+        args: argparse.Namespace, cpu: int, tmp: Path) -> float:
+    """One benchmark process under one filler: log(turns' first iterations' mean / the turns' others' mean)."""
+    total = args.lead + args.rounds * args.turn
+    proc = Stepped(bench, env, cpu, total, tmp / "bench.err")
+    kind, scale = (filler[5:], LONG) if filler.startswith("long ") else (filler, 1)
+    other: Stepped | None = None
+    if kind == "the benchmark again":
+        other = Stepped(bench, env, cpu, total, tmp / "other.err")
+        for _ in range(args.lead):
+            other.step()
+    elif kind == "PUC Lua 5.1":
+        other = Stepped(["lua5.1", *bench[1:-2], str(args.rounds), bench[-1]], env, cpu, args.rounds,
+                        tmp / "other.err")
+    for _ in range(args.lead):
+        proc.step()
+    first: list[float] = []
+    rest: list[float] = []
+    for _ in range(args.rounds):
+        turn = [proc.step() for _ in range(args.turn)]
+        first.append(turn[0])
+        rest.extend(turn[1:])
+        spent = sum(turn) * scale
+        if kind == "idle":
+            time.sleep(spent)
+        elif kind in SWEEP_CELLS:
+            if other is None:  # started once the turn's length is known
+                work = max(1, round(spent / passes[kind]))
+                other = Stepped([str(constant), str(args.rounds), str(work), str(SWEEP_CELLS[kind])], {}, cpu,
+                                args.rounds, tmp / "other.err")
+            other.step()
+        elif kind == "the benchmark again":
+            assert other is not None
+            for _ in range(args.turn):
+                other.step()
+        elif kind == "PUC Lua 5.1":
+            assert other is not None
+            other.step()
+    proc.end()
+    if other is not None:
+        other.end()
+    return math.log(statistics.mean(first) / statistics.mean(rest))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--vm", choices=sorted(VMS), default="luajit")
+    ap.add_argument("--benchmarks", default="deltablue,json,md5,knucleotide")
+    ap.add_argument("--fillers", default=",".join(FILLERS))
+    ap.add_argument("--turn", type=int, default=4)
+    ap.add_argument("--lead", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--repetitions", type=int, default=6)
+    ap.add_argument("--seed", default="turn-cause")
+    args = ap.parse_args()
+    fillers = args.fillers.split(",")
+    if unknown := [f for f in fillers if f not in FILLERS]:
+        sys.exit(f"unknown filler {unknown[0]!r}: choose from {', '.join(FILLERS)}")
+    if args.turn < 2 or args.repetitions < 3:
+        sys.exit("--turn must be 2 or more (a turn's first against its others), --repetitions 3 or more")
+    cpu = lockstep.lock_cpu()
+    if cpu is None:
+        sys.exit("this harness may use one CPU only: nothing to pin the benchmark to apart from itself")
+    os.sched_setaffinity(0, os.sched_getaffinity(0) - {cpu})
+    sizes = params()
+    draw = random.Random(args.seed)
+    print(f"{args.vm}, turns of {args.turn} after {args.lead} iterations, {args.rounds} rounds, "
+          f"{args.repetitions} processes a cell; started {time.strftime('%H:%M:%S', time.gmtime())} UTC", flush=True)
+    print("| benchmark | " + " | ".join(fillers) + " |")
+    print("|---|" + "---|" * len(fillers))
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        _, constant = build(tmp, args.vm)
+        passes = {name: pass_s(constant, cells) for name, cells in SWEEP_CELLS.items()}
+        env = {"PATH": os.environ["PATH"], "LUA_CPATH": str(tmp / "?.so"), "LUA_PATH": ""}
+        for name in args.benchmarks.split(","):
+            if name not in sizes:
+                sys.exit(f"unknown benchmark {name!r}")
+            bench = [VMS[args.vm][0], str(REPO / "probes" / "lua" / "probe.lua"),
+                     str(STUDY / "benchmarks" / f"{name}.lua"), str(args.lead + args.rounds * args.turn), sizes[name]]
+            logs: dict[str, list[float]] = {f: [] for f in fillers}
+            for _ in range(args.repetitions):
+                for filler in draw.sample(fillers, len(fillers)):
+                    logs[filler].append(one(filler, bench, env, constant, passes, args, cpu, tmp))
+            cells = []
+            for filler in fillers:
+                xs = logs[filler]
+                half = stats.t.ppf(0.995, len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))
+                mean = statistics.mean(xs)
+                cells.append(f"×{math.exp(mean):.3f} ({math.exp(mean - half):.3f}–{math.exp(mean + half):.3f})")
+            print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+    print(f"ended {time.strftime('%H:%M:%S', time.gmtime())} UTC")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
