@@ -17,6 +17,9 @@ after the leads rather than the steady ones only) and with each turn cut to its 
 iterations": both sides after another process ran), and, from the blocks where both sides' turns were two
 iterations or more, with each turn's first left out ("the rest of the turns": both sides warm, as a sequential
 run's iterations after the first are), Student's t over blocks (stats.lockstep).
+The two readings that pick iterations by their place in a turn are biased where a benchmark has a rhythm of its
+own in step with the turns (havlak: a heavy iteration every other one, ×2.4 on LuaJIT with nothing between the
+turns; evidence/turn_cause.py), and so is the first table there; "as run" counts whole turns and is not.
 """
 
 from __future__ import annotations
