@@ -11,8 +11,8 @@ the harness puts, in a drawn order over fresh processes:
 - sweep 8 MiB / sweep 64 MiB: the constant probe over an array larger than the second-level cache, then larger
   than the third;
 - the benchmark again: a second process of the same benchmark taking the other turns, as a block's members do;
-- long idle, long L1 loop, long sweep 64 MiB: as above, ten times as long (a default block's other members,
-  PUC Lua among them, take about that long);
+- long idle, long L1 loop, long sweep 64 MiB: as above, ten times as long (whether the time away matters: in a
+  default block four other members take their turns between two of LuaJIT's, PUC Lua among them);
 - PUC Lua 5.1: the same benchmark on lua5.1, one iteration between two turns, as in a default block.
 
 Each process first makes --lead iterations back to back (its warm-up), then --rounds turns. Per process, the
