@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 from scipy import stats
+from turn_cost import build, pass_s  # evidence/turn_cost.py, beside this script
 
 from bridgebench.timing import lockstep
 
@@ -91,15 +92,10 @@ class Stepped:
             self.fail(f"exit status {self.proc.returncode}")
 
 
-def build(folder: Path, vm: str) -> tuple[Path, Path]:
-    """bbclock for the VM, and the constant probe."""
-    clock = folder / "bbclock.so"
+def build_clock(folder: Path, vm: str) -> None:
+    """bbclock for the VM, beside the constant probe (turn_cost.build)."""
     subprocess.run(["cc", "-O2", "-shared", "-fPIC", f"-I{VMS[vm][1]}", str(REPO / "probes" / "lua" / "bbclock.c"),
-                    "-o", str(clock)], check=True)
-    constant = folder / "constant"
-    subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", str(constant), str(REPO / "probes" / "c" / "constant.c")],
-                   check=True)
-    return clock, constant
+                    "-o", str(folder / "bbclock.so")], check=True)
 
 
 def params() -> dict[str, str]:
@@ -108,13 +104,6 @@ def params() -> dict[str, str]:
         if line.strip() and not line.startswith("#"):
             out[line.split()[0]] = line.split()[1]
     return out
-
-
-def pass_s(constant: Path, cells: int) -> float:
-    """One pass's time over the array (the median iteration of a short run of 20 passes each)."""
-    done = subprocess.run([str(constant), "11", "20", str(cells)], capture_output=True, text=True, check=True)
-    times = [float(t) for t in done.stdout.split('"times":[')[1].split("]")[0].split(",")]
-    return statistics.median(times[1:]) / 20
 
 
 def one(filler: str, bench: list[str], env: dict[str, str], constant: Path, passes: dict[str, float],
@@ -189,7 +178,8 @@ def main() -> int:
     print("|---|" + "---|" * len(fillers))
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
-        _, constant = build(tmp, args.vm)
+        build_clock(tmp, args.vm)
+        constant = build(tmp)
         passes = {name: pass_s(constant, cells) for name, cells in SWEEP_CELLS.items()}
         env = {"PATH": os.environ["PATH"], "LUA_CPATH": str(tmp / "?.so"), "LUA_PATH": ""}
         for name in args.benchmarks.split(","):
