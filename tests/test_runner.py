@@ -62,8 +62,9 @@ def test_hang_is_killed_at_the_timeout() -> None:
 
 
 def test_a_hang_is_asked_to_stop_with_sigterm_before_it_is_killed(tmp_path: Path) -> None:
-    """At the timeout the launcher passes SIGTERM on first: a benchmark holding a resource that outlives it (a
-    GT.M client's shared memory) can release it. The probe writes the file when SIGTERM reaches it."""
+    """At the timeout the harness sends the benchmark SIGTERM first (runner.stop), and has the launcher kill it
+    only after a grace: a benchmark holding a resource that outlives it (a GT.M client's shared memory) can
+    release it. The probe writes the file when SIGTERM reaches it."""
     termed = tmp_path / "termed"
     # Started with SIGTERM blocked (a signal mask passes through fork and exec), the probe unblocks it once its
     # handler is set: a SIGTERM sent while it is still starting waits, however slowly it starts on a busy day.
