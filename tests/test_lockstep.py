@@ -124,6 +124,7 @@ def test_turns_give_a_round_similar_time() -> None:
     assert lockstep.turns([40, 50]) == (50, [1, 1])
     assert lockstep.turns([11, 22, 50]) == (22, [1, 1, 3])
     assert lockstep.turns([5, 9, 11, 50]) == (11, [1, 1, 1, 5])
+    assert lockstep.turns([0, 3]) == (1, [1, 3])  # at least one round, as before the rule
     with pytest.raises(ValueError):
         lockstep.run_block([member("good", 5, 2)], timeout_s=5, seed=0)
 

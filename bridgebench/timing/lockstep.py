@@ -92,8 +92,8 @@ def turns(iterations: list[int]) -> tuple[int, list[int]]:
     (docs/methodology.md §13), so a ratio between members whose turns differ in length carries that; members of
     about the same speed (a VM and its twin, two interpreters) whose sizes differ by noise would otherwise
     take turns of 1 and 2 iterations."""
-    least = min(iterations)
-    rounds = max(n for n in iterations if n < SAME_TURN * least)
+    least = max(1, min(iterations))
+    rounds = max([least, *(n for n in iterations if n < SAME_TURN * least)])
     return rounds, [max(1, math.ceil(n / rounds)) for n in iterations]
 
 
