@@ -211,14 +211,16 @@ def pairing_rows(result: Analysis) -> list[tuple[str, ...]]:
 
 def turns_note(result: Analysis) -> str | None:
     """What a ratio whose two sides took turns of different lengths is a ratio of: a turn's first iteration
-    follows the block's other processes on the CPU and, for a benchmark with much data, is slower than the
-    rest of its turn, so such a ratio weighs that cost differently on its two sides."""
+    can differ from the rest of its turn (it follows the block's other processes on the CPU, and a benchmark's
+    own rhythm, havlak's heavy iteration every other one, can fall in step with the turns), so such a ratio
+    weighs that differently on its two sides."""
     unlike = [c for c in _paired(result) if any(a != b for a, b in c.ratio_turns)]
     if not unlike:
         return None
     return (f"{len(unlike)} of these ratios compare{'s' if len(unlike) == 1 else ''} sides that took turns of "
             f"different lengths (the Turns column). A turn's first iteration runs after the block's other "
-            f"processes used the CPU and, on benchmarks with much data, is slower than the rest of its turn, so "
+            f"processes used the CPU and, on some benchmarks, is slower than the rest of its turn (or falls in "
+            f"step with the benchmark's own rhythm), so "
             f"such a ratio is one of the turns as they ran, and can differ from a sequential run's by more than "
             f"its interval says (evidence/turn_first.py reads it from this campaign's store; methodology §13).")
 
