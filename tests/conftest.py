@@ -135,12 +135,17 @@ def stepped_study(tmp_path: Path, name: str, text: str) -> Path:
     return folder / "study.toml"
 
 
+def copy_basic_study(folder: Path) -> Path:
+    """A copy of the fixture study in folder, with its probe beside it: the study file's path."""
+    shutil.copy(FIXTURES / "probe.py", folder / "probe.py")
+    shutil.copytree(FIXTURES / "study-basic", folder / "study-basic")
+    return folder / "study-basic" / "study.toml"
+
+
 @pytest.fixture
 def basic_study(tmp_path: Path) -> Path:
     """A copy of the fixture study (with its probe beside it) that a test may edit."""
-    shutil.copy(FIXTURES / "probe.py", tmp_path / "probe.py")
-    shutil.copytree(FIXTURES / "study-basic", tmp_path / "study-basic")
-    return tmp_path / "study-basic" / "study.toml"
+    return copy_basic_study(tmp_path)
 
 
 def add_benchmark(study_file: Path, name: str, param: int = 20000, check_param: int = 100) -> None:

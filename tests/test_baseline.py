@@ -5,27 +5,37 @@ kept); a file that is not a baseline, a truncated one or one of a newer format i
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import add_benchmark, bridgebench
+from tests.conftest import add_benchmark, bridgebench, copy_basic_study
+
+
+@pytest.fixture(scope="module")
+def planted_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two campaigns of planted times (known verdicts at any machine speed) in one store, the first also
+    exported to base.bbx: made once, as each test's copy (planted) starts from the same two campaigns."""
+    work = tmp_path_factory.mktemp("planted")
+    study = copy_basic_study(work)
+    add_benchmark(study, "twice")
+    add_benchmark(study, "constant")
+    for _ in range(2):
+        ran = bridgebench("run", str(study), "-p", "3", "-i", "12", "--benchmarks", "twice,constant", cwd=work)
+        assert ran.returncode == 0, ran.stderr
+    done = bridgebench("export", "1", "-o", "base.bbx", cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert "base.bbx: campaign 1" in done.stdout
+    return work
 
 
 @pytest.fixture
-def planted(basic_study: Path, tmp_path: Path) -> Path:
-    """Two campaigns of planted times (known verdicts at any machine speed) in one store, the first also
-    exported to base.bbx; the store is then moved away, as a CI job only has the file."""
-    add_benchmark(basic_study, "twice")
-    add_benchmark(basic_study, "constant")
-    for _ in range(2):
-        ran = bridgebench("run", str(basic_study), "-p", "3", "-i", "12", "--benchmarks", "twice,constant",
-                          cwd=tmp_path)
-        assert ran.returncode == 0, ran.stderr
-    done = bridgebench("export", "1", "-o", "base.bbx", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert "base.bbx: campaign 1" in done.stdout
+def planted(planted_once: Path, tmp_path: Path) -> Path:
+    """A copy of the two campaigns and base.bbx in this test's folder, which it may change or move away (as a
+    CI job only has the file)."""
+    shutil.copytree(planted_once, tmp_path, dirs_exist_ok=True)
     return tmp_path / "base.bbx"
 
 
