@@ -16,6 +16,7 @@ ratio is Welch's t on the difference of the two sides' mean logs. `scale="linear
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Literal
@@ -33,8 +34,10 @@ MEAN_LINEAR_METHOD = "Student's t over process executions"
 RATIO_METHOD = "Welch's t over process executions (log scale)"
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(p: float, df: float) -> float:
-    """Student's t quantile; scipy is imported on first use (importing it costs the CLI ~0.8 s to start)."""
+    """Student's t quantile; scipy is imported on first use (importing it costs the CLI ~0.8 s to start).
+    Cached: an adaptive campaign asks for the same few (confidence, blocks) pairs thousands of times."""
     from scipy.stats import t as student_t
 
     return float(student_t.ppf(p, df))
