@@ -13,7 +13,11 @@ the harness puts, in a drawn order over fresh processes:
 - the benchmark again: a second process of the same benchmark taking the other turns, as a block's members do;
 - long idle, long L1 loop, long sweep 64 MiB: as above, ten times as long (whether the time away matters: in a
   default block four other members take their turns between two of LuaJIT's, PUC Lua among them);
-- PUC Lua 5.1: the same benchmark on lua5.1, one iteration between two turns, as in a default block.
+- PUC Lua 5.1: the same benchmark on lua5.1, one iteration between two turns, as in a default block;
+- the default's others: what a default block puts between two of LuaJIT's turns, four other processes of the
+  same benchmark taking their turns in an order drawn each round: LuaJIT again (for OpenResty's luajit2, a
+  turn as long), PUC Lua 5.1, PUC Lua 5.4 and LuaJIT with its JIT off (one iteration each, as the default's
+  like-with-like turns give an interpreter beside a JIT).
 
 Each process first makes --lead iterations back to back (its warm-up), then --rounds turns. Per process, the
 log of its turns' first iterations' mean over the mean of the turns' other iterations; the table gives, per
@@ -46,11 +50,13 @@ REPO = Path(__file__).resolve().parents[1]
 STUDY = REPO / "studies" / "lua-vms"
 READY = b"bridgebench-stepped/1 ready\n"
 FILLERS = ("nothing", "idle", "L1 loop", "sweep 8 MiB", "sweep 64 MiB", "the benchmark again", "long idle",
-           "long L1 loop", "long sweep 64 MiB", "PUC Lua 5.1")
+           "long L1 loop", "long sweep 64 MiB", "PUC Lua 5.1", "the default's others")
 SWEEP_CELLS = {"L1 loop": 4096, "sweep 8 MiB": 1 << 20, "sweep 64 MiB": 1 << 23}  # doubles
 LONG = 10  # a long filler lasts as long as this many of the benchmark's turns
 VMS = {"luajit": ("luajit", "/usr/include/luajit-2.1"), "lua5.4": ("lua5.4", "/usr/include/lua5.4"),
        "lua5.1": ("lua5.1", "/usr/include/lua5.1")}
+# The default's others, as each runs the probe (argv before the probe's path) and which bbclock it loads.
+OTHERS = (("luajit", ["luajit"]), ("lua5.1", ["lua5.1"]), ("lua5.4", ["lua5.4"]), ("luajit", ["luajit", "-joff"]))
 
 
 class Stepped:
@@ -106,13 +112,29 @@ def params() -> dict[str, str]:
     return out
 
 
+def others(bench: list[str], tmp: Path, args: argparse.Namespace, cpu: int) -> list[tuple[Stepped, int]]:
+    """The default's others for one benchmark process, started, each with its iterations a turn (LuaJIT again
+    as many as the benchmark, the others one)."""
+    started = []
+    for i, (vm, argv) in enumerate(OTHERS):
+        turn = args.turn if i == 0 else 1
+        env = {"PATH": os.environ["PATH"], "LUA_CPATH": str(tmp / vm / "?.so"), "LUA_PATH": ""}
+        proc = Stepped([*argv, *bench[1:-2], str(args.lead * (i == 0) + args.rounds * turn), bench[-1]], env, cpu,
+                       args.lead * (i == 0) + args.rounds * turn, tmp / f"other{i}.err")
+        started.append((proc, turn))
+    for _ in range(args.lead):
+        started[0][0].step()
+    return started
+
+
 def one(filler: str, bench: list[str], env: dict[str, str], constant: Path, passes: dict[str, float],
-        args: argparse.Namespace, cpu: int, tmp: Path) -> float:
+        args: argparse.Namespace, cpu: int, tmp: Path, draw: random.Random) -> float:
     """One benchmark process under one filler: log(turns' first iterations' mean / the turns' others' mean)."""
     total = args.lead + args.rounds * args.turn
     proc = Stepped(bench, env, cpu, total, tmp / "bench.err")
     kind, scale = (filler[5:], LONG) if filler.startswith("long ") else (filler, 1)
     other: Stepped | None = None
+    block = others(bench, tmp, args, cpu) if kind == "the default's others" else []
     if kind == "the benchmark again":
         other = Stepped(bench, env, cpu, total, tmp / "other.err")
         for _ in range(args.lead):
@@ -144,9 +166,13 @@ def one(filler: str, bench: list[str], env: dict[str, str], constant: Path, pass
         elif kind == "PUC Lua 5.1":
             assert other is not None
             other.step()
+        for member, turn in draw.sample(block, len(block)):
+            for _ in range(turn):
+                member.step()
     proc.end()
-    if other is not None:
-        other.end()
+    for member in [other, *(m for m, _ in block)]:
+        if member is not None:
+            member.end()
     return math.log(statistics.mean(first) / statistics.mean(rest))
 
 
@@ -179,6 +205,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         build_clock(tmp, args.vm)
+        if "the default's others" in fillers:
+            for vm in {vm for vm, _ in OTHERS}:
+                (tmp / vm).mkdir()
+                build_clock(tmp / vm, vm)
         constant = build(tmp)
         passes = {name: pass_s(constant, cells) for name, cells in SWEEP_CELLS.items()}
         env = {"PATH": os.environ["PATH"], "LUA_CPATH": str(tmp / "?.so"), "LUA_PATH": ""}
@@ -190,7 +220,7 @@ def main() -> int:
             logs: dict[str, list[float]] = {f: [] for f in fillers}
             for _ in range(args.repetitions):
                 for filler in draw.sample(fillers, len(fillers)):
-                    logs[filler].append(one(filler, bench, env, constant, passes, args, cpu, tmp))
+                    logs[filler].append(one(filler, bench, env, constant, passes, args, cpu, tmp, draw))
             cells = []
             for filler in fillers:
                 xs = logs[filler]
