@@ -19,7 +19,7 @@ import pytest
 
 from bridgebench.runner import ABANDONED, CRASHED, OK, PROTOCOL, TIMEOUT
 from bridgebench.stats.executions import TOO_FEW
-from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread
+from bridgebench.stats.lockstep import LOCKSTEP_METHOD, block_log_ratio, lockstep_ratio, spread
 from bridgebench.store import Store
 from bridgebench.timing import layout, lockstep
 from bridgebench.timing.analysis import current_analysis
@@ -222,6 +222,18 @@ def test_fewer_than_three_blocks_give_an_estimate_and_no_interval() -> None:
     assert estimate.method == TOO_FEW and not estimate.has_interval and math.isclose(estimate.value, 2.0)
     with pytest.raises(ValueError):
         lockstep_ratio([([1.0], [0.0])])
+
+
+def test_a_blocks_value_is_its_rounds_mean_log_ratio_and_only_positive_numbers_give_one() -> None:
+    assert math.isclose(block_log_ratio([1.0, 2.0], [2.0, 8.0]), (math.log(2) + math.log(4)) / 2)
+    assert math.isclose(block_log_ratio(np.array([0.5]), np.array([0.55])), math.log(1.1))  # arrays as lists
+    for bad in (0.0, -1.0, math.nan, math.inf):
+        for a, b in (([1.0, bad], [1.0, 1.0]), ([1.0, 1.0], [bad, 1.0])):
+            with pytest.raises(ValueError, match="not a positive number"):
+                block_log_ratio(a, b)
+    for a, b in (([1.0], [1.0, 2.0]), ([], [])):
+        with pytest.raises(ValueError, match="the same rounds on both sides"):
+            block_log_ratio(a, b)
 
 
 # --- a campaign: paired where the probes speak the stepped mode, alone where they do not ------------------
