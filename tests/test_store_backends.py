@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -18,7 +20,7 @@ from bridgebench.protocol import ProbeOutput
 from bridgebench.runner import OK, Execution, Task
 from bridgebench.store import SECONDS, CampaignBusy, Store, StoreMissing
 from bridgebench.timing.analysis import analyse
-from tests.conftest import bridgebench, gated_campaign, make_campaign
+from tests.conftest import REPO, bridgebench, gated_campaign, make_campaign
 
 TASKS = [Task(i, b, m, p) for i, (p, b, m) in enumerate((p, b, m) for p in range(2) for b in ("x", "y")
                                                           for m in ("a", "b"))]
@@ -231,3 +233,24 @@ def test_one_planned_execution_is_read_without_the_whole_plan(store_location: st
     assert not store.is_stored(cid, 0) and store.pending_count(cid) == len(TASKS)
     store.record_execution(cid, TASKS[0], _run([1.0]))
     assert store.is_stored(cid, 0) and store.pending_count(cid) == len(TASKS) - 1 == len(store.pending(cid))
+
+
+def test_a_file_store_never_loads_psycopg_and_a_postgresql_store_without_it_says_how_to_install_it(
+        tmp_path: Path) -> None:
+    # In a fresh interpreter: every command imports the store, and only a PostgreSQL store needs psycopg.
+    code = f"""
+import sys
+from bridgebench import cli
+from bridgebench.store import Store, StoreError
+Store({str(tmp_path / "s.sqlite")!r}).close()
+assert "psycopg" not in sys.modules, "a file store loaded psycopg"
+sys.modules["psycopg"] = None  # as if not installed: importing it raises ImportError
+try:
+    Store("postgresql://nobody:secret@127.0.0.1:1/none?password=secret")  # shown without either password
+except StoreError as err:
+    print(err)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines() == [
+        "postgresql://nobody@127.0.0.1:1/none: PostgreSQL stores need psycopg: run `bash scripts/install.sh --fleet`"]
