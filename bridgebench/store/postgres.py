@@ -27,9 +27,9 @@ _LOCK_SPACE = zlib.crc32(b"bridgebench") & 0x7FFFFFFF  # advisory locks are (spa
 
 @functools.cache
 def _driver() -> ModuleType | None:
-    """psycopg, imported when a PostgreSQL store is first used: importing it cost every command about a tenth
-    of a second, stores in a file included. None where it is not installed (the fleet parts are installed only
-    when asked: scripts/install.sh --fleet)."""
+    """psycopg, imported when a PostgreSQL store is first used: importing it cost every command 144 ms in one
+    reading (python -X importtime, on a slow day), stores in a file included. None where it is not installed
+    (the fleet parts are installed only when asked: scripts/install.sh --fleet)."""
     try:
         importlib.import_module("psycopg.conninfo")
         return importlib.import_module("psycopg")
