@@ -112,18 +112,27 @@ def params() -> dict[str, str]:
     return out
 
 
-def others(bench: list[str], tmp: Path, args: argparse.Namespace, cpu: int) -> list[tuple[Stepped, int]]:
-    """The default's others for one benchmark process, started, each with its iterations a turn (LuaJIT again
-    as many as the benchmark, the others one)."""
+def partners(kind: str, bench: list[str], env: dict[str, str], tmp: Path, args: argparse.Namespace, cpu: int
+             ) -> list[tuple[Stepped, int]]:
+    """The processes that take their turns between two of the benchmark's, started and past their lead, each with
+    its iterations a turn: the benchmark again (as many as the benchmark, after the same lead), PUC Lua 5.1 (one),
+    or the default's others (LuaJIT again as the benchmark again, the rest one each); none for other fillers."""
+    if kind == "the benchmark again":
+        specs = [(bench[:1], env, args.turn, args.lead)]
+    elif kind == "PUC Lua 5.1":
+        specs = [(["lua5.1"], env, 1, 0)]
+    elif kind == "the default's others":
+        specs = [(argv, {"PATH": os.environ["PATH"], "LUA_CPATH": str(tmp / vm / "?.so"), "LUA_PATH": ""},
+                  args.turn if i == 0 else 1, args.lead if i == 0 else 0) for i, (vm, argv) in enumerate(OTHERS)]
+    else:
+        return []
     started = []
-    for i, (vm, argv) in enumerate(OTHERS):
-        turn = args.turn if i == 0 else 1
-        env = {"PATH": os.environ["PATH"], "LUA_CPATH": str(tmp / vm / "?.so"), "LUA_PATH": ""}
-        proc = Stepped([*argv, *bench[1:-2], str(args.lead * (i == 0) + args.rounds * turn), bench[-1]], env, cpu,
-                       args.lead * (i == 0) + args.rounds * turn, tmp / f"other{i}.err")
+    for i, (prefix, penv, turn, lead) in enumerate(specs):
+        total = lead + args.rounds * turn
+        proc = Stepped([*prefix, *bench[1:-2], str(total), bench[-1]], penv, cpu, total, tmp / f"other{i}.err")
+        for _ in range(lead):
+            proc.step()
         started.append((proc, turn))
-    for _ in range(args.lead):
-        started[0][0].step()
     return started
 
 
@@ -133,15 +142,8 @@ def one(filler: str, bench: list[str], env: dict[str, str], constant: Path, pass
     total = args.lead + args.rounds * args.turn
     proc = Stepped(bench, env, cpu, total, tmp / "bench.err")
     kind, scale = (filler[5:], LONG) if filler.startswith("long ") else (filler, 1)
-    other: Stepped | None = None
-    block = others(bench, tmp, args, cpu) if kind == "the default's others" else []
-    if kind == "the benchmark again":
-        other = Stepped(bench, env, cpu, total, tmp / "other.err")
-        for _ in range(args.lead):
-            other.step()
-    elif kind == "PUC Lua 5.1":
-        other = Stepped(["lua5.1", *bench[1:-2], str(args.rounds), bench[-1]], env, cpu, args.rounds,
-                        tmp / "other.err")
+    other: Stepped | None = None  # the constant probe of a sweep filler
+    block = partners(kind, bench, env, tmp, args, cpu)
     for _ in range(args.lead):
         proc.step()
     first: list[float] = []
@@ -159,14 +161,9 @@ def one(filler: str, bench: list[str], env: dict[str, str], constant: Path, pass
                 other = Stepped([str(constant), str(args.rounds), str(work), str(SWEEP_CELLS[kind])], {}, cpu,
                                 args.rounds, tmp / "other.err")
             other.step()
-        elif kind == "the benchmark again":
-            assert other is not None
-            for _ in range(args.turn):
-                other.step()
-        elif kind == "PUC Lua 5.1":
-            assert other is not None
-            other.step()
-        for member, turn in draw.sample(block, len(block)):
+        # several partners take their turns in an order drawn each round; one has none to draw (and leaves the
+        # seed's later draws, the fillers' order, as they were)
+        for member, turn in draw.sample(block, len(block)) if len(block) > 1 else block:
             for _ in range(turn):
                 member.step()
     proc.end()
