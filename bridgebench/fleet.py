@@ -78,14 +78,14 @@ def app_for(store: Store) -> Any:
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=store.location))
     # The server gone for a moment (restarted, a network blip): the job runs again, the execution with it.
     again = procrastinate.RetryStrategy(max_attempts=RETRIES, wait=RETRY_WAIT_S,
-                                        retry_exceptions={StoreError, *store_postgres.DATABASE_ERRORS})
+                                        retry_exceptions={StoreError, *store_postgres.database_errors()})
 
     @app.task(name=TASK_NAME, queue=QUEUE, pass_context=False, retry=again)
     def execute(campaign_id: int, seq: int) -> str:
         try:
             return _execute(campaign_id, seq)
         except Exception as err:  # the worker says why in one line and goes on
-            again = isinstance(err, (StoreError, *store_postgres.DATABASE_ERRORS))
+            again = isinstance(err, (StoreError, *store_postgres.database_errors()))
             print(f"job {'interrupted' if again else 'failed'}: campaign {campaign_id}, execution {seq}: {err}"
                   + ("; it will run again" if again else ""), file=sys.stderr, flush=True)
             raise
@@ -223,7 +223,7 @@ async def _until_drained(store_location: str, campaign_id: int | None) -> None:
             if int(row[0]) == 0:
                 store.close()
                 return
-        except (StoreError, *store_postgres.DATABASE_ERRORS):  # the server is away: ask again soon
+        except (StoreError, *store_postgres.database_errors()):  # the server is away: ask again soon
             store = None
         await asyncio.sleep(0.5)
 

@@ -43,18 +43,9 @@ def _errors(*names: str) -> tuple[type[Exception], ...]:
     return tuple(getattr(pg, n) for n in names) if pg else ()
 
 
-_ERROR_NAMES = {"DATABASE_ERRORS": ("Error",), "WRITE_ERRORS": ("OperationalError",),
-                "BIND_ERRORS": ("DataError", "ProgrammingError"), "UNIQUE_ERRORS": ("errors",)}
-
-
-def __getattr__(name: str) -> tuple[type[Exception], ...]:
-    """DATABASE_ERRORS, WRITE_ERRORS, BIND_ERRORS and UNIQUE_ERRORS, read when used (PEP 562)."""
-    if name not in _ERROR_NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if name == "UNIQUE_ERRORS":
-        pg = _driver()
-        return (pg.errors.UniqueViolation,) if pg else ()
-    return (*_errors(*_ERROR_NAMES[name]), *((OverflowError,) if name == "BIND_ERRORS" else ()))
+def database_errors() -> tuple[type[Exception], ...]:
+    """What psycopg raises when the server is away or refuses: none before it is imported, when none can be."""
+    return _errors("Error")
 
 
 class Unusable(Exception):
@@ -111,7 +102,7 @@ class AdvisoryLock:
         if self.conn is not None:
             # Unlocked explicitly: closing alone drops the lock only when the server's backend has ended,
             # after close() returns, so a claim right after could still find it held (a CI run did).
-            with contextlib.suppress(*_errors("Error")):
+            with contextlib.suppress(*database_errors()):
                 self.conn.execute("SELECT pg_advisory_unlock(%s::int4, %s::int4)", (_LOCK_SPACE, self.key))
             self.conn.close()  # ending the session drops its advisory locks anyway
             self.conn = None
@@ -140,9 +131,12 @@ class Backend:
     def __init__(self, location: str) -> None:
         self.location = location
         self.name = shown(location)
-        # the error kinds the store catches, as SQLite's backend has them (psycopg imported by now, if installed)
-        self.DATABASE_ERRORS, self.WRITE_ERRORS, self.BIND_ERRORS, self.UNIQUE_ERRORS = (
-            __getattr__(name) for name in _ERROR_NAMES)
+        # The error kinds the store catches, as SQLite's backend has them; read here, where psycopg is imported.
+        pg = _driver()
+        self.DATABASE_ERRORS = database_errors()
+        self.WRITE_ERRORS = _errors("OperationalError")
+        self.BIND_ERRORS = (*_errors("DataError", "ProgrammingError"), OverflowError)
+        self.UNIQUE_ERRORS: tuple[type[Exception], ...] = (pg.errors.UniqueViolation,) if pg else ()
 
     def missing(self) -> str | None:
         conn = _connect(self.location)
