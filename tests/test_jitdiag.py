@@ -52,8 +52,13 @@ def probe(vm: list[str], bench: str, tmp_path: Path, bbclock: Path, **env: str) 
 def test_the_probe_records_what_the_compiler_did_on_luajit(tmp_path: Path, bbclock: Path) -> None:
     out = probe(["luajit"], CLOSURES, tmp_path, bbclock)
     record = out["jit"]
-    assert set(record["abort_reasons"]) == {"NYI: bytecode FNEW"}
-    assert record["aborts"] == record["abort_reasons"]["NYI: bytecode FNEW"] >= 1
+    # FNEW is always among the reasons, but not always alone. LuaJIT draws random bits into a loop's penalty
+    # after each abort (PENALTY_RNDBITS in lj_trace.c, its PRNG seeded from the OS), and now and then another
+    # attempt aborts for its own reason: "leaving loop in root trace" beside FNEW in 4 of 2000 executions here
+    # (2026-11-27; one of them failed CI). Traces and signature were the same in all 2000.
+    assert record["abort_reasons"]["NYI: bytecode FNEW"] >= 1
+    assert record["aborts"] == sum(record["abort_reasons"].values())
+    assert all(k and not k.startswith("trace error ") for k in record["abort_reasons"])
     # The per-iteration counters add up to the execution's record.
     assert sum(out["counters"]["jit_aborts"]) == record["aborts"]
     assert sum(out["counters"]["jit_traces"]) == record["traces"]
@@ -63,7 +68,8 @@ def test_the_probe_records_what_the_compiler_did_on_luajit(tmp_path: Path, bbclo
     # loop aborts is not the same from one process to the next: LuaJIT adds random bits to a loop's penalty after
     # each abort (PENALTY_RNDBITS in lj_trace.c), so 5 or 6 here.
     bare = probe(["luajit"], CLOSURES, tmp_path, bbclock, LUA_PATH="")["jit"]
-    assert all(k.startswith("trace error ") for k in bare["abort_reasons"]) and len(bare["abort_reasons"]) == 1
+    assert all(k.startswith("trace error ") for k in bare["abort_reasons"]) and bare["abort_reasons"]
+    assert bare["aborts"] == sum(bare["abort_reasons"].values())
     assert bare["aborts"] >= 1 and bare["signature"] == record["signature"] and bare["traces"] == record["traces"]
 
 
