@@ -212,15 +212,16 @@ def run(study_name: opt.StudyArg, quick: opt.QuickOpt = False, budget: opt.Budge
         random_order: opt.RandomOrderOpt = False, seed: opt.SeedOpt = 0, wait_quiet: opt.WaitQuietOpt = 0.0,
         exclude_disturbed: opt.ExcludeOpt = False, until_: opt.RunUntilOpt = None, max_time: opt.MaxTimeOpt = None,
         max_executions: opt.RunMaxExecutionsOpt = None, metric: opt.MetricOpt = None, pairing: opt.PairingOpt = None,
-        layout: opt.LayoutOpt = None, resume: opt.RunResumeOpt = False, campaign_id: opt.ResumeCampaignOpt = None,
-        report_dir: opt.ReportDirOpt = Path("results"), build_dir: opt.StudyBuildDirOpt = None,
+        layout: opt.LayoutOpt = None, turns: opt.TurnsOpt = None, resume: opt.RunResumeOpt = False,
+        campaign_id: opt.ResumeCampaignOpt = None, report_dir: opt.ReportDirOpt = Path("results"),
+        build_dir: opt.StudyBuildDirOpt = None,
         store_path: opt.StoreOpt = opt.DEFAULT_STORE, as_json: opt.JsonOpt = False, wide: opt.WideOpt = False) -> None:
     """Build, check answers, run the campaign (or resume it), analyse, and report."""
     def options(study: Study) -> Options:
         return timing.options_for(study, "quick" if quick else budget, opt.split(benchmarks), opt.split(mechanisms),
                                   process_executions, iterations, timeout, random_order, seed, wait_quiet,
                                   *opt.adaptive(until_, max_executions, max_time), metric=metric, pairing=pairing,
-                                  layout_=layout)
+                                  layout_=layout, turns=turns)
 
     _campaign(TIMING, study_name, options, resume, campaign_id, report_dir, build_dir, store_path, as_json, seed,
               exclude_disturbed, wide)

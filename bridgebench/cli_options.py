@@ -62,6 +62,10 @@ LayoutOpt = Annotated[str | None, typer.Option(
     "--layout", metavar="drawn|shared|fixed", help="drawn (timed: the default): each process execution draws "
     "where its code and data land in memory; shared: each lock-step block draws one layout for all its "
     "members; fixed: where the paths put them.")]
+TurnsOpt = Annotated[str | None, typer.Option(
+    "--turns", metavar="separate|interleaved", help="In lock-step blocks, members whose turns are equal (a VM and "
+    "its twin): separate (the default), one whole turn after another; interleaved, one iteration each in a drawn "
+    "order, so their iterations are adjacent in time.")]
 WaitQuietOpt = Annotated[float, typer.Option("--wait-quiet", help="Before each process execution, wait up to "
                                              "SECONDS (alone: 60) for a quiet machine; the wait is recorded.",
                                              metavar="[SECONDS]")]

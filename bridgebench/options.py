@@ -95,6 +95,8 @@ SEQUENTIAL, LOCKSTEP = "sequential", "lockstep"
 PAIRINGS = (LOCKSTEP, SEQUENTIAL)
 FIXED, DRAWN, SHARED = "fixed", "drawn", "shared"
 LAYOUTS = (DRAWN, SHARED, FIXED)
+SEPARATE, INTERLEAVED = "separate", "interleaved"
+TURNS = (SEPARATE, INTERLEAVED)
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,9 @@ class TimingOptions:
     # Where a probe's code and data land in memory: FIXED by the paths and environment, or DRAWN per
     # execution (a random-length environment entry and, in the Lua probe, a random-length allocation).
     layout: str = FIXED
+    # In a lock-step block, whether members whose turns are equal take them SEPARATE, one member's whole turn
+    # after another's, or INTERLEAVED, one iteration each in a drawn order (lockstep.run_block).
+    turns: str = SEPARATE
     look_growth: float = 1.0  # adaptive, aimed at the question: when ratios are judged (look_points)
     decided_within: float | None = None  # adaptive: a decided ratio runs on until its CI is within ±this
     # The executions after a cell's first ones make this share of its iterations (None: all of them): once a

@@ -56,6 +56,10 @@ def load(store: Store) -> list[tuple[int, str, str, dict, np.ndarray]]:
         for e in runs:
             pairing = json.loads(e.info_json or "{}").get("pairing")
             times = series.get((e.id, "seconds"))
+            # Interleaved (`run --turns interleaved`), a shared turn's every iteration follows another process:
+            # no iteration of it is a turn's first in the sense read here.
+            if pairing and pairing.get("interleaved_with"):
+                continue
             if pairing and times is not None and len(times) >= pairing["lead"] + pairing["turn"] * pairing["rounds"]:
                 out.append((campaign.id, e.benchmark, e.mechanism, pairing, turns_of(times, pairing)))
     return out

@@ -64,6 +64,48 @@ def test_orders_are_drawn_afresh_every_round() -> None:
     assert len({tuple(p[r] for p in positions) for r in range(40)}) > 1
 
 
+def _stepped_in(log: Path, interleave: bool) -> tuple[list[str], list[dict]]:
+    """The order three members took their iterations in (a and b in turns of 3, c in turns of 1, 4 rounds), and
+    their pairing records."""
+    members = [member("good", 12, 3, NAME="a", STEPLOG=str(log)), member("good", 12, 3, NAME="b", STEPLOG=str(log)),
+               member("good", 4, 1, NAME="c", STEPLOG=str(log))]
+    runs = lockstep.run_block(members, timeout_s=30, seed="s", interleave=interleave)
+    assert [r.status for r in runs] == [OK, OK, OK], [r.detail for r in runs]
+    return log.read_text().split(), [r.output.info["pairing"] for r in runs if r.output]
+
+
+def _runs(steps: list[str], name: str) -> list[int]:
+    """The lengths of the runs of one member's consecutive iterations."""
+    out, k = [], 0
+    for i, s in enumerate(steps):
+        k = k + 1 if s == name else 0
+        if k and (i + 1 == len(steps) or steps[i + 1] != name):
+            out.append(k)
+    return out
+
+
+def test_interleaved_members_with_equal_turns_take_them_together_one_iteration_each(tmp_path: Path) -> None:
+    steps, (a, b, c) = _stepped_in(tmp_path / "interleaved", interleave=True)
+    assert len(steps) == 28 and (a["interleaved_with"], b["interleaved_with"], c["interleaved_with"]) == (1, 1, 0)
+    assert a["positions"] == b["positions"] != c["positions"]  # a and b are one unit of each round's order
+    pairs = []
+    for r, position in enumerate(c["positions"]):  # each round: c's one iteration before or after a and b's six
+        round_ = steps[7 * r:7 * r + 7]
+        assert round_[0 if position == 0 else 6] == "c"
+        shared = [s for s in round_ if s != "c"]
+        pairs += ["".join(shared[k:k + 2]) for k in range(0, 6, 2)]
+    # each of the shared turn's iterations: a and b once each, in an order drawn for each (both orders occur)
+    assert set(pairs) == {"ab", "ba"}
+    assert max(_runs(steps, "a") + _runs(steps, "b")) <= 2
+    # the same seed steps them in the same order again (a resumed campaign follows it)
+    assert _stepped_in(tmp_path / "again", interleave=True)[0] == steps
+    # separate turns: each member's whole turn of 3 at once (two of a member's turns may meet across rounds)
+    separate, records = _stepped_in(tmp_path / "separate", interleave=False)
+    assert [r["interleaved_with"] for r in records] == [0, 0, 0]
+    assert all(n % 3 == 0 for n in _runs(separate, "a") + _runs(separate, "b"))
+    assert sorted(separate) == sorted(steps)
+
+
 @pytest.mark.parametrize(("behaviour", "status", "reason"), [
     ("chatty", PROTOCOL, "printed while it was not its turn"),
     ("dies", CRASHED, "ended mid-block"),
@@ -421,11 +463,36 @@ def test_a_shared_layout_is_one_draw_per_block_for_all_its_members(tmp_path: Pat
     assert "memory layout drawn per block, the same for its members" in markdown
 
 
+def test_a_campaign_with_interleaved_turns_stores_and_says_so(tmp_path: Path) -> None:
+    import json
+
+    from tests.conftest import bridgebench, rows
+
+    db, study = tmp_path / "s.sqlite", _study(tmp_path)
+    done = bridgebench("run", str(study), "--turns", "interleaved", "--store", str(db), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (config,) = rows(db, "SELECT config_json FROM campaign")
+    assert json.loads(config[0])["options"]["turns"] == "interleaved"
+    shared = {m: json.loads(i)["pairing"]["interleaved_with"] for m, i in
+              rows(db, "SELECT mechanism, info_json FROM execution WHERE mechanism != 'c'")}
+    assert shared == {"a": 1, "b": 1}  # a and b take turns of one iteration: together, interleaved
+    markdown = next((tmp_path / "results").glob("stepping-*.md")).read_text()
+    assert "members whose turns were equal took them interleaved" in markdown
+    separate = bridgebench("run", str(study), "--store", str(tmp_path / "t.sqlite"), "--report-dir",
+                           str(tmp_path / "separate"), cwd=tmp_path)
+    assert separate.returncode == 0, separate.stderr
+    assert "interleaved" not in next((tmp_path / "separate").glob("stepping-*.md")).read_text()
+    (config,) = rows(tmp_path / "t.sqlite", "SELECT config_json FROM campaign")
+    assert json.loads(config[0])["options"]["turns"] == "separate"
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (("--pairing", "sideways"), "--pairing sideways: expected one of lockstep, sequential"),
     (("--layout", "tidy"), "--layout tidy: expected one of drawn, shared, fixed"),
+    (("--turns", "sideways"), "--turns sideways: expected one of separate, interleaved"),
+    (("--turns", "interleaved", "--pairing", "sequential"), "--turns interleaved: only lock-step blocks take turns"),
 ])
-def test_a_wrong_pairing_or_layout_is_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...],
+def test_a_wrong_pairing_layout_or_turns_is_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...],
                                                            message: str) -> None:
     from tests.conftest import bridgebench
 

@@ -17,7 +17,20 @@ from bridgebench import audit, instructions
 from bridgebench.build import BuildResult, build_values, mechanism_env
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
 from bridgebench.majority import majority
-from bridgebench.options import DRAWN, FIXED, LAYOUTS, LOCKSTEP, PAIRINGS, SEQUENTIAL, SHARED, TIMING, TimingOptions
+from bridgebench.options import (
+    DRAWN,
+    FIXED,
+    INTERLEAVED,
+    LAYOUTS,
+    LOCKSTEP,
+    PAIRINGS,
+    SEPARATE,
+    SEQUENTIAL,
+    SHARED,
+    TIMING,
+    TURNS,
+    TimingOptions,
+)
 from bridgebench.placeholders import expand, expand_all
 from bridgebench.runner import ABANDONED, OK, Execution, Task, execute, execute_counted, plan
 from bridgebench.stats import too_short_for_changepoints
@@ -53,7 +66,8 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
                 timeout_s: float | None = None, randomise: bool = False, seed: int = 0,
                 wait_quiet_s: float = 0.0, until_ci: float | None = None, max_process_executions: int | None = None,
                 max_time_s: float | None = None, until_decided: bool | None = None,
-                metric: str | None = None, pairing: str | None = None, layout_: str | None = None) -> TimingOptions:
+                metric: str | None = None, pairing: str | None = None, layout_: str | None = None,
+                turns: str | None = None) -> TimingOptions:
     """The options of a campaign: the named budget, with what the command line gives taking precedence.
     An adaptive setting given alone takes the others from the budget, or the DEFAULT_* values. Timed, the
     mechanisms of a study with a baseline (a ratio question) run in lock-step blocks and every execution
@@ -116,12 +130,17 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         raise CampaignError(f"--pairing {pairing}: expected one of {', '.join(PAIRINGS)}")
     if layout_ is not None and layout_ not in LAYOUTS:
         raise CampaignError(f"--layout {layout_}: expected one of {', '.join(LAYOUTS)}")
+    if turns is not None and turns not in TURNS:
+        raise CampaignError(f"--turns {turns}: expected one of {', '.join(TURNS)}")
     timed = options.metric == instructions.SECONDS
     if not timed and pairing == LOCKSTEP:
         raise CampaignError("--pairing lockstep: counted instructions do not drift with the machine; nothing to pair")
+    if turns == INTERLEAVED and (not timed or pairing == SEQUENTIAL or not study.baseline):
+        raise CampaignError("--turns interleaved: only lock-step blocks take turns (a timed campaign of a study "
+                            "with a baseline, not --pairing sequential)")
     options = replace(options,
                       pairing=pairing or (LOCKSTEP if timed and study.baseline else SEQUENTIAL),
-                      layout=layout_ or (DRAWN if timed else FIXED))
+                      layout=layout_ or (DRAWN if timed else FIXED), turns=turns or SEPARATE)
     given = (until_ci, max_process_executions, max_time_s, until_decided or None)
     if budget.until_ci is not None or any(v is not None for v in given):
         pexecs = options.process_executions
@@ -421,7 +440,8 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
             draws.append(drawn)
         waited = quiet()
         runs = lockstep.run_block(members, timeout_s=options.timeout_s, cpu=cpu,
-                                  seed=f"{options.seed}:{task.benchmark}:{task.pexec}")
+                                  seed=f"{options.seed}:{task.benchmark}:{task.pexec}",
+                                  interleave=options.turns == INTERLEAVED)
         for t, r, drawn in zip(tasks, runs, draws, strict=True):
             # The last one left of a block whose others failed was stopped (stepped alone it would run in
             # another regime): it runs again alone, in batch mode, as a resumed block's leftover does.

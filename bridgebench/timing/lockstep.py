@@ -7,6 +7,10 @@ time on the same vCPU and take turns see the same steps, so the ratio of their a
 says READY, then runs one iteration for each "g" it reads on stdin and answers with that iteration's seconds
 on a line; after its last iteration it prints its JSON object as in batch mode and exits.
 
+Interleaved (`run --turns interleaved`), the members whose turns are equal take them together, one iteration
+each in an order drawn for every iteration, so that a VM's and its twin's iterations stay adjacent in time
+however long the turn an interpreter beside them makes necessary (docs/methodology.md §13).
+
 A block stores one execution per member, as a sequential campaign does; each carries its place in the block
 (`pairing` in the probe's other fields): the block's token, the CPU, its turn (iterations a turn), the
 rounds, and its position in each round's drawn order. A member that answers out of turn, too late, with
@@ -312,12 +316,26 @@ def _abandon_a_lone_survivor(lives: list[_Live], round_: int) -> None:
               f"({gone}), and stepped alone a process runs in another regime")
 
 
+def shared_turns(members: list[Member], interleave: bool) -> list[list[int]]:
+    """The units a round's order is drawn over: each member alone, or (interleaved) the members whose turns are
+    equal together, in the members' order."""
+    if not interleave:
+        return [[i] for i in range(len(members))]
+    units: dict[int, list[int]] = {}
+    for i, m in enumerate(members):
+        units.setdefault(m.turn, []).append(i)
+    return list(units.values())
+
+
 def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int | None = None,
-              step_timeout_s: float | None = None) -> list[Execution]:
+              step_timeout_s: float | None = None, interleave: bool = False) -> list[Execution]:
     """Run one block: every member started pinned to `cpu`, each READY within timeout_s, then each member's
     lead, one member after another, then rounds in which
     each member still alive takes its turn once (its `turn` iterations), in an order drawn from `seed` (so a
-    resumed campaign draws the same orders). Returns one Execution per member, in the members' order."""
+    resumed campaign draws the same orders). Interleaved, members whose turns are equal take them together:
+    one iteration each, in an order drawn afresh for each of the turn's iterations, so that their iterations
+    are adjacent in time however long the turn (a VM and its twin beside an interpreter's long turns).
+    Returns one Execution per member, in the members' order."""
     if not members:
         return []
     rounds = {(m.iterations - m.lead) // m.turn for m in members}
@@ -326,6 +344,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
         raise ValueError("run_block(): every member's iterations after its lead must be the same number of its "
                          "turns")
     n_rounds = rounds.pop()
+    units = shared_turns(members, interleave)
     step_limit = step_timeout_s if step_timeout_s is not None else timeout_s
     rng = random.Random(str(seed))
     token = uuid.uuid4().hex[:12]
@@ -361,19 +380,26 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                     _step(live, k, step_limit)
             for r in range(n_rounds):
                 _abandon_a_lone_survivor(lives, r)
-                order = list(range(len(lives)))
+                order = list(range(len(units)))
                 rng.shuffle(order)
-                for position, i in enumerate(order):
-                    live = lives[i]
-                    live.positions.append(position)
-                    for k in range(live.member.turn):
-                        _out_of_turn(lives)
-                        if not live.alive:
-                            break
-                        _step(live, live.member.lead + r * live.member.turn + k, step_limit)
-                    if live.alive and r == n_rounds - 1:
-                        live.ended = time.monotonic()
-                        _look(live)  # after its last turn, before its end: every thread it made is there
+                for position, u in enumerate(order):
+                    unit = units[u]
+                    for i in unit:
+                        lives[i].positions.append(position)
+                    turn = members[unit[0]].turn  # a unit's members have the same turn
+                    for k in range(turn):
+                        steps = list(unit)
+                        if len(steps) > 1:
+                            rng.shuffle(steps)
+                        for i in steps:
+                            live = lives[i]
+                            _out_of_turn(lives)
+                            if live.alive:
+                                _step(live, live.member.lead + r * turn + k, step_limit)
+                    for i in unit:
+                        if lives[i].alive and r == n_rounds - 1:
+                            lives[i].ended = time.monotonic()
+                            _look(lives[i])  # after its last turn, before its end: every thread it made is there
             runs = [_finish(live, timeout_s) for live in lives]
         except BaseException:
             _kill(*lives)
@@ -387,9 +413,10 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     out = []
     for i, (live, run) in enumerate(zip(lives, runs, strict=True)):
         share = wall_s * measured[i] / sum(measured) if sum(measured) > 0 else wall_s / len(runs)
+        shared = next(len(unit) - 1 for unit in units if i in unit)
         pairing = {"block": token, "cpu": cpu, "turn": live.member.turn, "lead": live.member.lead,
                    "rounds": n_rounds, "members": len(members), "positions": live.positions, "block_wall_s": wall_s,
-                   "processes": live.tree[0], "threads": live.tree[1]}
+                   "processes": live.tree[0], "threads": live.tree[1], "interleaved_with": shared}
         if run.output is not None:
             run = replace(run, output=replace(run.output, info={**run.output.info, "pairing": pairing}))
         # Its wall time is its share of the block's (by the time its iterations took), so that the campaign's

@@ -173,6 +173,9 @@ def pairing_words(result: Analysis) -> str:
     if several:
         words += (f"; sharing the block's one CPU among several threads (their ratios are costs on one CPU; "
                   f"`--pairing sequential` spreads them, methodology §13): {several}")
+    if o["pairing"] == "lockstep" and o.get("turns") == "interleaved":
+        words += ("; members whose turns were equal took them interleaved (one iteration each, in an order drawn "
+                  "for each iteration)")
     drawn = {"drawn": "drawn per execution", "shared": "drawn per block, the same for its members"}.get(
         o.get("layout") or "", "fixed by the paths")
     return f"{words}; memory layout {drawn}"
