@@ -18,7 +18,10 @@ blocks, look points, stopped once decided; methodology §9), so the count is the
 ratios stop *slower* is the default's power on that planted difference (counted with --pair
 luajit:luajit-plus2=1.02, and the work it really is with `run lua-vms --budget instructions`).
 `--budget aa-interp` runs PUC Lua 5.1 against itself (lua51-again) beside LuaJIT under the default's rules for
-the interpreters' cells (counted with --pair lua51:lua51-again).
+the interpreters' cells (counted with --pair lua51:lua51-again). `--budget aa-beside` runs LuaJIT against
+luajit-again with PUC Lua 5.1 in the same blocks, so that while PUC Lua's ratio is open the twins take turns as
+long as the default's LuaJIT cells do (with `--turns interleaved`, together; counted with --pair
+luajit:luajit-again).
 A campaign that fails stops the script with its exit code; rerun it to add campaigns to
 the same store.
 """
@@ -46,6 +49,7 @@ def main() -> int:
     ap.add_argument("--benchmarks", default=None, help="comma-separated: only these (default: all 16)")
     ap.add_argument("--max-time", default=None, help="each campaign's cap instead of its budget's (fewer benchmarks: "
                     "a share of it, so that each gets the time it would have had)")
+    ap.add_argument("--turns", default=None, help="run's --turns (separate or interleaved); default: run's")
     args = ap.parse_args()
     store = Path(args.store).resolve()
     folder = store.parent
@@ -57,7 +61,8 @@ def main() -> int:
             command = [str(REPO / ".venv/bin/bridgebench"), "run", "lua-vms", "--budget", args.budget, "--seed", str(i),
                        "--store", str(store), "--build-dir", str(build), "--report-dir", str(folder / "reports"),
                        "--json", *(["--benchmarks", args.benchmarks] if args.benchmarks else []),
-                       *(["--max-time", args.max_time] if args.max_time else [])]
+                       *(["--max-time", args.max_time] if args.max_time else []),
+                       *(["--turns", args.turns] if args.turns else [])]
             done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                   cwd=REPO, check=False)
             print(f"campaign {i + 1} of {args.campaigns}: exit {done.returncode}, "
