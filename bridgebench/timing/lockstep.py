@@ -389,8 +389,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                     turn = members[unit[0]].turn  # a unit's members have the same turn
                     for k in range(turn):
                         steps = list(unit)
-                        if len(steps) > 1:
-                            rng.shuffle(steps)
+                        rng.shuffle(steps)  # a unit of one draws nothing: separate turns draw as they always did
                         for i in steps:
                             live = lives[i]
                             _out_of_turn(lives)
@@ -411,12 +410,12 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     measured = [sum(r.output.times) if r.output else 0.0 for r in runs]
     machine = audit.audit(before, after, wall_s, cpu_total if all("user_s" in u for u in usages) else None)
     out = []
+    others_in_unit = {i: len(unit) - 1 for unit in units for i in unit}
     for i, (live, run) in enumerate(zip(lives, runs, strict=True)):
         share = wall_s * measured[i] / sum(measured) if sum(measured) > 0 else wall_s / len(runs)
-        shared = next(len(unit) - 1 for unit in units if i in unit)
         pairing = {"block": token, "cpu": cpu, "turn": live.member.turn, "lead": live.member.lead,
                    "rounds": n_rounds, "members": len(members), "positions": live.positions, "block_wall_s": wall_s,
-                   "processes": live.tree[0], "threads": live.tree[1], "interleaved_with": shared}
+                   "processes": live.tree[0], "threads": live.tree[1], "interleaved_with": others_in_unit[i]}
         if run.output is not None:
             run = replace(run, output=replace(run.output, info={**run.output.info, "pairing": pairing}))
         # Its wall time is its share of the block's (by the time its iterations took), so that the campaign's
