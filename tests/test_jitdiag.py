@@ -54,8 +54,8 @@ def test_the_probe_records_what_the_compiler_did_on_luajit(tmp_path: Path, bbclo
     record = out["jit"]
     # FNEW is always among the reasons, but not always alone. LuaJIT draws random bits into a loop's penalty
     # after each abort (PENALTY_RNDBITS in lj_trace.c, its PRNG seeded from the OS), and now and then another
-    # attempt aborts for its own reason: "leaving loop in root trace" beside FNEW in 4 of 2000 executions here
-    # (2026-11-27; one of them failed CI). Traces and signature were the same in all 2000.
+    # attempt aborts for its own reason: "leaving loop in root trace" beside FNEW in 4 of 2000 executions of this
+    # file's probe() command run by hand (2026-11-27), and once in CI. Traces and signature were the same in all.
     assert record["abort_reasons"]["NYI: bytecode FNEW"] >= 1
     assert record["aborts"] == sum(record["abort_reasons"].values())
     assert all(k and not k.startswith("trace error ") for k in record["abort_reasons"])
