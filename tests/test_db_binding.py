@@ -247,10 +247,12 @@ def test_a_stepped_probe_waits_through_gtms_timer_signal(test_database: Path, vm
     lua_cpath = str(BUILD / "db-binding" / f"{LUA[vm]}-cached" / "?.so")
     env = os.environ | {"LUA_CPATH": lua_cpath, "LUA_PATH": str(STUDY / "lua" / "?.lua"), "BB_STYLE": "cached",
                         "BRIDGEBENCH_STEPPED": "1"}
+    # Unbuffered: the last answer and the JSON object can come in one read, and a buffered readline would keep
+    # the object where communicate() does not look (it reads the pipe itself).
     probe = subprocess.Popen(["bash", str(STUDY / "gtmenv.sh"), str(test_database), vm,
                               str(REPO / "probes" / "lua" / "probe.lua"), str(STUDY / "lua" / "bench.lua"), "3",
                               "set 100"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             env=env)
+                             env=env, bufsize=0)
     assert probe.stdin is not None and probe.stdout is not None
     assert probe.stdout.readline() == b"bridgebench-stepped/1 ready\n"
     for _ in range(3):
