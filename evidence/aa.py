@@ -21,7 +21,8 @@ luajit:luajit-plus2=1.02, and the work it really is with `run lua-vms --budget i
 the interpreters' cells (counted with --pair lua51:lua51-again). `--budget aa-beside` runs LuaJIT against
 luajit-again with PUC Lua 5.1 in the same blocks, so that while PUC Lua's ratio is open the twins take turns as
 long as the default's LuaJIT cells do (with `--turns interleaved`, together; counted with --pair
-luajit:luajit-again).
+luajit:luajit-again), and `--budget plus2-beside` runs plus2-default's pair with PUC Lua 5.1 so, for the power
+of such turns beside that error rate.
 A campaign that fails stops the script with its exit code; rerun it to add campaigns to
 the same store.
 """
