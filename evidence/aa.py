@@ -23,8 +23,10 @@ luajit-again with PUC Lua 5.1 in the same blocks, so that while PUC Lua's ratio 
 long as the default's LuaJIT cells do (with `--turns interleaved`, together; counted with --pair
 luajit:luajit-again), and `--budget plus2-beside` runs plus2-default's pair with PUC Lua 5.1 so, for the power
 of such turns beside that error rate.
-A campaign that fails stops the script with its exit code; rerun it to add campaigns to
-the same store.
+`--turns separate,interleaved` runs each campaign both ways, one after the other, into a store each (the
+store's name with -separate and -interleaved before its suffix, and reports-separate and reports-interleaved
+beside it), so that the machine's drift falls on both alike. A campaign that fails stops the script with its
+exit code; rerun it to add campaigns to the same store.
 """
 
 from __future__ import annotations
@@ -50,27 +52,31 @@ def main() -> int:
     ap.add_argument("--benchmarks", default=None, help="comma-separated: only these (default: all 16)")
     ap.add_argument("--max-time", default=None, help="each campaign's cap instead of its budget's (fewer benchmarks: "
                     "a share of it, so that each gets the time it would have had)")
-    ap.add_argument("--turns", default=None, help="run's --turns (separate or interleaved); default: run's")
+    ap.add_argument("--turns", default=None, help="run's --turns (separate or interleaved), or both comma-separated: "
+                    "each campaign both ways, into a store each; default: run's")
     args = ap.parse_args()
     store = Path(args.store).resolve()
     folder = store.parent
     build = Path(args.build_dir) if args.build_dir else folder / "build"
+    turns = args.turns.split(",") if args.turns else [None]
+    stores = {t: store.with_name(f"{store.stem}-{t}{store.suffix}") if len(turns) > 1 else store for t in turns}
     neighbour = subprocess.Popen([sys.executable, "-c", NEIGHBOUR]) if args.busy else None
     started = time.monotonic()
     try:
         for i in range(args.campaigns):
-            command = [str(REPO / ".venv/bin/bridgebench"), "run", "lua-vms", "--budget", args.budget, "--seed", str(i),
-                       "--store", str(store), "--build-dir", str(build), "--report-dir", str(folder / "reports"),
-                       "--json", *(["--benchmarks", args.benchmarks] if args.benchmarks else []),
-                       *(["--max-time", args.max_time] if args.max_time else []),
-                       *(["--turns", args.turns] if args.turns else [])]
-            done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                  cwd=REPO, check=False)
-            print(f"campaign {i + 1} of {args.campaigns}: exit {done.returncode}, "
-                  f"{time.monotonic() - started:.0f} s so far", flush=True)
-            if done.returncode != 0:
-                print(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "", file=sys.stderr)
-                return done.returncode
+            for t in turns:
+                command = [str(REPO / ".venv/bin/bridgebench"), "run", "lua-vms", "--budget", args.budget, "--seed",
+                           str(i), "--store", str(stores[t]), "--build-dir", str(build), "--report-dir",
+                           str(folder / (f"reports-{t}" if len(turns) > 1 else "reports")), "--json",
+                           *(["--benchmarks", args.benchmarks] if args.benchmarks else []),
+                           *(["--max-time", args.max_time] if args.max_time else []), *(["--turns", t] if t else [])]
+                done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                      cwd=REPO, check=False)
+                print(f"campaign {i + 1} of {args.campaigns}{f' ({t})' if t else ''}: exit {done.returncode}, "
+                      f"{time.monotonic() - started:.0f} s so far", flush=True)
+                if done.returncode != 0:
+                    print(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "", file=sys.stderr)
+                    return done.returncode
     finally:
         if neighbour:
             neighbour.kill()
