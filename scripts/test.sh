@@ -26,6 +26,6 @@ done
 # Two workers, a test file each at a time (a file's tests share its fixtures: a build, a server, a database),
 # the longest files first (tests/conftest.py's LONGEST_FIRST, in collection order: hence no reordering).
 # A third worker was faster here (6 min 21 s – 6 min 54 s in all against 7 min 30 s – 7 min 56 s) but, in one
-# rehearsal of five, test_db_binding found a GT.M shared memory segment left behind (docs/results.md): not
-# until that is understood.
+# of the eight rehearsals with three, test_db_binding found a GT.M shared memory segment left behind
+# (docs/results.md): not until that is understood.
 .venv/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder "$@"
