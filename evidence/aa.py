@@ -21,8 +21,8 @@ luajit:luajit-plus2=1.02, and the work it really is with `run lua-vms --budget i
 the interpreters' cells (counted with --pair lua51:lua51-again). `--budget aa-beside` runs LuaJIT against
 luajit-again with PUC Lua 5.1 in the same blocks, so that while PUC Lua's ratio is open the twins take turns as
 long as the default's LuaJIT cells do (with `--turns interleaved`, together; counted with --pair
-luajit:luajit-again), and `--budget plus2-beside` runs plus2-default's pair with PUC Lua 5.1 so, for the power
-of such turns beside that error rate.
+luajit:luajit-again); `--budget plus2-beside` runs plus2-default's pair with PUC Lua 5.1 in its blocks alike,
+for the power of such turns beside that error rate.
 `--turns separate,interleaved` runs each campaign both ways, one after the other, into a store each (the
 store's name with -separate and -interleaved before its suffix, and reports-separate and reports-interleaved
 beside it), so that the machine's drift falls on both alike. A campaign that fails stops the script with its
@@ -47,8 +47,8 @@ def main() -> int:
     ap.add_argument("--campaigns", type=int, default=8)
     ap.add_argument("--busy", action="store_true", help="run a CPU-bound loop beside the campaigns")
     ap.add_argument("--build-dir", default=None, help="default: build/ beside the store")
-    ap.add_argument("--budget", default="aa", help="a lua-vms budget of LuaJIT against luajit-again (or plus2-default: "
-                    "against a twin with planted work; aa-interp: PUC Lua 5.1 against lua51-again)")
+    ap.add_argument("--budget", default="aa", help="a lua-vms budget of LuaJIT against luajit-again (or plus2-default, "
+                    "plus2-beside: against a twin with planted work; aa-interp: PUC Lua 5.1 against lua51-again)")
     ap.add_argument("--benchmarks", default=None, help="comma-separated: only these (default: all 16)")
     ap.add_argument("--max-time", default=None, help="each campaign's cap instead of its budget's (fewer benchmarks: "
                     "a share of it, so that each gets the time it would have had)")
