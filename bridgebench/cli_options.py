@@ -65,7 +65,8 @@ LayoutOpt = Annotated[str | None, typer.Option(
 TurnsOpt = Annotated[str | None, typer.Option(
     "--turns", metavar="separate|interleaved", help="In lock-step blocks, members whose turns are equal (a VM and "
     "its twin): separate (the default), one whole turn after another; interleaved, one iteration each in a drawn "
-    "order, so their iterations are adjacent in time (its power not measured yet: methodology §13).")]
+    "order, so their iterations are adjacent in time (its A/A and power measured only on a slow day: methodology "
+    "§13).")]
 WaitQuietOpt = Annotated[float, typer.Option("--wait-quiet", help="Before each process execution, wait up to "
                                              "SECONDS (alone: 60) for a quiet machine; the wait is recorded.",
                                              metavar="[SECONDS]")]

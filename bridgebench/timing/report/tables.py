@@ -175,8 +175,8 @@ def pairing_words(result: Analysis) -> str:
                   f"`--pairing sequential` spreads them, methodology §13): {several}")
     if o["pairing"] == "lockstep" and o.get("turns") == "interleaved":
         words += ("; members whose turns were equal took them interleaved (one iteration each, in an order drawn "
-                  "for each iteration; an option whose A/A was measured only on a slow day and whose power is not "
-                  "measured yet, methodology §13)")
+                  "for each iteration; an option whose A/A and power were measured only on a slow day, methodology "
+                  "§13)")
     drawn = {"drawn": "drawn per execution", "shared": "drawn per block, the same for its members"}.get(
         o.get("layout") or "", "fixed by the paths")
     return f"{words}; memory layout {drawn}"
