@@ -59,15 +59,15 @@ def main() -> int:
     folder = store.parent
     build = Path(args.build_dir) if args.build_dir else folder / "build"
     turns = args.turns.split(",") if args.turns else [None]
-    stores = {t: store.with_name(f"{store.stem}-{t}{store.suffix}") if len(turns) > 1 else store for t in turns}
+    apart = {t: f"-{t}" if len(turns) > 1 else "" for t in turns}  # both ways: a store and a reports folder each
     neighbour = subprocess.Popen([sys.executable, "-c", NEIGHBOUR]) if args.busy else None
     started = time.monotonic()
     try:
         for i in range(args.campaigns):
             for t in turns:
                 command = [str(REPO / ".venv/bin/bridgebench"), "run", "lua-vms", "--budget", args.budget, "--seed",
-                           str(i), "--store", str(stores[t]), "--build-dir", str(build), "--report-dir",
-                           str(folder / (f"reports-{t}" if len(turns) > 1 else "reports")), "--json",
+                           str(i), "--store", str(store.with_name(f"{store.stem}{apart[t]}{store.suffix}")),
+                           "--build-dir", str(build), "--report-dir", str(folder / f"reports{apart[t]}"), "--json",
                            *(["--benchmarks", args.benchmarks] if args.benchmarks else []),
                            *(["--max-time", args.max_time] if args.max_time else []), *(["--turns", t] if t else [])]
                 done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
