@@ -62,7 +62,7 @@ fi
 # folder's path is mapped away from the debugging information, so that the same variant built anywhere is
 # the same binary, byte for byte. BUILDMODE=static leaves out the shared library, which nothing here uses and
 # whose second compile of the whole amalgamation took as long as the first: the interpreter is the one the
-# default mixed mode links, byte for byte (stock and hotcount-fixedseed compared, 2026-11-27).
+# default mixed mode links, byte for byte (this script before and after, stock and hotcount-fixedseed, 2026-11-27).
 make -s -C "$out/tree" -j2 amalg BUILDMODE=static PREFIX=/usr XCFLAGS="$xcflags" \
   CFLAGS="-ffile-prefix-map=$out/tree=luajit" \
   Q= E=@: > "$out/build.log" 2>&1 \
