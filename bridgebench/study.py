@@ -254,7 +254,8 @@ _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout
                 "mechanisms": _NONEMPTY_STR_LIST,
                 "metric": (" or ".join(METRICS), lambda v: v in METRICS),
                 "count_sizes": _BOOL,
-                "execution_ir": _NUMBER_POS}
+                "execution_ir": _NUMBER_POS,
+                "based_on": _STR}
 _PATH = ("an HTTP path starting with '/'", lambda v: isinstance(v, str) and v.startswith("/"))
 _CPUS = ("a CPU list for taskset -c, such as \"0\" or \"0-1\"",
          lambda v: isinstance(v, str) and re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", v) is not None)
@@ -409,6 +410,23 @@ def _with_twin(loc: _Locator, table: str, data: dict, raw: dict) -> dict:
     return {**_check_table(loc, f"mechanisms.{twin}", original, _MECHANISM_KEYS), **data}
 
 
+def _with_base(loc: _Locator, name: str, data: Any, default: dict, named: dict, seen: tuple[str, ...] = ()) -> Any:
+    """A named budget's table: with `based_on`, the table of the budget it names (adaptive keys too), with its own
+    keys over it; without, as written (keys it leaves out then come from the default, adaptive ones never)."""
+    if not isinstance(data, dict) or "based_on" not in data:
+        return data
+    table, base = f"budget.{name}", data["based_on"]
+    if base == "default":
+        original = default
+    elif isinstance(base, str) and base in named and base not in (name, *seen):
+        original = _with_base(loc, base, named[base], default, named, (*seen, name))
+    elif base in seen:
+        raise loc.error(table, "based_on", f"budgets based on each other in a circle ({' → '.join((*seen, name))})")
+    else:
+        raise loc.error(table, "based_on", f"expected \"default\" or another budget of this study, got {base!r}")
+    return {**original, **{k: v for k, v in data.items() if k != "based_on"}}
+
+
 def read_study(path: Path) -> Study:
     """Parse and validate a study file; raise StudyError with a one-line message on any problem."""
     path = Path(path)
@@ -451,10 +469,12 @@ def read_study(path: Path) -> Study:
         named = {}
         if isinstance(budget_raw, dict):
             named = {k: budget_raw.pop(k) for k in list(budget_raw) if isinstance(budget_raw[k], dict)}
+        if isinstance(budget_raw, dict) and "based_on" in budget_raw:
+            raise loc.error("budget", "based_on", "only a named budget can be based on another")
         default = _budget(loc, "budget", budget_raw, None)
         budgets["default"] = default
         for name, sub in named.items():
-            budgets[name] = _budget(loc, f"budget.{name}", sub, default)
+            budgets[name] = _budget(loc, f"budget.{name}", _with_base(loc, name, sub, budget_raw, named), default)
 
     mechanisms: dict[str, Mechanism] = {}
     if not isinstance(require("mechanisms"), dict) or not raw["mechanisms"]:

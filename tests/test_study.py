@@ -115,3 +115,43 @@ def test_a_budget_names_the_mechanisms_it_runs_and_named_budgets_inherit_them(tm
     with pytest.raises(StudyError, match=r"study.toml:\d+: budget.aa.mechanisms: no mechanism timed in iterations "
                                          r"named zz \(has: m, m-again\)"):
         read_study(write(tmp_path, text.replace('["m", "m-again"]', '["m", "zz"]')))
+
+
+ADAPTIVE = VALID.replace("iterations = 10\n", "iterations = 10\nuntil_ci = 0.02\nmax_process_executions = 8\n"
+                         "max_time_s = 60\nuntil_decided = true\nnearest_first = true\n")
+
+
+def test_a_named_budget_takes_the_default_s_adaptive_rules_only_when_based_on_it(tmp_path: Path) -> None:
+    based = ADAPTIVE + '\n[budget.short]\nbased_on = "default"\nmax_time_s = 20\n'
+    study = read_study(write(tmp_path, based))
+    default, short, quick = (study.budgets[n] for n in ("default", "short", "quick"))
+    assert (short.until_ci, short.max_process_executions, short.until_decided, short.nearest_first) == (
+        0.02, 8, True, True)
+    assert (short.max_time_s, default.max_time_s) == (20.0, 60.0)
+    assert quick.until_ci is None and not quick.until_decided  # written without based_on: not adaptive
+
+
+def test_a_budget_can_be_based_on_another_named_one_but_not_in_a_circle(tmp_path: Path) -> None:
+    text = ADAPTIVE + ('\n[budget.a]\nbased_on = "default"\nmax_time_s = 20\n'
+                       '\n[budget.b]\nbased_on = "a"\niterations = 4\n')
+    b = read_study(write(tmp_path, text)).budgets["b"]
+    assert (b.max_time_s, b.iterations, b.until_ci) == (20.0, 4, 0.02)
+    circle = text.replace('based_on = "default"', 'based_on = "b"')
+    with pytest.raises(StudyError, match=r"budget.b.based_on: budgets based on each other in a circle \(a → b\)"):
+        read_study(write(tmp_path, circle))
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    ('\n[budget.x]\nbased_on = "zz"\n',
+     r"study.toml:\d+: budget.x.based_on: expected \"default\" or another budget of this study, got 'zz'"),
+    ('\n[budget.x]\nbased_on = "x"\n', r"budget.x.based_on: expected \"default\" or another budget"),
+    ('\n[budget.x]\nbased_on = 3\n', r"budget.x.based_on: expected \"default\" or another budget"),
+])
+def test_a_budget_must_be_based_on_another_budget(tmp_path: Path, extra: str, expected: str) -> None:
+    with pytest.raises(StudyError, match=expected):
+        read_study(write(tmp_path, ADAPTIVE + extra))
+
+
+def test_the_default_budget_cannot_be_based_on_another(tmp_path: Path) -> None:
+    with pytest.raises(StudyError, match=r"study.toml:\d+: budget.based_on: only a named budget"):
+        read_study(write(tmp_path, VALID.replace("iterations = 10\n", 'iterations = 10\nbased_on = "quick"\n')))
