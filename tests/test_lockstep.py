@@ -58,6 +58,17 @@ def test_a_block_runs_every_member_in_turns_pinned_to_one_cpu() -> None:
     assert sum(r.wall_s for r in runs) == pytest.approx(first["pairing"]["block_wall_s"])
 
 
+def test_a_block_stores_what_its_median_round_lasted() -> None:
+    # two members of 5 rounds, a turn of one and one of two iterations, each sleeping 20 ms an iteration: every
+    # round holds three sleeps, so it lasts at least 60 ms however fast the machine is
+    runs = lockstep.run_block([member("good", 5, SLEEP="0.02"), member("good", 10, 2, SLEEP="0.02")],
+                              timeout_s=30, seed="s", cpu=lockstep.lock_cpu())
+    assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
+    first, second = (r.output.info["pairing"] for r in runs if r.output)
+    assert first["round_s"] == second["round_s"] >= 0.06
+    assert first["round_s"] < first["block_wall_s"]  # one round of five, not the block
+
+
 def test_orders_are_drawn_afresh_every_round() -> None:
     runs = lockstep.run_block([member("good", 40), member("good", 40), member("good", 40)], timeout_s=30, seed=1)
     positions = [r.output.info["pairing"]["positions"] for r in runs if r.output]
@@ -339,6 +350,8 @@ def test_a_campaign_pairs_in_lock_step_by_default_and_says_which_cells_were_not(
     spreads = {c["mechanism"]: (c["ratio_within_sd"], c["ratio_between_sd"]) for c in result["cells"]}
     assert spreads["b"] == (pytest.approx(0.0), pytest.approx(0.0)) and spreads["c"] == (None, None)
     assert {c["mechanism"]: c["ratio_turns"] for c in result["cells"]} == {"a": [[1, 1]], "b": [[1, 1]], "c": []}
+    lasted = {c["mechanism"]: c["ratio_round_s"] for c in result["cells"]}
+    assert lasted["b"] > 0 and lasted["c"] is None  # what a round lasted, where the ratio is one of blocks
     markdown = next((tmp_path / "results").glob("stepping-*.md")).read_text()
     assert "took turns of different lengths" not in markdown  # alike turns: nothing to say
     assert "## Lock-step blocks" in markdown and "not paired, their probes have no stepped mode: c" in markdown

@@ -275,7 +275,8 @@ def _pairing(info_json: str | None) -> dict[str, Any]:
     if not isinstance(pairing, dict) or not isinstance(pairing.get("block"), str) or pairing.get("members", 0) < 2:
         return {}
     return {"block": pairing["block"], "turn": int(pairing.get("turn") or 1), "lead": int(pairing.get("lead") or 0),
-            "threads": int(pairing.get("threads") or 1), "processes": int(pairing.get("processes") or 1)}
+            "threads": int(pairing.get("threads") or 1), "processes": int(pairing.get("processes") or 1),
+            "round_s": float(pairing["round_s"]) if isinstance(pairing.get("round_s"), int | float) else None}
 
 
 def _counter_means(counters: list[dict[str, np.ndarray]]) -> dict[str, float]:
@@ -391,15 +392,18 @@ def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput],
     base = next((steady for cell, steady in done if cell.mechanism == baseline), None)
     out = []
     for cell, steady in done:
-        ratio, within, between, turns = None, None, None, ()
+        ratio, within, between, turns, round_s = None, None, None, (), None
         if base and steady:
             ratio = ratio_between(base, steady, confidence=confidence, same_campaign=True)
             if ratio.method == LOCKSTEP_METHOD:
                 shared = sorted(set(base) & set(steady))
                 within, between = spread(_lockstep_blocks(base, steady, shared))
-                turns = tuple(sorted({(base[r].turn, steady[r].turn) for r in shared
-                                      if base[r].block is not None and base[r].block == steady[r].block}))
-        out.append(replace(cell, ratio=ratio, ratio_within_sd=within, ratio_between_sd=between, ratio_turns=turns))
+                paired = [r for r in shared if base[r].block is not None and base[r].block == steady[r].block]
+                turns = tuple(sorted({(base[r].turn, steady[r].turn) for r in paired}))
+                lasted = [r.round_s for r in cell.per_execution if r.pexec in paired and r.round_s is not None]
+                round_s = float(np.median(lasted)) if lasted else None
+        out.append(replace(cell, ratio=ratio, ratio_within_sd=within, ratio_between_sd=between, ratio_turns=turns,
+                           ratio_round_s=round_s))
     return out
 
 

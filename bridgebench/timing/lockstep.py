@@ -23,11 +23,13 @@ campaign runs it again alone, in batch mode (campaign/timing.py).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import os
 import random
 import select
 import signal
+import statistics
 import subprocess
 import time
 import uuid
@@ -378,7 +380,9 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                     if not live.alive:
                         break
                     _step(live, k, step_limit)
+            starts = []  # each round's start, and the last one's end: what a round lasts
             for r in range(n_rounds):
+                starts.append(time.monotonic())
                 _abandon_a_lone_survivor(lives, r)
                 order = list(range(len(units)))
                 rng.shuffle(order)
@@ -399,6 +403,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                         if lives[i].alive and r == n_rounds - 1:
                             lives[i].ended = time.monotonic()
                             _look(lives[i])  # after its last turn, before its end: every thread it made is there
+            starts.append(time.monotonic())
             runs = [_finish(live, timeout_s) for live in lives]
         except BaseException:
             _kill(*lives)
@@ -406,6 +411,9 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
         wall_s = time.monotonic() - t0
         after = audit.sample()
         usages = [live.usage for live in lives]  # as _finish read them
+    # the median round's wall time, every member's turn and the hand-offs: the machine's speed steps shorter
+    # than this are not shared by the two sides of a ratio, so taking turns does not cancel them
+    round_s = statistics.median(b - a for a, b in itertools.pairwise(starts)) if len(starts) > 1 else None
     cpu_total = sum(u.get("user_s", 0.0) + u.get("sys_s", 0.0) for u in usages)
     measured = [sum(r.output.times) if r.output else 0.0 for r in runs]
     machine = audit.audit(before, after, wall_s, cpu_total if all("user_s" in u for u in usages) else None)
@@ -415,6 +423,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
         share = wall_s * measured[i] / sum(measured) if sum(measured) > 0 else wall_s / len(runs)
         pairing = {"block": token, "cpu": cpu, "turn": live.member.turn, "lead": live.member.lead,
                    "rounds": n_rounds, "members": len(members), "positions": live.positions, "block_wall_s": wall_s,
+                   "round_s": round_s,
                    "processes": live.tree[0], "threads": live.tree[1], "interleaved_with": others_in_unit[i]}
         if run.output is not None:
             run = replace(run, output=replace(run.output, info={**run.output.info, "pairing": pairing}))

@@ -68,6 +68,7 @@ class Run:
     lead: int = 0  # in a block, the iterations it made before the first round (unpaired)
     threads: int = 1  # in a block, the most threads its processes had: they shared the block's one CPU
     processes: int = 1  # in a block, the most processes it had
+    round_s: float | None = None  # in a block, the median round's wall time (every member's turn, once)
     first_ratio: float | None = None  # unclassified (too short for changepoints): its first iteration over the
     #   median of the others, a warm-up the budget could not separate when well above 1
 
@@ -125,6 +126,9 @@ class Cell:
     # that occurred. A turn's first iteration follows the block's other processes on the CPU, so where the two
     # differ the ratio weighs those first iterations differently on its two sides (methodology §13).
     ratio_turns: tuple[tuple[int, int], ...] = ()
+    # In lock-step blocks: what a round lasted, the median over the ratio's blocks (the harness's clock). Speed
+    # steps shorter than a round fall on one side of the ratio only.
+    ratio_round_s: float | None = None
     adaptive: CellDecision | None = None
     machines: tuple[MachineCell, ...] = ()  # when more than one machine ran the cell's executions
     machines_verdict: str | None = None  # "consistent" or "distinguishable", with machines

@@ -195,11 +195,13 @@ def threaded(result: Analysis) -> str:
                      for m, (t, p) in sorted(most.items()))
 
 
-PAIRING_COLUMNS = ("Benchmark", "Mechanism", "Blocks", "Turns (baseline:it)", "sd within blocks",
+PAIRING_COLUMNS = ("Benchmark", "Mechanism", "Blocks", "Turns (baseline:it)", "Round", "sd within blocks",
                    "sd between blocks")
 PAIRING_NOTE = ("Each ratio to the baseline from lock-step blocks: the sd of the rounds' log ratios within a block "
                 "(what taking turns leaves of the machine's speed steps) beside the sd of the blocks' mean log "
-                "ratios (what fresh processes and layouts differ by; the interval is Student's t over these).")
+                "ratios (what fresh processes and layouts differ by; the interval is Student's t over these). "
+                "Round: what a round of the block lasted (every member's turn once, the median over the ratio's "
+                "blocks); speed steps shorter than that fall on one side of a ratio only.")
 
 
 def _paired(result: Analysis) -> list[Cell]:
@@ -209,7 +211,7 @@ def _paired(result: Analysis) -> list[Cell]:
 
 def pairing_rows(result: Analysis) -> list[tuple[str, ...]]:
     return [(c.benchmark, result.label(c.mechanism), str(c.ratio.executions if c.ratio else "—"),
-             ", ".join(f"{a}:{b}" for a, b in c.ratio_turns) or "—",
+             ", ".join(f"{a}:{b}" for a, b in c.ratio_turns) or "—", fmt.duration(c.ratio_round_s),
              f"{c.ratio_within_sd:.2%}", f"{c.ratio_between_sd:.2%}") for c in _paired(result)]
 
 
