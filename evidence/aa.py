@@ -26,12 +26,15 @@ for the power of such turns beside that error rate.
 `--turns separate,interleaved` runs each campaign both ways, one after the other, into a store each (the
 store's name with -separate and -interleaved before its suffix, and reports-separate and reports-interleaved
 beside it), so that the machine's drift falls on both alike. A campaign that fails stops the script with its
-exit code; rerun it to add campaigns to the same store.
+exit code; rerun it to add campaigns to the same store: their seeds follow on from the campaigns already there,
+so no two campaigns of a store draw the same orders.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sqlite3
 import subprocess
 import sys
 import time
@@ -60,19 +63,22 @@ def main() -> int:
     build = Path(args.build_dir) if args.build_dir else folder / "build"
     turns = args.turns.split(",") if args.turns else [None]
     apart = {t: f"-{t}" if len(turns) > 1 else "" for t in turns}  # both ways: a store and a reports folder each
+    stores = {t: store.with_name(f"{store.stem}{apart[t]}{store.suffix}") for t in turns}
+    first = max(already(s) for s in stores.values())
     neighbour = subprocess.Popen([sys.executable, "-c", NEIGHBOUR]) if args.busy else None
     started = time.monotonic()
     try:
-        for i in range(args.campaigns):
+        for i in range(first, first + args.campaigns):
             for t in turns:
                 command = [str(REPO / ".venv/bin/bridgebench"), "run", "lua-vms", "--budget", args.budget, "--seed",
-                           str(i), "--store", str(store.with_name(f"{store.stem}{apart[t]}{store.suffix}")),
+                           str(i), "--store", str(stores[t]),
                            "--build-dir", str(build), "--report-dir", str(folder / f"reports{apart[t]}"), "--json",
                            *(["--benchmarks", args.benchmarks] if args.benchmarks else []),
                            *(["--max-time", args.max_time] if args.max_time else []), *(["--turns", t] if t else [])]
                 done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                       cwd=REPO, check=False)
-                print(f"campaign {i + 1} of {args.campaigns}{f' ({t})' if t else ''}: exit {done.returncode}, "
+                print(f"campaign {i + 1 - first} of {args.campaigns}{f' ({t})' if t else ''}, seed {i}: exit "
+                      f"{done.returncode}, "
                       f"{time.monotonic() - started:.0f} s so far", flush=True)
                 if done.returncode != 0:
                     print(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "", file=sys.stderr)
@@ -82,6 +88,14 @@ def main() -> int:
             neighbour.kill()
             neighbour.wait()
     return 0
+
+
+def already(store: Path) -> int:
+    """How many campaigns the store holds (none if it does not exist yet)."""
+    if not store.exists():
+        return 0
+    with contextlib.closing(sqlite3.connect(store)) as db:
+        return int(db.execute("SELECT COUNT(*) FROM campaign").fetchone()[0])
 
 
 if __name__ == "__main__":
