@@ -2,8 +2,9 @@
 N --format json`, or the .json a run writes). For each mechanism, how many ratios have an interval, the median
 and largest half-width (half the interval's log width, as a share), how many lie within ±5 %, and the range of
 process executions (or lock-step blocks) they rest on, with their median, and for lock-step ratios the medians of
-the spread within blocks and between them (the report's ratio_within_sd and ratio_between_sd). Several reports
-(campaigns of one budget) are read as one pool. A reading of reports, not a test.
+the spread within blocks and between them (the report's ratio_within_sd and ratio_between_sd), and what a round
+lasted (ratio_round_s: each benchmark's median over the pool, the shortest and the longest of those). Several
+reports (campaigns of one budget) are read as one pool. A reading of reports, not a test.
 
     .venv/bin/python evidence/ratio_widths.py results/lua-vms-1.json [more.json ...] [--within 0.05]
 """
@@ -15,6 +16,8 @@ import json
 import math
 import statistics
 from pathlib import Path
+
+from bridgebench.report import fmt
 
 
 def main() -> None:
@@ -29,7 +32,8 @@ def main() -> None:
             if cell["ratio"] and cell["mechanism"] != report["baseline"]:
                 by_mechanism.setdefault(cell["mechanism"], []).append(cell)
     print(f"| mechanism | ratios with an interval | median half-width | largest | within ±{args.within:.0%} "
-          "| executions or blocks (median) | sd within / between blocks (medians) |\n|---|---|---|---|---|---|---|")
+          "| executions or blocks (median) | sd within / between blocks (medians) | a round (benchmarks' medians) |"
+          "\n|---|---|---|---|---|---|---|---|")
     for mechanism, cells in by_mechanism.items():
         ratios = [c["ratio"] for c in cells]
         widths = [math.expm1((math.log(r["high"]) - math.log(r["low"])) / 2) for r in ratios if r["low"]]
@@ -37,8 +41,21 @@ def main() -> None:
         spread = " / ".join(_median_share([c.get(k) for c in cells]) for k in ("ratio_within_sd", "ratio_between_sd"))
         print(f"| {mechanism} | {len(widths)} of {len(ratios)} | "
               f"{statistics.median(widths):.1%} | {max(widths):.1%} | {sum(w <= args.within for w in widths)} | "
-              f"{min(counts)}–{max(counts)} ({statistics.median(counts):g}) | {spread} |" if widths
-              else f"| {mechanism} | 0 of {len(ratios)} | — | — | 0 | — | — |")
+              f"{min(counts)}–{max(counts)} ({statistics.median(counts):g}) | {spread} | {_rounds(cells)} |" if widths
+              else f"| {mechanism} | 0 of {len(ratios)} | — | — | 0 | — | — | — |")
+
+
+def _rounds(cells: list[dict]) -> str:
+    """The shortest and the longest of the benchmarks' median rounds, each named."""
+    by_benchmark: dict[str, list[float]] = {}
+    for c in cells:
+        if c.get("ratio_round_s") is not None:
+            by_benchmark.setdefault(c["benchmark"], []).append(c["ratio_round_s"])
+    if not by_benchmark:
+        return "—"
+    medians = sorted((statistics.median(v), b) for b, v in by_benchmark.items())
+    (low, low_b), (high, high_b) = medians[0], medians[-1]
+    return f"{low_b} {fmt.duration(low)} – {high_b} {fmt.duration(high)}"
 
 
 def _median_share(values: list[float | None]) -> str:
