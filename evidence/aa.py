@@ -33,12 +33,12 @@ so no two campaigns of a store draw the same orders.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from bridgebench.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 NEIGHBOUR = "while True: pass"
@@ -94,8 +94,11 @@ def already(store: Path) -> int:
     """How many campaigns the store holds (none if it does not exist yet)."""
     if not store.exists():
         return 0
-    with contextlib.closing(sqlite3.connect(store)) as db:
-        return int(db.execute("SELECT COUNT(*) FROM campaign").fetchone()[0])
+    opened = Store(str(store), create=False)
+    try:
+        return len(opened.campaigns())
+    finally:
+        opened.close()
 
 
 if __name__ == "__main__":
