@@ -3,8 +3,9 @@ N --format json`, or the .json a run writes). For each mechanism, how many ratio
 and largest half-width (half the interval's log width, as a share), how many lie within ±5 %, and the range of
 process executions (or lock-step blocks) they rest on, with their median, and for lock-step ratios the medians of
 the spread within blocks and between them (the report's ratio_within_sd and ratio_between_sd), and what a round
-lasted (ratio_round_s: each benchmark's median over the pool, the shortest and the longest of those). Several
-reports (campaigns of one budget) are read as one pool. A reading of reports, not a test.
+lasted (ratio_round_s: each benchmark's median over the pool, the shortest and the longest of those); last, how
+many executions the disturbance audit flagged, and the most steal it saw. Several reports (campaigns of one
+budget) are read as one pool. A reading of reports, not a test.
 
     .venv/bin/python evidence/ratio_widths.py results/lua-vms-1.json [more.json ...] [--within 0.05]
 """
@@ -26,8 +27,10 @@ def main() -> None:
     ap.add_argument("--within", type=float, default=0.05)
     args = ap.parse_args()
     by_mechanism: dict[str, list[dict]] = {}  # each ratio's cell
+    audits = []
     for path in args.report:
         report = json.loads(path.read_text())
+        audits.append(report["audit"])
         for cell in report["cells"]:
             if cell["ratio"] and cell["mechanism"] != report["baseline"]:
                 by_mechanism.setdefault(cell["mechanism"], []).append(cell)
@@ -43,6 +46,10 @@ def main() -> None:
               f"{statistics.median(widths):.1%} | {max(widths):.1%} | {sum(w <= args.within for w in widths)} | "
               f"{min(counts)}–{max(counts)} ({statistics.median(counts):g}) | {spread} | {_rounds(cells)} |" if widths
               else f"| {mechanism} | 0 of {len(ratios)} | — | — | 0 | — | — | — |")
+    flagged, audited = sum(a["disturbed"] for a in audits), sum(a["audited"] for a in audits)
+    steal = max((a["steal_cores_max"] or 0.0 for a in audits if a["audited"]), default=0.0)
+    print(f"\nthe audit flagged {flagged} of {audited} executions in {len(audits)} report(s); steal up to "
+          f"{steal:.2f} cores")
 
 
 def _rounds(cells: list[dict]) -> str:
