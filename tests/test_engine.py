@@ -3,14 +3,16 @@ stored and read back as one typed value; resuming follows one rule for every kin
 
 from __future__ import annotations
 
+import ctypes
 import re
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
 
 from bridgebench.build import BuildResult
-from bridgebench.campaign import engine, kind, loadtest, timing
+from bridgebench.campaign import engine, kind, lifecycle, loadtest, timing
 from bridgebench.campaign.kind import CampaignError
 from bridgebench.campaign.kinds import KINDS, LOAD, TIMING
 from bridgebench.options import LoadOptions, TimingOptions, read
@@ -86,3 +88,21 @@ def test_the_run_state_is_done_or_interrupted(tmp_path: Path, basic_study: Path)
     with engine.running(store, cid):
         pass
     assert store.campaign(cid).state == "done"
+
+
+def test_an_interrupt_that_surfaces_as_another_error_is_still_the_interrupt(tmp_path: Path, basic_study: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # ctypes turns a KeyboardInterrupt raised in numpy's argument check into "ArgumentError: argument 4:
+    # KeyboardInterrupt"; once the handler has seen a signal, any error ends the run as the interrupt.
+    study = read_study(basic_study)
+    store = Store(tmp_path / "s.sqlite")
+
+    def begin(held: engine.Session) -> tuple[int, TimingOptions, dict[str, BuildResult]]:
+        raise ctypes.ArgumentError("argument 4: KeyboardInterrupt: ")
+
+    monkeypatch.setattr(lifecycle, "SIGNALLED", [])
+    with pytest.raises(ctypes.ArgumentError):  # no signal: a real error, as it is
+        lifecycle._run(TIMING, study, store, begin, lifecycle.QUIET)
+    monkeypatch.setattr(lifecycle, "SIGNALLED", [signal.SIGINT])
+    with pytest.raises(lifecycle.Interrupted, match="before the campaign started"):
+        lifecycle._run(TIMING, study, store, begin, lifecycle.QUIET)

@@ -77,6 +77,12 @@ class Quiet:
 QUIET: Listener = Quiet()
 
 
+# The signals the handler below has seen: a KeyboardInterrupt raised where Python code runs inside a C call
+# comes out as another exception (ctypes's ArgumentError "argument 4: KeyboardInterrupt", from numpy's array
+# check in the analysis between rounds; reproduced at a round's end, 2026-11-27), and is still the interrupt.
+SIGNALLED: list[int] = []
+
+
 def signals_interrupt() -> None:
     """SIGINT and SIGTERM always stop a run cleanly (the execution in flight is killed and discarded), also
     when a shell started it in the background with SIGINT ignored, as POSIX shells do for `cmd &`."""
@@ -86,6 +92,7 @@ def signals_interrupt() -> None:
     import scipy.stats  # noqa: F401
 
     def handler(signum: int, frame: object) -> None:
+        SIGNALLED.append(signum)
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, handler)
@@ -197,12 +204,19 @@ Begin = Callable[[engine.Session], tuple[int, Options, dict[str, BuildResult]]]
 def _run(kind: Kind, study: Study, store: Store, begin: Begin, listener: Listener) -> int:
     """Begin (create or claim the campaign), then run what is pending; the campaign's lock is released
     whatever happens, and an interrupt says what is stored."""
+    interrupted = False
     with engine.session() as held:
         try:
             cid, options, builds = begin(held)
             with listener.running(kind, study, store, cid) as on_execution:
                 engine.run_pending(store, kind, study, cid, options, builds, on_execution)
+        except Exception:
+            if not SIGNALLED:
+                raise
+            interrupted = True
         except KeyboardInterrupt:
+            interrupted = True
+        if interrupted:
             if held.campaign_id is None:
                 raise Interrupted("interrupted before the campaign started: nothing was timed or stored") from None
             stored = len(store.done_seqs(held.campaign_id))
