@@ -29,16 +29,15 @@ from typing import Any
 import numpy as np
 
 from bridgebench import environment
+from bridgebench.reference import FLAGS, PASSES, SOURCE
 from bridgebench.runner import OK, Execution, execute
 from bridgebench.stats.classify import FLAT, classify_execution
-from bridgebench.study import PROBES_DIR
 
 DELTAS = (0.005, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10)
 FLAT_TARGET = 0.95  # the self-test's goal for a planted flat workload on a quiet machine
 # Fresh processes per length, and the lengths in iterations of 1.4–2.2 ms (methodology §3): about 0.2, 0.5
 # and 1.5 s, from the self-test's executions (0.36 s) to lua-vms's (about 1 s with start-up and warm-up).
 EXECUTIONS, LENGTHS = 60, (100, 250, 700)
-PASSES = 170  # passes over the array an iteration: 1.4–2.0 ms on the project's VMs (methodology §3)
 TIMEOUT_S = 120.0
 
 
@@ -140,10 +139,10 @@ def build(build_dir: Path) -> Path:
     folder = build_dir / "calibrate"
     folder.mkdir(parents=True, exist_ok=True)
     binary = folder / "constant"
-    done = subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", str(binary), str(PROBES_DIR / "c" / "constant.c")],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(["cc", *FLAGS, "-o", str(binary), str(SOURCE)], capture_output=True, text=True,
+                          check=False)
     if done.returncode != 0:
-        raise CalibrationError(f"cannot build {PROBES_DIR / 'c' / 'constant.c'}: "
+        raise CalibrationError(f"cannot build {SOURCE}: "
                                f"{(done.stderr.strip().splitlines() or ['cc failed'])[-1]}")
     return binary
 

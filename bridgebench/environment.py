@@ -11,6 +11,7 @@ import os
 import platform
 import shutil
 import subprocess
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,20 @@ def _turbo() -> str:
     return "unknown (not exposed)"
 
 
+def _booted() -> str | None:
+    """When this (virtual) machine booted, in UTC, from /proc/stat; None where it cannot be read."""
+    for line in (_read("/proc/stat") or "").splitlines():
+        if line.startswith("btime "):
+            return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(int(line.split()[1])))
+    return None
+
+
+def _signature(cpu: dict[str, str]) -> str | None:
+    """The CPU's family, model and stepping and its microcode, as /proc/cpuinfo gives them; None where absent."""
+    parts = [f"{k} {cpu[k]}" for k in ("cpu family", "model", "stepping", "microcode") if cpu.get(k)]
+    return ", ".join(parts) or None
+
+
 def git_sha() -> str:
     try:
         done = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
@@ -91,6 +106,10 @@ def capture() -> dict[str, Any]:
                                                               "unknown"),
         "virtualisation": _virtualisation(cpu.get("flags", "")),
         "load_average": list(os.getloadavg()),
+        # A VM booted again may run on another host, at another speed (docs/methodology.md §8); the CPU's
+        # signature tells hosts apart where the model name is generic ("AMD EPYC").
+        "booted": _booted(),
+        "cpu_signature": _signature(cpu),
         "python": platform.python_version(),
         "bridgebench": __version__,
     }

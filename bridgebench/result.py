@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from bridgebench.options import AdaptiveBudget, look_points
+from bridgebench.reference import Reading
 from bridgebench.store import Store
 
 
@@ -74,13 +75,30 @@ class CampaignFacts:
     options: dict[str, Any]
     executions_planned: int
     executions_stored: int
+    speed: tuple[Reading, ...] = ()  # the reference loop's readings as it ran (reference.py), oldest first
+    calibrated_s: float | None = None  # the same loop's iteration in the machine's latest calibration
+    calibrated_at: float | None = None  # …and when that calibration was made
 
     @classmethod
-    def of(cls, campaign: Any, planned: int, stored: int) -> CampaignFacts:
-        """The facts of a stored campaign (store.Campaign), its options as the campaign stored them."""
+    def of(cls, campaign: Any, planned: int, stored: int, store: Store | None = None) -> CampaignFacts:
+        """The facts of a stored campaign (store.Campaign), its options as the campaign stored them; with its
+        store, the machine's speed as the campaign ran beside the machine's calibration."""
+        speed = tuple(Reading(**r) for r in store.speed_readings(campaign.id)) if store else ()
+        # the calibration the campaign was judged with (options.calibrated), not a later one
+        calibration = store.calibration(campaign.machine, campaign.created) if store and speed else None
         return cls(campaign.id, campaign.study, campaign.state, campaign.created, campaign.finished,
                    campaign.git_sha, campaign.machine, campaign.environment, campaign.config["options"],
-                   planned, stored)
+                   planned, stored, speed, *_calibrated(calibration))
+
+
+def _calibrated(calibration: dict[str, Any] | None) -> tuple[float | None, float | None]:
+    """The loop's iteration in a stored calibration, at its shortest execution length (the nearest to a
+    reading's), in seconds, and when it was made; (None, None) without one."""
+    if not calibration:
+        return None, None
+    lengths = calibration.get("lengths") or [calibration]  # stored before lengths: one calibration
+    ms = min(lengths, key=lambda c: c.get("iterations", 0)).get("iteration_ms")
+    return (ms / 1000 if ms else None), calibration.get("created")
 
 
 @dataclass(frozen=True)

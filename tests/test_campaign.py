@@ -81,6 +81,7 @@ def _interrupt_then_resume(basic_study: Path, tmp_path: Path, sig: signal.Signal
     before = stored_times(db)
     assert rows(db, "SELECT count(*) FROM execution")[0][0] == 3  # the one in flight was discarded
     assert len(before) == 3 * 5  # every stored execution whole: no partial executions
+    assert _speed_moments(db) == ["start"]  # an interrupted run takes no closing reading
 
     (tmp_path / "gate").touch()
     result = bridgebench("run", str(basic_study), "--resume", cwd=tmp_path, timeout=300, env=env)
@@ -90,6 +91,15 @@ def _interrupt_then_resume(basic_study: Path, tmp_path: Path, sig: signal.Signal
     assert len(after) == 10 * 5
     assert sorted(r[0] for r in rows(db, "SELECT seq FROM execution")) == list(range(10))
     assert rows(db, "SELECT state FROM campaign") == [("done",)]
+    assert _speed_moments(db) == ["start", "resume", "end"]
+    assert "Machine speed: the reference loop (probes/c/constant.c" in result.stdout
+
+
+def _speed_moments(db: Path) -> list[str]:
+    """The reference loop's readings of the campaign, each a real one (reference.py)."""
+    readings = [json.loads(r[0]) for r in rows(db, "SELECT record_json FROM speed_reading ORDER BY taken")]
+    assert all(r["iteration_s"] > 0 for r in readings), readings
+    return [r["moment"] for r in readings]
 
 
 def test_sigint_mid_campaign_then_resume_loses_and_duplicates_nothing(basic_study: Path, tmp_path: Path) -> None:

@@ -32,6 +32,26 @@ def test_diff_two_campaigns_and_two_mechanisms(basic_study: Path, tmp_path: Path
     result = bridgebench("diff", "1:a", "1:b", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "overall:" in result.stdout
+    assert "reference loop" not in result.stdout  # within one campaign the machine's speed is on both sides
+    assert "reference loop took" in bridgebench("diff", "1", "2", cwd=tmp_path).stdout  # real readings
+
+
+def test_diff_says_when_the_machine_ran_at_another_speed_or_booted_again(basic_study: Path, tmp_path: Path) -> None:
+    db = _two_campaigns(basic_study, tmp_path)
+    with sqlite3.connect(db) as conn:  # campaign 2 as on a slow day, after the VM booted again
+        conn.execute("UPDATE speed_reading SET record_json=json_set(record_json, '$.iteration_s', 0.002)"
+                     " WHERE campaign_id=1")
+        conn.execute("UPDATE speed_reading SET record_json=json_set(record_json, '$.iteration_s', 0.003)"
+                     " WHERE campaign_id=2")
+        conn.execute("UPDATE campaign SET environment_json=json_set(environment_json,"
+                     " '$.booted', '1999-01-01 00:00:00 UTC') WHERE id=2")
+        conn.execute("DELETE FROM analysis")  # readings are only ever added: edited, the stored analyses go
+    result = bridgebench("diff", "1", "2", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    said = " ".join(result.stdout.split())
+    assert "THE MACHINE RAN AT ANOTHER SPEED: the reference loop took 2 ms an iteration in A and 3 ms in B " \
+           "(1.50 times as long" in said
+    assert "the machine booted again between them" in said and "1999-01-01 00:00:00 UTC for B" in said
 
 
 def test_diff_refuses_different_machines_unless_told(basic_study: Path, tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ def test_a_version_1_store_gains_the_batch_and_audit_columns(tmp_path: Path) -> 
     store = Store(path)
     assert {"batch", "iterations", "stepped"} <= {r[1] for r in store.db.execute("PRAGMA table_info(check_answer)")}
     assert {*AUDIT, "machine"} <= {r[1] for r in store.db.execute("PRAGMA table_info(execution)")}
-    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "9"
+    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "10"
 
 
 def test_a_version_7_store_gains_the_calibration_table(tmp_path: Path) -> None:
@@ -40,6 +40,25 @@ def test_a_version_7_store_gains_the_calibration_table(tmp_path: Path) -> None:
     store.record_calibration("m", 1.0, {"delta_relative": 0.03})
     store.record_calibration("m", 2.0, {"delta_relative": 0.05})
     assert store.calibration("m") == {"delta_relative": 0.05} and store.calibration("other") is None
+    # a campaign is set against the calibration it was judged with, never a later one
+    assert store.calibration("m", before=1.5) == {"delta_relative": 0.03} and store.calibration("m", 0.5) is None
+
+
+def test_a_version_9_store_gains_the_speed_readings_and_a_copied_campaign_keeps_them(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    Store(path).close()
+    with sqlite3.connect(path) as db:  # a store written before the reference loop's readings
+        db.execute("DROP TABLE speed_reading")
+        db.execute("UPDATE meta SET value='9' WHERE key='schema_version'")
+    store = Store(path)
+    cid = store.create_campaign("x", "x", "h", {}, "sha", {}, "m", [Task(0, "b", "m", 0)])
+    assert store.speed_readings(cid) == []
+    store.record_speed(cid, "m", 2.0, {"moment": "end", "iteration_s": 0.002})
+    store.record_speed(cid, "m", 1.0, {"moment": "start", "iteration_s": 0.001})
+    assert [r["moment"] for r in store.speed_readings(cid)] == ["start", "end"]  # oldest first
+    copy = Store(tmp_path / "copy.sqlite")
+    store.copy_campaign(cid, copy)
+    assert copy.speed_readings(cid) == store.speed_readings(cid)
 
 
 def test_a_version_2_store_keeps_its_executions_and_reads_them_unaudited(tmp_path: Path) -> None:
@@ -105,7 +124,7 @@ def test_a_version_3_store_keeps_every_iteration_bit_for_bit_and_analyses_the_sa
     store.close()
     _as_schema_3(path)
     migrated = Store(path)
-    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "9"
+    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "10"
     tables = {r[0] for r in migrated.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "iteration" not in tables and "iteration_counter" not in tables
     for eid, (times, counters) in written.items():

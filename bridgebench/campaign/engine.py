@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
-from bridgebench import environment
+from bridgebench import environment, reference
 from bridgebench.build import BuildResult
 from bridgebench.campaign import adaptive, kinds
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Kind
@@ -27,6 +27,7 @@ from bridgebench.options import CampaignConfig, Options, read
 from bridgebench.runner import PROTOCOL, Execution, Task
 from bridgebench.store import AlreadyStored, Campaign, Store
 from bridgebench.study import Study
+from bridgebench.timing.lockstep import lock_cpu
 
 OnExecution = Callable[[Task, Execution], None]
 
@@ -167,11 +168,25 @@ def done_if_complete(store: Store, campaign_id: int) -> None:
         store.set_state(campaign_id, "done")
 
 
+def read_speed(store: Store, campaign_id: int, moment: str) -> None:
+    """The reference loop's speed on the CPU the lock-step blocks use, stored with the campaign
+    (reference.py): the report sets it against the machine's calibration and other campaigns."""
+    reading = reference.read(moment, lock_cpu())
+    store.record_speed(campaign_id, store.campaign(campaign_id).machine, reading.taken, asdict(reading))
+
+
 def run_pending(store: Store, kind: Kind, study: Study, campaign_id: int, options: Options,
                 builds: dict[str, BuildResult], on_execution: OnExecution | None = None) -> None:
-    """Run what is left of the plan (with an adaptive budget, round after round until the cells settle).
-    On Ctrl-C the execution in flight is killed and discarded, the campaign is marked interrupted, and the
-    interrupt goes on up."""
+    """Run what is left of the plan (with an adaptive budget, round after round until the cells settle),
+    between two readings of the machine's speed. On Ctrl-C the execution in flight is killed and discarded,
+    the campaign is marked interrupted, and the interrupt goes on up (with no closing reading)."""
+    read_speed(store, campaign_id, "resume" if store.done_seqs(campaign_id) else "start")
+    _run_pending(store, kind, study, campaign_id, options, builds, on_execution)
+    read_speed(store, campaign_id, "end")
+
+
+def _run_pending(store: Store, kind: Kind, study: Study, campaign_id: int, options: Options,
+                 builds: dict[str, BuildResult], on_execution: OnExecution | None = None) -> None:
     with running(store, campaign_id), kind.executor(store, study, campaign_id, options, builds) as execute:
         budget = options.adaptive
         if budget is None:

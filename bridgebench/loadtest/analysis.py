@@ -191,7 +191,7 @@ def analyse(store: Store, campaign_id: int) -> LoadAnalysis:
     lightest = min((p for p in phase_list if p.fraction is not None), key=lambda p: p.fraction or 0, default=None)
     cpu_ratios = _cpu_ratios(lightest.name, baseline, compared, cells) if lightest and baseline else ()
     return LoadAnalysis(
-        campaign=CampaignFacts.of(campaign, len(planned), len(executions)),
+        campaign=CampaignFacts.of(campaign, len(planned), len(executions), store),
         confidence=CONFIDENCE,
         baseline=baseline,
         mechanisms=builds,
@@ -228,4 +228,5 @@ def current(store: Store, campaign_id: int) -> LoadAnalysis:
     """The stored analysis of a load campaign; recomputed (and stored) only if runs were added since, or it
     was written by another version of the result."""
     return cached(store, campaign_id, LoadAnalysis.from_json, lambda _stale: analyse(store, campaign_id),
-                  lambda result: result.campaign.executions_stored == len(store.executions(campaign_id)))
+                  lambda result: result.campaign.executions_stored == len(store.executions(campaign_id))
+                  and len(result.campaign.speed) == len(store.speed_readings(campaign_id)))

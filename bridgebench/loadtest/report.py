@@ -16,7 +16,7 @@ from bridgebench.loadtest.analysis import LIMITED_BY_DRIVER, PERCENTILES
 from bridgebench.loadtest.phases import SATURATION
 from bridgebench.loadtest.result import LoadAnalysis, LoadCell
 from bridgebench.report import html as page_html
-from bridgebench.report import svg, terminal
+from bridgebench.report import speed, svg, terminal
 from bridgebench.report.fmt import DASH, NO_INTERVAL, duration
 from bridgebench.report.markdown import headline as md_headline
 from bridgebench.report.markdown import table as md_table
@@ -290,7 +290,7 @@ def markdown(a: LoadAnalysis) -> str:
     out = [f"# {c.study}: load campaign {c.id}", ""]
     out += md_headline(headline_lines(a))
     out += [_budget(a), ""]
-    for line in (_adaptive_line(a), _ceiling_line(a)):
+    for line in (_adaptive_line(a), _ceiling_line(a), speed.line(a.campaign)):
         if line:
             out += [line, ""]
     out += [f"> **Warning:** {w}" for w in _warnings(a)]
@@ -410,7 +410,7 @@ def html(a: LoadAnalysis) -> str:
     body = [f"<h1>{e(c.study)}: load campaign {c.id}</h1>"]
     body += [f'<p class="headline">{e(line)}</p>' for line in headline_lines(a)]
     body.append(f'<p class="budget">{e(_budget(a))}</p>')
-    for line in (_adaptive_line(a), _ceiling_line(a)):
+    for line in (_adaptive_line(a), _ceiling_line(a), speed.line(a.campaign)):
         if line:
             body.append(f'<p class="note">{e(line)}</p>')
     body += [f'<div class="warning">{e(w)}</div>' for w in _warnings(a)]
@@ -449,7 +449,7 @@ def show(a: LoadAnalysis, console: Console, wide: bool = False) -> None:
         console.print(line, highlight=False)
     for w in _warnings(a):
         console.print(f"[yellow]warning:[/] {w}", highlight=False)
-    for line in (_adaptive_line(a), _ceiling_line(a)):
+    for line in (_adaptive_line(a), _ceiling_line(a), speed.line(a.campaign)):
         if line:
             console.print(line, highlight=False)
     def rows(by_name: bool) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:

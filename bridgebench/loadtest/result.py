@@ -23,7 +23,7 @@ from bridgebench.result import (
 )
 from bridgebench.stats import Estimate
 
-LOAD_RESULT_VERSION = 3  # bump when a field changes meaning; a cached result of another version is recomputed
+LOAD_RESULT_VERSION = 4  # bump when a field changes meaning; a cached result of another version is recomputed
 
 
 @dataclass(frozen=True)

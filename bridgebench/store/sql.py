@@ -26,7 +26,7 @@ from bridgebench.store import postgres as store_postgres
 from bridgebench.store import sqlite as store_sqlite
 from bridgebench.store.encoding import FLOAT64, SECONDS, from_blob, to_blob
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 _SCHEMA = """  -- {id}, {int}… are the backend's column types (store_*.SCALARS)
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -133,6 +133,13 @@ CREATE TABLE IF NOT EXISTS calibration (  -- (schema 8) `bridgebench calibrate`:
     created {real} NOT NULL,
     record_json TEXT NOT NULL,      -- calibrate.Calibration
     PRIMARY KEY (machine, created)
+);
+CREATE TABLE IF NOT EXISTS speed_reading (  -- (schema 10) the reference loop's speed as a campaign ran (reference.py)
+    campaign_id {int} NOT NULL REFERENCES campaign(id),
+    taken {real} NOT NULL,
+    machine TEXT NOT NULL,
+    record_json TEXT NOT NULL,      -- reference.Reading
+    PRIMARY KEY (campaign_id, taken)
 );
 CREATE TABLE IF NOT EXISTS analysis (
     campaign_id {int} NOT NULL REFERENCES campaign(id),
@@ -470,11 +477,22 @@ class Store:
             db.execute("INSERT INTO calibration VALUES (?, ?, ?)",
                        (machine, created, json.dumps(record, sort_keys=True)))
 
-    def calibration(self, machine: str) -> dict[str, Any] | None:
-        """The machine's latest calibration, or None."""
-        row = self.db.execute("SELECT record_json FROM calibration WHERE machine=? ORDER BY created DESC LIMIT 1",
-                              (machine,)).fetchone()
+    def calibration(self, machine: str, before: float | None = None) -> dict[str, Any] | None:
+        """The machine's latest calibration (made before `before`, when given), or None."""
+        when, params = ("", (machine,)) if before is None else (" AND created <= ?", (machine, before))
+        row = self.db.execute(f"SELECT record_json FROM calibration WHERE machine=?{when} ORDER BY created DESC"
+                              " LIMIT 1", params).fetchone()
         return json.loads(row[0]) if row else None
+
+    def record_speed(self, campaign_id: int, machine: str, taken: float, record: dict[str, Any]) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT INTO speed_reading VALUES (?, ?, ?, ?)",
+                       (campaign_id, taken, machine, json.dumps(record, sort_keys=True)))
+
+    def speed_readings(self, campaign_id: int) -> list[dict[str, Any]]:
+        """The campaign's readings of the reference loop, oldest first."""
+        return [json.loads(r[0]) for r in self.db.execute(
+            "SELECT record_json FROM speed_reading WHERE campaign_id=? ORDER BY taken", (campaign_id,))]
 
     def record_execution(self, campaign_id: int, task: Task, run: Execution, machine: str | None = None) -> int:
         """Everything about one process execution in one transaction: all of it is stored, or none.
@@ -586,7 +604,7 @@ class Store:
         ("series", "execution_id IN (SELECT id FROM execution WHERE campaign_id = ?)"),
         ("cell_decision", "campaign_id = ?"),
         ("execution_class", "execution_id IN (SELECT id FROM execution WHERE campaign_id = ?)"),
-        ("analysis", "campaign_id = ?"),
+        ("analysis", "campaign_id = ?"), ("speed_reading", "campaign_id = ?"),
         ("machine", "id IN (SELECT machine FROM campaign WHERE id = ?) "
                     "OR id IN (SELECT machine FROM execution WHERE campaign_id = ?)"),
     )

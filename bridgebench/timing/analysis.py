@@ -538,7 +538,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = CONFIDENCE, s
         if ratios and len(ratios) == len(common):
             geomeans[m] = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
 
-    facts = CampaignFacts.of(campaign, len(planned), len(executions))
+    facts = CampaignFacts.of(campaign, len(planned), len(executions), store)
     ran = {e.machine or campaign.machine for e in executions}
     described = store.machines()
     machines = {m: described.get(m) or (campaign.environment if m == campaign.machine else {}) for m in sorted(ran)}
@@ -639,7 +639,8 @@ def current_analysis(store: Store, campaign_id: int, exclude_disturbed: bool = F
                               seed=stale.seed if stale else None),
         lambda result: (result.campaign.executions_stored == len(store.executions(campaign_id))
                         and result.audit.excluded == exclude_disturbed
-                        and _beside_key(result) == time_beside_counts.key(store, campaign_id)))
+                        and _beside_key(result) == time_beside_counts.key(store, campaign_id)
+                and len(result.campaign.speed) == len(store.speed_readings(campaign_id))))
 
 
 def _beside_key(result: Analysis) -> tuple[int, int] | None:

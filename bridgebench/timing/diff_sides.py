@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from bridgebench.instructions import INSTRUCTIONS, SECONDS, differences
 from bridgebench.options import TIMING, read
+from bridgebench.report import speed
 from bridgebench.store import Campaign, Store
 from bridgebench.timing.analysis import Series, current_analysis, ratio_between
 from bridgebench.timing.diff_rules import Comparison, compare_cells
@@ -39,6 +40,14 @@ def _files_note(a: Campaign, b: Campaign, same: bool) -> str:
     if same or not fa or not fb or fa == fb:
         return ""
     return f"; THE STUDY'S FILES DIFFER between A and B ({fa} vs {fb}): the code measured changed"
+
+
+def _boot_note(a: Campaign, b: Campaign) -> str:
+    """A (virtual) machine booted again between two campaigns may have moved to another host."""
+    ba, bb = a.environment.get("booted"), b.environment.get("booted")
+    if not ba or not bb or ba == bb:
+        return ""
+    return f"; the machine booted again between them ({ba} for A, {bb} for B): a VM may then run on another host"
 
 
 def _same_metric(a: Campaign, b: Campaign, cross_machine: bool, same: bool) -> None:
@@ -114,5 +123,6 @@ def compare(store: Store, ca: int, ma: str | None, cb: int, mb: str | None, *, c
               f"{'same machine' if same_machine else 'DIFFERENT MACHINES (--cross-machine)'}: "
               f"{_machine_line(campaign_a)}" + ("" if same_machine else f" vs {_machine_line(campaign_b)}")
               + _disturbance_note(ra, rb, same) + _files_note(campaign_a, campaign_b, same)
+              + ("" if same else _boot_note(campaign_a, campaign_b) + speed.across(ra.campaign, rb.campaign))
               + f"; equivalent within ±{100 * (ra.equivalence if margin is None else margin):g}%")
     return comparisons, header

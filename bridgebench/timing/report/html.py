@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from bridgebench.instructions import INSTRUCTIONS, SECONDS
-from bridgebench.report import fmt, svg
+from bridgebench.report import fmt, speed, svg
 from bridgebench.report.html import PLOT_H, PLOT_W, page, table
 from bridgebench.report.svg import coord, escape
 from bridgebench.stats import (
@@ -293,7 +293,8 @@ def _header(result: Analysis) -> str:
     warn = "".join(f'<p class="{kind}">{escape(line)}</p>' for line, kind in (
         (tables.disturbance_line(result), "warning"), (tables.adaptive_line(result), "budget"),
         (tables.metric_line(result), "budget"), (tables.few_executions_line(result), "warning"),
-        (tables.unseparated_line(result), "warning"), (tables.per_call_line(result), "budget")) if line)
+        (tables.unseparated_line(result), "warning"), (tables.per_call_line(result), "budget"),
+        (speed.line(result.campaign), "warning" if speed.warning(result.campaign) else "budget")) if line)
     unsettled = tables.unsettled_rows(result)
     if unsettled:
         warn += ("<details><summary>Not settled by the adaptive budget</summary>"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bridgebench.report import speed
 from bridgebench.report.markdown import headline, table
 from bridgebench.timing.report import tables
 from bridgebench.timing.result import Analysis
@@ -15,7 +16,8 @@ def render(result: Analysis) -> str:
     # the lines under the headline, as each is marked: "{}" plain, "> {}" a note, "> **{}**" a warning
     for line, mark in ((tables.metric_line(result), "{}"), (tables.disturbance_line(result), "> **{}**"),
                        (tables.adaptive_line(result), "{}"), (tables.few_executions_line(result), "> {}"),
-                       (tables.unseparated_line(result), "> {}"), (tables.per_call_line(result), "{}")):
+                       (tables.unseparated_line(result), "> {}"), (tables.per_call_line(result), "{}"),
+                       (speed.line(result.campaign), "> **{}**" if speed.warning(result.campaign) else "{}")):
         if line:
             out += [mark.format(line), ""]
     base = result.baseline

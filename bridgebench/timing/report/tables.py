@@ -135,13 +135,14 @@ def geomean_rows(result: Analysis) -> list[tuple[str, str]]:
     return [(result.label(m), fmt.times(g)) for m, g in ordered]
 
 
-ENVIRONMENT_KEYS = ("cpu_model", "cpu_count", "memory_gib", "kernel", "os", "governor", "turbo", "aslr",
-                    "virtualisation", "load_average")
+ENVIRONMENT_KEYS = ("cpu_model", "cpu_signature", "cpu_count", "memory_gib", "kernel", "os", "governor", "turbo",
+                    "aslr", "virtualisation", "booted", "load_average")
+RECORDED_LATER = ("cpu_signature", "booted")  # campaigns stored before 2026-11-27 lack them: no row
 
 
 def environment_rows(result: Analysis) -> list[tuple[str, str]]:
     env = result.campaign.environment
-    return [(k, str(env.get(k))) for k in ENVIRONMENT_KEYS]
+    return [(k, str(env.get(k))) for k in ENVIRONMENT_KEYS if k in env or k not in RECORDED_LATER]
 
 
 def version_rows(result: Analysis) -> list[tuple[str, str]]:

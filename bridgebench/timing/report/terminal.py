@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
+from bridgebench.report import speed
 from bridgebench.report.terminal import fits, grid, print_table, rich_table
 from bridgebench.timing.report import tables
 from bridgebench.timing.result import Analysis
@@ -56,6 +57,7 @@ def show(result: Analysis, console: Console, wide: bool = False) -> None:
     _say(console, tables.few_executions_line(result), "yellow")
     _say(console, tables.unseparated_line(result), "yellow")
     _say(console, tables.per_call_line(result), "dim")
+    _say(console, speed.line(result.campaign), "yellow" if speed.warning(result.campaign) else "dim")
     base = result.baseline
     table("Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else ""),
           tables.columns(result), tables.cell_rows(result),

@@ -1,0 +1,101 @@
+"""The machine's speed at a campaign's start and end, read with a fixed C loop, so that a report can say when
+the machine was not the one it usually is.
+
+Why: this project's VM can run the same code at a different speed for hours (docs/methodology.md §8: on
+2026-11-27 PUC Lua ran two to three times as slowly as the morning before, all day), with no steal and no
+other process, so the disturbance audit flagged few of those executions, and a report or a `diff` across
+campaigns could not tell. A reading is the median iteration of the constant program `calibrate` measures
+the machine's drift with (probes/c/constant.c, floating-point passes over a 32 KiB array), run pinned to the
+CPU the campaign's lock-step blocks use, for about a tenth of a second. Set against the machine's
+calibration, or against another campaign's reading, it shows a change of host or clock. It does not say what
+a given workload lost: on 2026-11-27 the loop read 1.4 times its calibration while PUC Lua ran 2.5 times as
+slowly, so a reading near its calibration is no proof that the machine was as usual.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from bridgebench import native
+from bridgebench.protocol import ProtocolError, parse
+from bridgebench.study import PROBES_DIR
+
+SOURCE = PROBES_DIR / "c" / "constant.c"
+FLAGS = ("-O2", "-Wall", "-Wextra")
+PASSES = 170  # passes over the array an iteration: 1.4–2.0 ms on the project's VMs (methodology §3)
+ITERATIONS = 60
+SKIPPED = 10  # left out: calibrations found an execution's first tenth 1.4–1.7 % slower than its second half
+TIMEOUT_S = 60.0
+# Two readings further apart than this are "a different speed": the loop's own steps on this VM reach 5–9 %
+# in about one execution in ten (calibrate, methodology §3), so a smaller gap is not taken as the machine's.
+APART = 0.10
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One reading: when, on which CPU, and the loop's median iteration (None, with the reason, if it failed)."""
+
+    moment: str  # "start", "resume" or "end" of a run of the campaign
+    taken: float
+    cpu: int | None
+    iteration_s: float | None
+    spread: float | None = None  # the iterations' interquartile range over their median
+    detail: str = ""
+
+
+def binary() -> Path:
+    """The constant program, compiled once into the harness's cache."""
+    return native.compiled(SOURCE, FLAGS)
+
+
+def read(moment: str, cpu: int | None, iterations: int = ITERATIONS) -> Reading:
+    """Run the loop once, pinned to `cpu` (None: wherever the harness may run), and read its speed."""
+    taken = time.time()
+    try:
+        program = binary()
+    except OSError as e:
+        return Reading(moment, taken, cpu, None, None, f"cannot build {SOURCE.name}: {str(e)[:200]}")
+    mine = os.sched_getaffinity(0)
+    try:
+        if cpu is not None:  # the thread's affinity is what the child inherits; put back at once
+            os.sched_setaffinity(0, {cpu})
+        proc = subprocess.Popen([str(program), str(iterations), str(PASSES)], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        return Reading(moment, taken, cpu, None, None, f"cannot run {program.name}: {e.strerror}")
+    finally:
+        os.sched_setaffinity(0, mine)
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return Reading(moment, taken, cpu, None, None, f"{program.name} did not end within {TIMEOUT_S:g} s")
+    if proc.returncode != 0:
+        return Reading(moment, taken, cpu, None, None,
+                       f"{program.name} exited with {proc.returncode}: {err.strip()[-200:]}")
+    try:
+        times = np.asarray(parse(out, iterations).times[SKIPPED:], dtype=np.float64)
+    except ProtocolError as e:
+        return Reading(moment, taken, cpu, None, None, f"{program.name}: {e}")
+    median = float(np.median(times))
+    q1, q3 = np.percentile(times, [25, 75])
+    return Reading(moment, taken, cpu, median, float((q3 - q1) / median))
+
+
+def ratio(a: Reading, b: Reading) -> float | None:
+    """How many times as long an iteration took in `b` as in `a`, where both were read."""
+    if a.iteration_s and b.iteration_s:
+        return b.iteration_s / a.iteration_s
+    return None
+
+
+def apart(r: float | None) -> bool:
+    """Whether a ratio of two readings is a different speed, beyond the loop's own steps."""
+    return r is not None and abs(r - 1) > APART

@@ -1,0 +1,73 @@
+"""The line every report prints about the machine's speed as the campaign ran (reference.py): what the
+reference loop read, beside the machine's calibration, and a warning when they are apart."""
+
+from __future__ import annotations
+
+import time
+
+from bridgebench.reference import APART, Reading, apart
+from bridgebench.result import CampaignFacts
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.3g} ms"
+
+
+def warning(facts: CampaignFacts) -> str | None:
+    """Why the readings say the machine was not as usual, or None."""
+    read = [r.iteration_s for r in facts.speed if r.iteration_s]
+    if len(read) >= 2 and apart(max(read) / min(read)):
+        return f"its speed changed by {max(read) / min(read) - 1:.0%} while the campaign ran"
+    if facts.calibrated_s and read:
+        worst = max((s / facts.calibrated_s for s in read), key=lambda r: abs(r - 1))
+        if apart(worst):
+            return f"it ran at {worst:.2f} times its calibration's iteration, not as when calibrated"
+    return None
+
+
+def _reading(r: Reading) -> str:
+    if r.iteration_s:
+        return f"{_ms(r.iteration_s)} an iteration at the {r.moment}"
+    return f"not read at the {r.moment} ({r.detail})"
+
+
+def line(facts: CampaignFacts) -> str | None:
+    """The speed line, or None for a campaign stored before readings were taken."""
+    if not facts.speed:
+        return None
+    cpus = {r.cpu for r in facts.speed}
+    where = f" on CPU {cpus.pop()}" if len(cpus) == 1 and None not in cpus else ""
+    out = (f"Machine speed: the reference loop (probes/c/constant.c{where}) took "
+           + ", ".join(_reading(r) for r in facts.speed))
+    if facts.calibrated_s:
+        made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(facts.calibrated_at or 0))
+        out += f"; the machine's calibration of {made} read {_ms(facts.calibrated_s)}"
+    else:
+        out += "; the machine has no calibration to set it against (`bridgebench calibrate`)"
+    why = warning(facts)
+    if why:
+        return (f"WARNING: {out}: {why} (beyond ±{APART:.0%}). A figure from this campaign may not compare with "
+                "one taken at another speed, and the loop does not say how much a given workload lost.")
+    return out + "."
+
+
+def typical(facts: CampaignFacts) -> float | None:
+    """The campaign's reference iteration: the median of its readings, or None without one."""
+    read = sorted(r.iteration_s for r in facts.speed if r.iteration_s)
+    if not read:
+        return None
+    middle = len(read) // 2
+    return read[middle] if len(read) % 2 else (read[middle - 1] + read[middle]) / 2
+
+
+def across(a: CampaignFacts, b: CampaignFacts) -> str:
+    """What a diff of two campaigns says of the machine's speed in each (empty when either has no reading)."""
+    sa, sb = typical(a), typical(b)
+    if sa is None or sb is None:
+        return ""
+    ratio = sb / sa
+    said = f"the reference loop took {_ms(sa)} an iteration in A and {_ms(sb)} in B"
+    if apart(ratio):
+        return (f"; THE MACHINE RAN AT ANOTHER SPEED: {said} ({ratio:.2f} times as long, beyond ±{APART:.0%}): "
+                "a difference between A and B may be the machine's")
+    return f"; {said}"

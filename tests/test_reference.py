@@ -1,0 +1,112 @@
+"""The machine's speed reference (reference.py) and what reports make of it (report/speed.py): a reading is
+the real loop's, a failure is a reading with its reason, and readings apart are a warning, in a report and
+in a diff. No assertion depends on how fast the machine is."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import pytest
+
+from bridgebench import environment, reference
+from bridgebench.reference import Reading
+from bridgebench.report import speed
+from bridgebench.result import CampaignFacts
+from bridgebench.timing.analysis import current_analysis
+from tests.conftest import make_campaign
+
+FACTS = CampaignFacts(1, "s", "done", 0.0, 1.0, "sha", "m", {}, {}, 2, 2)
+
+
+def test_a_reading_runs_the_constant_loop_pinned_where_asked() -> None:
+    cpu = max(os.sched_getaffinity(0))
+    before = os.sched_getaffinity(0)
+    got = reference.read("start", cpu, iterations=reference.SKIPPED + 5)
+    assert got.iteration_s is not None and got.iteration_s > 0 and got.detail == ""
+    assert got.spread is not None and got.spread >= 0
+    assert (got.moment, got.cpu) == ("start", cpu)
+    assert os.sched_getaffinity(0) == before  # the harness's own affinity is put back
+
+
+# echo prints its arguments, not the protocol's JSON
+@pytest.mark.parametrize(("program", "reason"), [("/bin/false", "false exited with 1"), ("/bin/echo", "echo: "),
+                                                 ("/nonexistent/loop", "cannot run loop")])
+def test_a_loop_that_fails_is_a_reading_with_its_reason(monkeypatch: pytest.MonkeyPatch, program: str,
+                                                        reason: str) -> None:
+    monkeypatch.setattr(reference, "binary", lambda: Path(program))
+    got = reference.read("end", None)
+    assert got.iteration_s is None and got.detail.startswith(reason)
+
+
+def test_a_loop_that_cannot_be_built_is_a_reading_with_its_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> Path:
+        raise OSError("cc failed: no compiler")
+    monkeypatch.setattr(reference, "binary", broken)
+    got = reference.read("start", None)
+    assert got.iteration_s is None and "cannot build constant.c: cc failed" in got.detail
+
+
+def _facts(*seconds: float | None, calibrated: float | None = None) -> CampaignFacts:
+    moments = ("start", "resume", "end")[-len(seconds):] if len(seconds) < 3 else ("start", "resume", "end")
+    readings = tuple(Reading(m, float(i), 1, s, 0.01, "" if s else "cc failed")
+                     for i, (m, s) in enumerate(zip(moments, seconds, strict=True)))
+    return replace(FACTS, speed=readings, calibrated_s=calibrated, calibrated_at=0.0 if calibrated else None)
+
+
+def test_the_speed_line_says_what_was_read_and_warns_only_beyond_the_loops_own_steps() -> None:
+    assert speed.line(FACTS) is None  # a campaign stored before readings
+    calm = _facts(0.0020, 0.0021)
+    assert speed.warning(calm) is None
+    line = speed.line(calm)
+    assert line is not None and not line.startswith("WARNING")
+    assert "2 ms an iteration at the resume, 2.1 ms an iteration at the end" in line and "CPU 1" in line
+    assert "no calibration" in line
+
+    changed = _facts(0.0020, 0.0023)  # 15 % slower at the end than at the start
+    assert speed.warning(changed) == "its speed changed by 15% while the campaign ran"
+    assert (speed.line(changed) or "").startswith("WARNING: ")
+
+    slow_day = _facts(0.0020, 0.0020, calibrated=0.0014)  # steady, but 1.43 times its calibration
+    assert "1.43 times its calibration" in (speed.warning(slow_day) or "")
+    assert "calibration of 1970-01-01 00:00 UTC read 1.4 ms" in (speed.line(slow_day) or "")
+    assert speed.warning(_facts(0.0020, calibrated=0.00195)) is None
+
+    failed = _facts(None, 0.0020)
+    assert "not read at the resume (cc failed)" in (speed.line(failed) or "") and speed.warning(failed) is None
+
+
+def test_a_diff_says_when_its_two_campaigns_ran_at_different_speeds() -> None:
+    assert speed.across(FACTS, _facts(0.002)) == ""  # nothing to set it against
+    assert speed.typical(_facts(0.001, 0.004, 0.002)) == 0.002
+    same = speed.across(_facts(0.0020, 0.0020), _facts(0.0021))
+    assert same == "; the reference loop took 2 ms an iteration in A and 2.1 ms in B"
+    other = speed.across(_facts(0.0014), _facts(0.0020))
+    assert other.startswith("; THE MACHINE RAN AT ANOTHER SPEED") and "1.43 times as long" in other
+
+
+def test_a_reading_taken_after_the_analysis_is_in_the_next_one(tmp_path: Path) -> None:
+    store, cid = make_campaign(tmp_path / "s.sqlite", pexecs=2, iterations=40)
+    assert current_analysis(store, cid).campaign.speed == ()
+    # the closing reading comes after the last execution: the stored analysis must not hide it
+    store.record_speed(cid, "machine-1", 5.0, asdict(Reading("end", 5.0, 1, 0.002, 0.01)))
+    later = store.campaign(cid).created + 100
+    store.record_calibration("machine-1", later, {"created": later, "iteration_ms": 1.9})
+    facts = current_analysis(store, cid).campaign
+    assert facts.speed == (Reading("end", 5.0, 1, 0.002, 0.01),)
+    assert facts.calibrated_s is None  # made after the campaign: not the one it was judged with
+    store.record_calibration("machine-1", 0.5, {"created": 0.5, "lengths": [{"iterations": 700, "iteration_ms": 1.6},
+                                                                            {"iterations": 100, "iteration_ms": 1.4}]})
+    store.record_speed(cid, "machine-1", 6.0, asdict(Reading("end", 6.0, 1, 0.002, 0.01)))
+    facts = current_analysis(store, cid).campaign
+    assert (facts.calibrated_s, facts.calibrated_at) == (0.0014, 0.5)  # its shortest length's iteration
+
+
+def test_the_machine_says_when_it_booted_and_which_cpu_it_is_where_the_model_name_is_generic() -> None:
+    env = environment.capture()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", env["booted"] or "")  # Linux has /proc/stat
+    cpu = {"cpu family": "25", "model": "1", "stepping": "1", "microcode": "0x1000065", "model name": "AMD EPYC"}
+    assert environment._signature(cpu) == "cpu family 25, model 1, stepping 1, microcode 0x1000065"
+    assert environment._signature({"model name": "a CPU without the fields"}) is None
