@@ -89,13 +89,6 @@ def read(moment: str, cpu: int | None, iterations: int = ITERATIONS) -> Reading:
     return Reading(moment, taken, cpu, median, float((q3 - q1) / median))
 
 
-def ratio(a: Reading, b: Reading) -> float | None:
-    """How many times as long an iteration took in `b` as in `a`, where both were read."""
-    if a.iteration_s and b.iteration_s:
-        return b.iteration_s / a.iteration_s
-    return None
-
-
 def apart(r: float | None) -> bool:
     """Whether a ratio of two readings is a different speed, beyond the loop's own steps."""
     return r is not None and abs(r - 1) > APART

@@ -76,7 +76,7 @@ class CampaignFacts:
     executions_planned: int
     executions_stored: int
     speed: tuple[Reading, ...] = ()  # the reference loop's readings as it ran (reference.py), oldest first
-    calibrated_s: float | None = None  # the same loop's iteration in the machine's latest calibration
+    calibrated_s: float | None = None  # the same loop's iteration in the calibration it was judged with
     calibrated_at: float | None = None  # …and when that calibration was made
 
     @classmethod

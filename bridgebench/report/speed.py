@@ -21,7 +21,7 @@ def warning(facts: CampaignFacts) -> str | None:
     if facts.calibrated_s and read:
         worst = max((s / facts.calibrated_s for s in read), key=lambda r: abs(r - 1))
         if apart(worst):
-            return f"it ran at {worst:.2f} times its calibration's iteration, not as when calibrated"
+            return f"an iteration took {worst:.2f} times as long as in that calibration"
     return None
 
 
