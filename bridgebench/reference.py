@@ -19,10 +19,12 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from bridgebench import native
+from bridgebench.environment import Advice
 from bridgebench.protocol import ProtocolError, parse
 from bridgebench.study import PROBES_DIR
 
@@ -92,3 +94,33 @@ def read(moment: str, cpu: int | None, iterations: int = ITERATIONS) -> Reading:
 def apart(r: float | None) -> bool:
     """Whether a ratio of two readings is a different speed, beyond the loop's own steps."""
     return r is not None and abs(r - 1) > APART
+
+
+def calibrated(record: dict[str, Any] | None) -> tuple[float | None, float | None]:
+    """The loop's iteration in a stored calibration (calibrate.py), at its shortest execution length (the
+    nearest to a reading's), in seconds, and when it was made; (None, None) without one."""
+    if not record:
+        return None, None
+    lengths = record.get("lengths") or [record]  # stored before lengths: one calibration
+    ms = min(lengths, key=lambda c: c.get("iterations", 0)).get("iteration_ms")
+    return (ms / 1000 if ms else None), record.get("created")
+
+
+def advice(reading: Reading, calibration: dict[str, Any] | None) -> Advice:
+    """`doctor`'s finding: the loop's speed now, against the machine's calibration where there is one."""
+    topic = "speed now (reference loop)"
+    if not reading.iteration_s:
+        return Advice(topic, "not read", False, reading.detail)
+    now = f"{reading.iteration_s * 1000:.3g} ms an iteration"
+    then, made = calibrated(calibration)
+    if not then:
+        return Advice(topic, now, True, "no calibration of this machine in the store to set it against: run "
+                      "`bridgebench calibrate` once on a day it runs as usual")
+    ratio = reading.iteration_s / then
+    day = time.strftime("%Y-%m-%d", time.gmtime(made or 0))
+    state = f"{now}; {then * 1000:.3g} ms in the calibration of {day} ({ratio:.2f} times as long)"
+    if not apart(ratio):
+        return Advice(topic, state, True, "")
+    return Advice(topic, state, False, "not the machine as calibrated (a VM on another host, or its host slowed): "
+                  "ratios within one campaign still hold (lock-step), but a figure compared with a campaign of "
+                  "another time measures the machine too")

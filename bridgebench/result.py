@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from bridgebench.options import AdaptiveBudget, look_points
-from bridgebench.reference import Reading
+from bridgebench.reference import Reading, calibrated
 from bridgebench.store import Store
 
 
@@ -88,17 +88,7 @@ class CampaignFacts:
         calibration = store.calibration(campaign.machine, campaign.created) if store and speed else None
         return cls(campaign.id, campaign.study, campaign.state, campaign.created, campaign.finished,
                    campaign.git_sha, campaign.machine, campaign.environment, campaign.config["options"],
-                   planned, stored, speed, *_calibrated(calibration))
-
-
-def _calibrated(calibration: dict[str, Any] | None) -> tuple[float | None, float | None]:
-    """The loop's iteration in a stored calibration, at its shortest execution length (the nearest to a
-    reading's), in seconds, and when it was made; (None, None) without one."""
-    if not calibration:
-        return None, None
-    lengths = calibration.get("lengths") or [calibration]  # stored before lengths: one calibration
-    ms = min(lengths, key=lambda c: c.get("iterations", 0)).get("iteration_ms")
-    return (ms / 1000 if ms else None), calibration.get("created")
+                   planned, stored, speed, *calibrated(calibration))
 
 
 @dataclass(frozen=True)

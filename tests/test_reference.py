@@ -4,6 +4,7 @@ in a diff. No assertion depends on how fast the machine is."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import asdict, replace
@@ -15,8 +16,9 @@ from bridgebench import environment, reference
 from bridgebench.reference import Reading
 from bridgebench.report import speed
 from bridgebench.result import CampaignFacts
+from bridgebench.store import Store
 from bridgebench.timing.analysis import current_analysis
-from tests.conftest import make_campaign
+from tests.conftest import bridgebench, make_campaign
 
 FACTS = CampaignFacts(1, "s", "done", 0.0, 1.0, "sha", "m", {}, {}, 2, 2)
 
@@ -110,3 +112,29 @@ def test_the_machine_says_when_it_booted_and_which_cpu_it_is_where_the_model_nam
     cpu = {"cpu family": "25", "model": "1", "stepping": "1", "microcode": "0x1000065", "model name": "AMD EPYC"}
     assert environment._signature(cpu) == "cpu family 25, model 1, stepping 1, microcode 0x1000065"
     assert environment._signature({"model name": "a CPU without the fields"}) is None
+
+
+def test_doctor_sets_the_speed_now_against_the_calibration_it_finds() -> None:
+    now = Reading("doctor", 0.0, 1, 0.002)
+    alone = reference.advice(now, None)
+    assert (alone.ok, alone.state) == (True, "2 ms an iteration") and "bridgebench calibrate" in alone.advice
+    slow = reference.advice(now, {"created": 0.0, "lengths": [{"iterations": 100, "iteration_ms": 1.4}]})
+    assert not slow.ok and "1.4 ms in the calibration of 1970-01-01 (1.43 times as long)" in slow.state
+    assert "another host" in slow.advice
+    assert reference.advice(now, {"created": 0.0, "iteration_ms": 1.95}).ok  # within the loop's own steps
+    failed = reference.advice(Reading("doctor", 0.0, 1, None, None, "cc failed"), None)
+    assert (failed.ok, failed.state, failed.advice) == (False, "not read", "cc failed")
+
+
+def test_doctor_reads_the_speed_and_finds_this_machines_calibration_in_the_store(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite")
+    machine = environment.machine_id(environment.capture())
+    store.record_calibration(machine, 1.0, {"created": 1.0, "iteration_ms": 1e6})  # a loop of 1000 s: apart
+    store.close()
+    done = bridgebench("doctor", "--json", "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    speed_now = next(f for f in json.loads(done.stdout)["findings"] if f["topic"] == "speed now (reference loop)")
+    assert not speed_now["ok"] and "ms in the calibration of 1970-01-01" in speed_now["state"]
+    missing = bridgebench("doctor", "--json", "--store", str(tmp_path / "none.sqlite"), cwd=tmp_path)
+    assert missing.returncode == 0 and "no calibration" in missing.stdout  # never fails
+    assert not (tmp_path / "none.sqlite").exists()
