@@ -92,7 +92,7 @@ def _interrupt_then_resume(basic_study: Path, tmp_path: Path, sig: signal.Signal
     assert sorted(r[0] for r in rows(db, "SELECT seq FROM execution")) == list(range(10))
     assert rows(db, "SELECT state FROM campaign") == [("done",)]
     assert _speed_moments(db) == ["start", "resume", "end"]
-    assert "Machine speed: the reference loop (probes/c/constant.c" in result.stdout
+    assert "Machine speed: an iteration of the reference loop (probes/c/constant.c" in result.stdout
 
 
 def _speed_moments(db: Path) -> list[str]:

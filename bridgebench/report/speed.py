@@ -27,8 +27,12 @@ def warning(facts: CampaignFacts) -> str | None:
 
 def _reading(r: Reading) -> str:
     if r.iteration_s:
-        return f"{_ms(r.iteration_s)} an iteration at the {r.moment}"
-    return f"not read at the {r.moment} ({r.detail})"
+        return f"{_ms(r.iteration_s)} at the {r.moment}"
+    return f"— at the {r.moment} (not read: {r.detail})"
+
+
+def _listed(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def line(facts: CampaignFacts) -> str | None:
@@ -37,8 +41,8 @@ def line(facts: CampaignFacts) -> str | None:
         return None
     cpus = {r.cpu for r in facts.speed}
     where = f" on CPU {cpus.pop()}" if len(cpus) == 1 and None not in cpus else ""
-    out = (f"Machine speed: the reference loop (probes/c/constant.c{where}) took "
-           + ", ".join(_reading(r) for r in facts.speed))
+    out = (f"Machine speed: an iteration of the reference loop (probes/c/constant.c{where}) took "
+           + _listed([_reading(r) for r in facts.speed]))
     if facts.calibrated_s:
         made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(facts.calibrated_at or 0))
         out += f"; the machine's calibration of {made} read {_ms(facts.calibrated_s)}"
