@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import signal
 import sqlite3
@@ -182,6 +183,8 @@ def test_a_quick_load_campaign_checks_measures_every_phase_and_reports(study: Pa
                     "## Overload"):
         assert heading in markdown
     assert "| invalid | Python, 2 ms a request | agrees | 400 |" in markdown
+    assert re.search(r"Machine speed: an iteration of the reference loop \(probes/c/constant\.c[^)]*\) took "
+                     r"[\d.]+ [mµ]?s at the start and [\d.]+ [mµ]?s at the end", markdown)  # a load campaign too
     page = (reports / "load-fixture-1.html").read_text()
     assert page.count("<polyline") >= 4 * 2 + 2 * 2  # a percentile line per phase and server, p50/p99 per server
     assert "Latency against rate" in page and "Latency by percentile" in page and "<script" not in page
