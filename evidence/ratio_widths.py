@@ -4,8 +4,9 @@ and largest half-width (half the interval's log width, as a share), how many lie
 process executions (or lock-step blocks) they rest on, with their median, and for lock-step ratios the medians of
 the spread within blocks and between them (the report's ratio_within_sd and ratio_between_sd), and what a round
 lasted (ratio_round_s: each benchmark's median over the pool, the shortest and the longest of those); last, how
-many executions the disturbance audit flagged, and the most steal it saw. Several reports (campaigns of one
-budget) are read as one pool. A reading of reports, not a test.
+many executions the disturbance audit flagged, and the most steal it saw, and the range of the machine's speed
+readings (the reference loop's iteration at each campaign's start and end: bridgebench/reference.py). Several
+reports (campaigns of one budget) are read as one pool. A reading of reports, not a test.
 
     .venv/bin/python evidence/ratio_widths.py results/lua-vms-1.json [more.json ...] [--within 0.05]
 """
@@ -27,10 +28,11 @@ def main() -> None:
     ap.add_argument("--within", type=float, default=0.05)
     args = ap.parse_args()
     by_mechanism: dict[str, list[dict]] = {}  # each ratio's cell
-    audits = []
+    audits, readings = [], []
     for path in args.report:
         report = json.loads(path.read_text())
         audits.append(report["audit"])
+        readings += [r["iteration_s"] for r in report["campaign"].get("speed", []) if r["iteration_s"]]
         for cell in report["cells"]:
             if cell["ratio"] and cell["mechanism"] != report["baseline"]:
                 by_mechanism.setdefault(cell["mechanism"], []).append(cell)
@@ -50,6 +52,8 @@ def main() -> None:
     steal = max((a["steal_cores_max"] or 0.0 for a in audits if a["audited"]), default=0.0)
     print(f"\nthe audit flagged {flagged} of {audited} executions in {len(audits)} report(s); steal up to "
           f"{steal:.2f} cores")
+    print(f"the reference loop: {fmt.duration(min(readings))}–{fmt.duration(max(readings))} an iteration in "
+          f"{len(readings)} readings" if readings else "the reference loop: no readings (campaigns stored before them)")
 
 
 def _rounds(cells: list[dict]) -> str:
