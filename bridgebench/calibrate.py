@@ -22,13 +22,13 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bridgebench import environment
+from bridgebench import environment, reference
 from bridgebench.reference import FLAGS, PASSES, SOURCE
 from bridgebench.runner import OK, Execution, execute
 from bridgebench.stats.classify import FLAT, classify_execution
@@ -84,9 +84,11 @@ class MachineCalibration:
     machine: str
     created: float
     lengths: tuple[Calibration, ...]
+    described: dict[str, Any] = field(default_factory=dict)  # the boot and CPU it was made on (reference.py)
 
     def to_json(self) -> dict[str, Any]:
-        return {"machine": self.machine, "created": self.created, "lengths": [c.to_json() for c in self.lengths]}
+        return {"machine": self.machine, "created": self.created, "lengths": [c.to_json() for c in self.lengths],
+                "described": self.described}
 
 
 def flat_share(series: list[np.ndarray], delta: float) -> float:
@@ -128,10 +130,11 @@ def judge(series: list[np.ndarray], machine: str) -> Calibration:
         startup_profile=tuple(float(x) for x in profile))
 
 
-def judge_lengths(series: dict[int, list[np.ndarray]], machine: str) -> MachineCalibration:
+def judge_lengths(series: dict[int, list[np.ndarray]], machine: str, described: dict[str, Any] | None = None
+                  ) -> MachineCalibration:
     """The calibration at each length measured (iterations -> its executions' series), shortest first."""
     lengths = sorted((judge(s, machine) for s in series.values()), key=lambda c: c.execution_s)
-    return MachineCalibration(machine, min(c.created for c in lengths), tuple(lengths))
+    return MachineCalibration(machine, min(c.created for c in lengths), tuple(lengths), described or {})
 
 
 def build(build_dir: Path) -> Path:
@@ -168,13 +171,10 @@ def measure(build_dir: Path, executions: int = EXECUTIONS, lengths: tuple[int, .
     return series
 
 
-def this_machine() -> str:
-    return environment.machine_id(environment.capture())
-
-
 def calibrate(build_dir: Path, executions: int = EXECUTIONS, lengths: tuple[int, ...] = LENGTHS,
               on_execution: Callable[[int, int, Execution], None] | None = None) -> MachineCalibration:
     """Measure this machine at each length and judge the δ that follows: what `bridgebench calibrate`
     stores with the machine."""
-    machine = this_machine()
-    return judge_lengths(measure(build_dir, executions, lengths, on_execution=on_execution), machine)
+    env = environment.capture()
+    return judge_lengths(measure(build_dir, executions, lengths, on_execution=on_execution),
+                         environment.machine_id(env), reference.described(env))

@@ -401,7 +401,7 @@ def doctor(store_location: opt.StoreOpt = opt.DEFAULT_STORE, as_json: opt.JsonOp
     env = environment.capture()
     findings = environment.doctor(env)
     findings.append(reference.advice(reference.read("doctor", lock_cpu()),
-                                     _calibration_or_none(store_location, environment.machine_id(env))))
+                                     _calibration_or_none(store_location, environment.machine_id(env)), env))
     if as_json:
         _print_json({"environment": env, "findings": [f.__dict__ for f in findings]})
         return

@@ -106,7 +106,26 @@ def calibrated(record: dict[str, Any] | None) -> tuple[float | None, float | Non
     return (ms / 1000 if ms else None), record.get("created")
 
 
-def advice(reading: Reading, calibration: dict[str, Any] | None) -> Advice:
+# What says which boot and which CPU a calibration was made on (environment.capture): the machine's id stays
+# the same across boots, and a VM booted again may run on another host.
+DESCRIBED = ("booted", "cpu_signature")
+
+
+def described(env: dict[str, Any]) -> dict[str, Any]:
+    return {k: env.get(k) for k in DESCRIBED}
+
+
+def elsewhere(record: dict[str, Any] | None, env: dict[str, Any]) -> str | None:
+    """How the machine differs from the one a calibration was made on (another boot, another CPU), or None
+    where they agree or either does not say."""
+    made = (record or {}).get("described") or {}
+    said = [f"{what} ({made[k]}; now {env[k]})" for k, what in (("cpu_signature", "another CPU"),
+                                                                ("booted", "another boot"))
+            if made.get(k) and env.get(k) and made[k] != env[k]]
+    return "the calibration was made on " + " and ".join(said) if said else None
+
+
+def advice(reading: Reading, calibration: dict[str, Any] | None, env: dict[str, Any] | None = None) -> Advice:
     """`doctor`'s finding: the loop's speed now, against the machine's calibration where there is one."""
     topic = "speed now (reference loop)"
     if not reading.iteration_s:
@@ -119,8 +138,9 @@ def advice(reading: Reading, calibration: dict[str, Any] | None) -> Advice:
     ratio = reading.iteration_s / then
     day = time.strftime("%Y-%m-%d", time.gmtime(made or 0))
     state = f"{now}; {then * 1000:.3g} ms in the calibration of {day} ({ratio:.2f} times as long)"
+    other = elsewhere(calibration, env or {})
     if not apart(ratio):
-        return Advice(topic, state, True, "")
-    return Advice(topic, state, False, "not the machine as calibrated (a VM on another host, or its host slowed): "
-                  "ratios within one campaign still hold (lock-step), but a figure compared with a campaign of "
-                  "another time measures the machine too")
+        return Advice(topic, state, True, f"{other}" if other else "")
+    return Advice(topic, state, False, "not the machine as calibrated (a VM on another host, or its host slowed"
+                  + (f"; {other}" if other else "") + "): ratios within one campaign still hold (lock-step), but "
+                  "a figure compared with a campaign of another time measures the machine too")

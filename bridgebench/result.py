@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from bridgebench.options import AdaptiveBudget, look_points
-from bridgebench.reference import Reading, calibrated
+from bridgebench.reference import Reading, calibrated, elsewhere
 from bridgebench.store import Store
 
 
@@ -78,6 +78,7 @@ class CampaignFacts:
     speed: tuple[Reading, ...] = ()  # the reference loop's readings as it ran (reference.py), oldest first
     calibrated_s: float | None = None  # the same loop's iteration in the calibration it was judged with
     calibrated_at: float | None = None  # …and when that calibration was made
+    calibrated_elsewhere: str | None = None  # …and on another boot or CPU than the campaign's (reference.py)
 
     @classmethod
     def of(cls, campaign: Any, planned: int, stored: int, store: Store | None = None) -> CampaignFacts:
@@ -88,7 +89,7 @@ class CampaignFacts:
         calibration = store.calibration(campaign.machine, campaign.created) if store and speed else None
         return cls(campaign.id, campaign.study, campaign.state, campaign.created, campaign.finished,
                    campaign.git_sha, campaign.machine, campaign.environment, campaign.config["options"],
-                   planned, stored, speed, *calibrated(calibration))
+                   planned, stored, speed, *calibrated(calibration), elsewhere(calibration, campaign.environment))
 
 
 @dataclass(frozen=True)

@@ -98,6 +98,8 @@ def test_calibrate_stores_the_delta_and_later_campaigns_on_the_machine_use_it(ba
     assert [c["iterations"] for c in found] == [60, 180] and all(c["executions"] == 3 for c in found)
     assert all(c["delta_relative"] in DELTAS for c in found)
     assert len(rows(store, "SELECT * FROM calibration")) == 1
+    described = json.loads(done.stdout)["described"]  # the boot and CPU it was made on (reference.py)
+    assert set(described) == {"booted", "cpu_signature"} and described["booted"]
     after = bridgebench("run", str(basic_study), "--benchmarks", "ok", "-p", "2", "-i", "60", "--store", str(store),
                         "--json", cwd=tmp_path)
     assert after.returncode == 0, after.stderr

@@ -10,9 +10,11 @@ import re
 from dataclasses import asdict, replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bridgebench import environment, reference
+from bridgebench.calibrate import judge_lengths
 from bridgebench.reference import Reading
 from bridgebench.report import speed
 from bridgebench.result import CampaignFacts
@@ -140,3 +142,28 @@ def test_doctor_reads_the_speed_and_finds_this_machines_calibration_in_the_store
     missing = bridgebench("doctor", "--json", "--store", str(tmp_path / "none.sqlite"), cwd=tmp_path)
     assert missing.returncode == 0 and "no calibration" in missing.stdout  # never fails
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_a_calibration_says_which_boot_and_cpu_it_was_made_on_and_reports_and_doctor_say_when_they_differ(
+        tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    env = {"booted": "2026-11-24 06:00:00 UTC", "cpu_signature": "cpu family 25, model 17", "hostname": "vm"}
+    made = judge_lengths({100: [rng.normal(1.4e-3, 1e-5, 100) for _ in range(5)]}, "m", reference.described(env))
+    record = made.to_json()
+    assert record["described"] == {"booted": "2026-11-24 06:00:00 UTC", "cpu_signature": "cpu family 25, model 17"}
+    assert reference.elsewhere(record, env) is None  # the same boot and CPU
+    now = {**env, "booted": "2026-11-27 07:39:41 UTC", "cpu_signature": "cpu family 25, model 1"}
+    said = reference.elsewhere(record, now)
+    assert said == ("the calibration was made on another CPU (cpu family 25, model 17; now cpu family 25, model 1) "
+                    "and another boot (2026-11-24 06:00:00 UTC; now 2026-11-27 07:39:41 UTC)")
+    assert reference.elsewhere({"iteration_ms": 1.4}, now) is None  # stored before calibrations said
+    slow = reference.advice(Reading("doctor", 0.0, 1, 0.002), record, now)
+    assert not slow.ok and "another boot" in slow.advice
+    # a campaign of the later boot, judged with that calibration: its report's line says so
+    store, cid = make_campaign(tmp_path / "s.sqlite", pexecs=2, iterations=40)
+    with store.transaction() as db:
+        db.execute("UPDATE campaign SET environment_json=?", (json.dumps(now),))
+    store.record_calibration("machine-1", 0.5, {**record, "created": 0.5})
+    store.record_speed(cid, "machine-1", 5.0, asdict(Reading("start", 5.0, 1, 0.002, 0.01)))
+    facts = current_analysis(store, cid).campaign
+    assert facts.calibrated_elsewhere == said and said in (speed.line(facts) or "")

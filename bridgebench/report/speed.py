@@ -46,6 +46,7 @@ def line(facts: CampaignFacts) -> str | None:
     if facts.calibrated_s:
         made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(facts.calibrated_at or 0))
         out += f"; the machine's calibration of {made} read {_ms(facts.calibrated_s)}"
+        out += f" ({facts.calibrated_elsewhere})" if facts.calibrated_elsewhere else ""
     else:
         out += "; the machine has no calibration to set it against (`bridgebench calibrate`)"
     why = warning(facts)
