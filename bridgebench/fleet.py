@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bridgebench import environment, instructions, native
+from bridgebench import environment, instructions, native, reference
 from bridgebench.build import BuildResult, build_study, default_root
 from bridgebench.campaign import engine
 from bridgebench.campaign.kind import CampaignError, CheckRow
@@ -39,6 +39,7 @@ from bridgebench.options import TimingOptions, read
 from bridgebench.store import Store, StoreError
 from bridgebench.store import postgres as store_postgres
 from bridgebench.study import Study, StudyError, find_study, read_study
+from bridgebench.timing.lockstep import lock_cpu
 
 QUEUE = "bridgebench"
 TASK_NAME = "bridgebench.execute"
@@ -141,13 +142,14 @@ def _jobs(store: Store, campaign_id: int, statuses: tuple[str, ...] = ("todo", "
 @dataclass
 class _Worker:
     """What the worker process keeps between jobs: its store connections (one per thread), its machine's
-    identity, and the builds it has made."""
+    identity, the builds it has made, and the campaigns whose speed it has read."""
 
     location: str
     build_dir: Path | None  # None: each study's default (build.default_root)
     machine: str = ""
     builds: dict[tuple[str, tuple[str, ...]], dict[str, BuildResult]] = field(default_factory=dict)
     local: threading.local = field(default_factory=threading.local)
+    read: set[int] = field(default_factory=set)  # the campaigns whose speed it has read on this machine
 
     def store(self) -> Store:
         store = getattr(self.local, "store", None)
@@ -195,6 +197,9 @@ def _execute(campaign_id: int, seq: int) -> str:
     if task is None:
         raise FleetError(f"campaign {campaign_id} has no planned execution {seq}")
     with _machine_lock(), TIMING.executor(store, study, campaign_id, options, builds) as execute:
+        if campaign_id not in state.read:  # this machine's speed, once a campaign, beside the others' (reference.py)
+            engine.record_speed(store, campaign_id, state.machine, reference.read("worker's start", lock_cpu()))
+            state.read.add(campaign_id)
         engine.run_tasks(store, campaign_id, [task], execute, machine=state.machine)
     engine.done_if_complete(store, campaign_id)
     return "stored"

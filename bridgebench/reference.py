@@ -49,6 +49,7 @@ class Reading:
     iteration_s: float | None
     spread: float | None = None  # the iterations' interquartile range over their median
     detail: str = ""
+    machine: str = ""  # the machine that took it, as the store keeps it (a fleet's worker, or the campaign's)
 
 
 def binary() -> Path:

@@ -123,6 +123,9 @@ def test_two_machines_show_up_apart_in_status_and_report(basic_study: Path, tmp_
     assert "8/8 process executions stored" in terminal.stdout
     report = bridgebench("report", str(cid), "--store", postgres_db, "--format", "markdown", cwd=tmp_path).stdout
     assert "## Machines" in report and ("| consistent |" in report or "| distinguishable |" in report)
+    # each worker read its machine's speed once for the campaign, and the report says whose reading is whose
+    said = " ".join(report.split())
+    assert "at the worker's start on machine" in said and said.count("at the worker's start") == 2
 
 
 def test_a_server_restart_mid_campaign_loses_nothing(basic_study: Path, tmp_path: Path, postgres_db: str) -> None:

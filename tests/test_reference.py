@@ -84,6 +84,22 @@ def test_the_speed_line_says_what_was_read_and_warns_only_beyond_the_loops_own_s
     assert speed.warning(failed) is None
 
 
+def test_a_fleets_readings_are_said_per_machine_and_a_workers_change_is_its_own() -> None:
+    own = (Reading("start", 0.0, 1, 0.0020), Reading("end", 9.0, 1, 0.0020))
+    worker = (Reading("worker's start", 1.0, 1, 0.0030, machine="w2"), Reading("worker's start", 2.0, 1, 0.0031,
+                                                                                machine="w3"))
+    fleet = replace(FACTS, speed=own + worker)
+    line = speed.line(fleet) or ""
+    assert ("took 2 ms at the start and 2 ms at the end on machine m; 3 ms at the worker's start on machine w2; "
+            "3.1 ms at the worker's start on machine w3;") in line
+    assert speed.warning(fleet) is None  # other machines may be other hardware: the Machines table says how
+    assert speed.typical(fleet) == 0.002  # the campaign's own machine's
+    moved = replace(FACTS, speed=(Reading("worker's start", 1.0, 1, 0.0030, machine="w2"),
+                                  Reading("worker's start", 5.0, 1, 0.0040, machine="w2")))
+    assert speed.warning(moved) == "its speed changed by 33% on machine w2 while the campaign ran"
+    assert speed.typical(moved) == 0.0035  # enqueued, run by workers only: theirs
+
+
 def test_a_diff_says_when_its_two_campaigns_ran_at_different_speeds() -> None:
     assert speed.across(FACTS, _facts(0.002)) == ""  # nothing to set it against
     assert speed.typical(_facts(0.001, 0.004, 0.002)) == 0.002
@@ -101,7 +117,7 @@ def test_a_reading_taken_after_the_analysis_is_in_the_next_one(tmp_path: Path) -
     later = store.campaign(cid).created + 100
     store.record_calibration("machine-1", later, {"created": later, "iteration_ms": 1.9})
     facts = current_analysis(store, cid).campaign
-    assert facts.speed == (Reading("end", 5.0, 1, 0.002, 0.01),)
+    assert facts.speed == (Reading("end", 5.0, 1, 0.002, 0.01, machine="machine-1"),)  # with who took it
     assert facts.calibrated_s is None  # made after the campaign: not the one it was judged with
     store.record_calibration("machine-1", 0.5, {"created": 0.5, "lengths": [{"iterations": 700, "iteration_ms": 1.6},
                                                                             {"iterations": 100, "iteration_ms": 1.4}]})

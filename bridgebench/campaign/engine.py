@@ -171,8 +171,13 @@ def done_if_complete(store: Store, campaign_id: int) -> None:
 def read_speed(store: Store, campaign_id: int, moment: str) -> None:
     """The reference loop's speed on the CPU the lock-step blocks use, stored with the campaign
     (reference.py): the report sets it against the machine's calibration and other campaigns."""
-    reading = reference.read(moment, lock_cpu())
-    store.record_speed(campaign_id, store.campaign(campaign_id).machine, reading.taken, asdict(reading))
+    record_speed(store, campaign_id, store.campaign(campaign_id).machine, reference.read(moment, lock_cpu()))
+
+
+def record_speed(store: Store, campaign_id: int, machine: str, reading: reference.Reading) -> None:
+    """Store a reading with the machine that took it (the store keeps the machine beside the reading)."""
+    store.record_speed(campaign_id, machine, reading.taken, {k: v for k, v in asdict(reading).items()
+                                                            if k != "machine"})
 
 
 def run_pending(store: Store, kind: Kind, study: Study, campaign_id: int, options: Options,

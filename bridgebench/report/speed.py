@@ -13,15 +13,26 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.3g} ms"
 
 
+def _by_machine(facts: CampaignFacts) -> dict[str, list[Reading]]:
+    """The readings by the machine that took them, the campaign's own first (a fleet's workers take theirs
+    on their own machines; readings stored without one are the campaign's)."""
+    groups: dict[str, list[Reading]] = {facts.machine: []}
+    for r in facts.speed:
+        groups.setdefault(r.machine or facts.machine, []).append(r)
+    return {m: rs for m, rs in groups.items() if rs}
+
+
 def warning(facts: CampaignFacts) -> str | None:
     """Why the readings say the machine was not as usual, or None."""
-    read = [r.iteration_s for r in facts.speed if r.iteration_s]
-    if len(read) >= 2 and apart(max(read) / min(read)):
-        return f"its speed changed by {max(read) / min(read) - 1:.0%} while the campaign ran"
-    if facts.calibrated_s and read:
-        worst = max((s / facts.calibrated_s for s in read), key=lambda r: abs(r - 1))
-        if apart(worst):
-            return f"an iteration took {worst:.2f} times as long as in that calibration"
+    for machine, readings in _by_machine(facts).items():
+        read = [r.iteration_s for r in readings if r.iteration_s]
+        where = "" if machine == facts.machine else f" on machine {machine}"
+        if len(read) >= 2 and apart(max(read) / min(read)):
+            return f"its speed changed by {max(read) / min(read) - 1:.0%}{where} while the campaign ran"
+        if facts.calibrated_s and read and machine == facts.machine:
+            worst = max((s / facts.calibrated_s for s in read), key=lambda r: abs(r - 1))
+            if apart(worst):
+                return f"an iteration took {worst:.2f} times as long as in that calibration"
     return None
 
 
@@ -41,8 +52,11 @@ def line(facts: CampaignFacts) -> str | None:
         return None
     cpus = {r.cpu for r in facts.speed}
     where = f" on CPU {cpus.pop()}" if len(cpus) == 1 and None not in cpus else ""
+    groups = _by_machine(facts)
     out = (f"Machine speed: an iteration of the reference loop (probes/c/constant.c{where}) took "
-           + _listed([_reading(r) for r in facts.speed]))
+           + "; ".join(_listed([_reading(r) for r in readings])
+                       + ("" if machine == facts.machine and len(groups) == 1 else f" on machine {machine}")
+                       for machine, readings in groups.items()))
     if facts.calibrated_s:
         made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(facts.calibrated_at or 0))
         out += f"; the machine's calibration of {made} read {_ms(facts.calibrated_s)}"
@@ -58,7 +72,9 @@ def line(facts: CampaignFacts) -> str | None:
 
 def typical(facts: CampaignFacts) -> float | None:
     """The campaign's reference iteration: the median of its readings, or None without one."""
-    read = sorted(r.iteration_s for r in facts.speed if r.iteration_s)
+    groups = _by_machine(facts)
+    own = groups.get(facts.machine) or [r for rs in groups.values() for r in rs]  # a fleet's: its workers'
+    read = sorted(r.iteration_s for r in own if r.iteration_s)
     if not read:
         return None
     middle = len(read) // 2

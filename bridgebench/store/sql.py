@@ -490,9 +490,9 @@ class Store:
                        (campaign_id, taken, machine, json.dumps(record, sort_keys=True)))
 
     def speed_readings(self, campaign_id: int) -> list[dict[str, Any]]:
-        """The campaign's readings of the reference loop, oldest first."""
-        return [json.loads(r[0]) for r in self.db.execute(
-            "SELECT record_json FROM speed_reading WHERE campaign_id=? ORDER BY taken", (campaign_id,))]
+        """The campaign's readings of the reference loop, oldest first, each with the machine that took it."""
+        return [{**json.loads(r[0]), "machine": r[1]} for r in self.db.execute(
+            "SELECT record_json, machine FROM speed_reading WHERE campaign_id=? ORDER BY taken", (campaign_id,))]
 
     def record_execution(self, campaign_id: int, task: Task, run: Execution, machine: str | None = None) -> int:
         """Everything about one process execution in one transaction: all of it is stored, or none.
