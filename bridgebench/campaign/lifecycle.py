@@ -95,6 +95,8 @@ def signals_interrupt() -> None:
         SIGNALLED.append(signum)
         raise KeyboardInterrupt
 
+    SIGNALLED.clear()  # only what this command is sent counts
+
     signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)
 
