@@ -141,7 +141,7 @@ def advice(reading: Reading, calibration: dict[str, Any] | None, env: dict[str, 
     state = f"{now}; {then * 1000:.3g} ms in the calibration of {day} ({ratio:.2f} times as long)"
     other = elsewhere(calibration, env or {})
     if not apart(ratio):
-        return Advice(topic, state, True, f"{other}" if other else "")
+        return Advice(topic, state, True, other or "")
     return Advice(topic, state, False, "not the machine as calibrated (a VM on another host, or its host slowed"
                   + (f"; {other}" if other else "") + "): ratios within one campaign still hold (lock-step), but "
                   "a figure compared with a campaign of another time measures the machine too")
