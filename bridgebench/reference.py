@@ -80,6 +80,10 @@ def read(moment: str, cpu: int | None, iterations: int = ITERATIONS) -> Reading:
         proc.kill()
         proc.communicate()
         return Reading(moment, taken, cpu, None, None, f"{program.name} did not end within {TIMEOUT_S:g} s")
+    except BaseException:  # an interrupt: the loop does not outlive the harness's run
+        proc.kill()
+        proc.wait()
+        raise
     if proc.returncode != 0:
         return Reading(moment, taken, cpu, None, None,
                        f"{program.name} exited with {proc.returncode}: {err.strip()[-200:]}")

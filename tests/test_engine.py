@@ -106,3 +106,19 @@ def test_an_interrupt_that_surfaces_as_another_error_is_still_the_interrupt(tmp_
     monkeypatch.setattr(lifecycle, "SIGNALLED", [signal.SIGINT])
     with pytest.raises(lifecycle.Interrupted, match="before the campaign started"):
         lifecycle._run(TIMING, study, store, begin, lifecycle.QUIET)
+
+
+def test_an_interrupt_during_a_speed_reading_leaves_the_campaign_interrupted(tmp_path: Path, basic_study: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    study = read_study(basic_study)
+    store = Store(tmp_path / "s.sqlite")
+    options = timing.options_for(study, "quick", None, None)
+    cid = engine.create(store, TIMING, study, options, _builds(list(options.mechanisms)), [])
+
+    def interrupted(moment: str, cpu: int | None) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine.reference, "read", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        engine.run_pending(store, TIMING, study, cid, options, _builds(list(options.mechanisms)))
+    assert store.campaign(cid).state == "interrupted" and store.speed_readings(cid) == []

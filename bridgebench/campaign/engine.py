@@ -183,16 +183,18 @@ def record_speed(store: Store, campaign_id: int, machine: str, reading: referenc
 def run_pending(store: Store, kind: Kind, study: Study, campaign_id: int, options: Options,
                 builds: dict[str, BuildResult], on_execution: OnExecution | None = None) -> None:
     """Run what is left of the plan (with an adaptive budget, round after round until the cells settle),
-    between two readings of the machine's speed. On Ctrl-C the execution in flight is killed and discarded,
-    the campaign is marked interrupted, and the interrupt goes on up (with no closing reading)."""
-    read_speed(store, campaign_id, "resume" if store.done_seqs(campaign_id) else "start")
-    _run_pending(store, kind, study, campaign_id, options, builds, on_execution)
-    read_speed(store, campaign_id, "end")
+    between two readings of the machine's speed. On Ctrl-C (a reading's included) the execution in flight is
+    killed and discarded, the campaign is marked interrupted, and the interrupt goes on up (with no closing
+    reading)."""
+    with running(store, campaign_id):
+        read_speed(store, campaign_id, "resume" if store.done_seqs(campaign_id) else "start")
+        _run_pending(store, kind, study, campaign_id, options, builds, on_execution)
+        read_speed(store, campaign_id, "end")
 
 
 def _run_pending(store: Store, kind: Kind, study: Study, campaign_id: int, options: Options,
                  builds: dict[str, BuildResult], on_execution: OnExecution | None = None) -> None:
-    with running(store, campaign_id), kind.executor(store, study, campaign_id, options, builds) as execute:
+    with kind.executor(store, study, campaign_id, options, builds) as execute:
         budget = options.adaptive
         if budget is None:
             run_tasks(store, campaign_id, store.pending(campaign_id), execute, on_execution)
