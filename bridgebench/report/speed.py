@@ -3,6 +3,7 @@ reference loop read, beside the machine's calibration, and a warning when they a
 
 from __future__ import annotations
 
+import statistics
 import time
 
 from bridgebench.reference import APART, Reading, apart
@@ -74,11 +75,8 @@ def typical(facts: CampaignFacts) -> float | None:
     """The campaign's reference iteration: the median of its readings, or None without one."""
     groups = _by_machine(facts)
     own = groups.get(facts.machine) or [r for rs in groups.values() for r in rs]  # a fleet's: its workers'
-    read = sorted(r.iteration_s for r in own if r.iteration_s)
-    if not read:
-        return None
-    middle = len(read) // 2
-    return read[middle] if len(read) % 2 else (read[middle - 1] + read[middle]) / 2
+    read = [r.iteration_s for r in own if r.iteration_s]
+    return statistics.median(read) if read else None
 
 
 def across(a: CampaignFacts, b: CampaignFacts) -> str:
