@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from bridgebench import reference
 from bridgebench.build import BuildResult
 from bridgebench.calibrate import FLAT_TARGET, MachineCalibration
 from bridgebench.campaign.kind import CheckRow, Kind
@@ -19,6 +20,7 @@ from bridgebench.campaign.lifecycle import OnExecution
 from bridgebench.environment import Advice
 from bridgebench.fleet import Status
 from bridgebench.options import delta_table
+from bridgebench.reference import Reading
 from bridgebench.report.terminal import grid
 from bridgebench.runner import OK, Execution, Task
 from bridgebench.selftest import FAIL, INCONCLUSIVE, PASS, Finding, SelftestReport, Tally
@@ -76,8 +78,13 @@ class Drawn:
         with Progress(*columns, console=self.console, disable=log, transient=False) as progress:
             bar = progress.add_task(f"{study.name}", total=total, completed=done)
             stored = [done]
+            said_speed: list[str | None] = []
 
             def on_execution(task: Task, run: Execution) -> None:
+                if not said_speed:  # the run's opening reading is stored by now: a slow machine shows at once
+                    said_speed.append(speed_now(store, campaign_id))
+                    if said_speed[0]:
+                        progress.console.print(escape(said_speed[0]), highlight=False, soft_wrap=True)
                 # An adaptive budget adds rounds as it goes: the total is what is stored and what is pending now
                 # (a count, not the whole plan read again after every execution).
                 stored[0] += 1
@@ -95,6 +102,20 @@ class Drawn:
                         highlight=False)
 
             yield on_execution
+
+
+def speed_now(store: Store, campaign_id: int) -> str | None:
+    """The run's opening speed reading against the calibration the campaign is judged with, as doctor says it
+    (reference.advice), or None before there is one."""
+    readings = store.speed_readings(campaign_id)
+    if not readings:
+        return None
+    campaign = store.campaign(campaign_id)
+    said = reference.advice(Reading(**readings[-1]), store.calibration(campaign.machine, campaign.created),
+                            campaign.environment)
+    if said.ok:
+        return f"machine speed: {said.state}" + (f" ({said.advice})" if said.advice else "")
+    return f"machine speed: {said.state}; WARNING: {said.advice}"
 
 
 def list_tables(studies: list[dict[str, Any]], campaigns: list[dict[str, Any]], store: str) -> list[Table]:

@@ -92,6 +92,9 @@ def _interrupt_then_resume(basic_study: Path, tmp_path: Path, sig: signal.Signal
     assert sorted(r[0] for r in rows(db, "SELECT seq FROM execution")) == list(range(10))
     assert rows(db, "SELECT state FROM campaign") == [("done",)]
     assert _speed_moments(db) == ["start", "resume", "end"]
+    # the progress says the machine's speed before the first execution of the run
+    progress = result.stderr[:result.stderr.index("[4/10]")]
+    assert "machine speed: " in progress and "ms an iteration" in progress
     assert "Machine speed: an iteration of the reference loop (probes/c/constant.c" in result.stdout
 
 

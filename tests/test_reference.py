@@ -15,6 +15,7 @@ import pytest
 
 from bridgebench import environment, reference
 from bridgebench.calibrate import judge_lengths
+from bridgebench.cli_views import speed_now
 from bridgebench.reference import Reading
 from bridgebench.report import speed
 from bridgebench.result import CampaignFacts
@@ -183,3 +184,15 @@ def test_a_calibration_says_which_boot_and_cpu_it_was_made_on_and_reports_and_do
     store.record_speed(cid, "machine-1", 5.0, asdict(Reading("start", 5.0, 1, 0.002, 0.01)))
     facts = current_analysis(store, cid).campaign
     assert facts.calibrated_elsewhere == said and said in (speed.line(facts) or "")
+
+
+def test_a_run_says_the_speed_it_opened_at_against_the_campaigns_calibration(tmp_path: Path) -> None:
+    store, cid = make_campaign(tmp_path / "s.sqlite", pexecs=2, iterations=40)
+    assert speed_now(store, cid) is None  # no reading yet
+    store.record_speed(cid, "machine-1", 5.0, asdict(Reading("start", 5.0, 1, 0.002, 0.01)))
+    assert speed_now(store, cid) == ("machine speed: 2 ms an iteration (no calibration of this machine in the store "
+                                     "to set it against: run `bridgebench calibrate` once on a day it runs as usual)")
+    store.record_calibration("machine-1", 0.5, {"created": 0.5, "iteration_ms": 1.4})
+    said = speed_now(store, cid) or ""
+    assert said.startswith("machine speed: 2 ms an iteration; 1.4 ms in the calibration of 1970-01-01 (1.43 times "
+                           "as long); WARNING: not the machine as calibrated")
