@@ -14,7 +14,6 @@ slowly, so a reading near its calibration is no proof that the machine was as us
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from bridgebench import native
+from bridgebench.affinity import spawning_on
 from bridgebench.environment import Advice
 from bridgebench.protocol import ProtocolError, parse
 from bridgebench.study import PROBES_DIR
@@ -64,16 +64,12 @@ def read(moment: str, cpu: int | None, iterations: int = ITERATIONS) -> Reading:
         program = binary()
     except OSError as e:
         return Reading(moment, taken, cpu, None, None, f"cannot build {SOURCE.name}: {str(e)[:200]}")
-    mine = os.sched_getaffinity(0)
     try:
-        if cpu is not None:  # the thread's affinity is what the child inherits; put back at once
-            os.sched_setaffinity(0, {cpu})
-        proc = subprocess.Popen([str(program), str(iterations), str(PASSES)], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with spawning_on(cpu):
+            proc = subprocess.Popen([str(program), str(iterations), str(PASSES)], stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     except OSError as e:
         return Reading(moment, taken, cpu, None, None, f"cannot run {program.name}: {e.strerror}")
-    finally:
-        os.sched_setaffinity(0, mine)
     try:
         out, err = proc.communicate(timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:

@@ -11,27 +11,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 
 from scipy import stats
 
 from bridgebench import reference
+from bridgebench.affinity import spawning_on
 from bridgebench.report import fmt
 from bridgebench.timing.lockstep import lock_cpu
 
 
 def probe_median(command: list[str], cpu: int | None) -> float:
     """The median iteration of one run of a probe command (the times of its last stdout line)."""
-    mine = os.sched_getaffinity(0)
-    try:
-        if cpu is not None:
-            os.sched_setaffinity(0, {cpu})
-        done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
-    finally:
-        os.sched_setaffinity(0, mine)
-    return statistics.median(json.loads(done.stdout.strip().splitlines()[-1])["times"])
+    with spawning_on(cpu):
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=600)
+    if proc.returncode != 0:
+        raise SystemExit(f"{command[0]} exited with {proc.returncode}: {err.strip()[-300:]}")
+    return statistics.median(json.loads(out.strip().splitlines()[-1])["times"])
 
 
 def main() -> None:

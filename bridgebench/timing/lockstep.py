@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from bridgebench import audit
+from bridgebench.affinity import spawning_on
 from bridgebench.protocol import ProtocolError, parse
 from bridgebench.runner import (
     ABANDONED,
@@ -139,19 +140,16 @@ def _spawn(member: Member, cpu: int | None, launch: Path | None, usage: UsageFil
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     live = _Live(member, None, usage.path, started=time.time(), t0=time.monotonic())
-    mine = os.sched_getaffinity(0)
     try:
-        if cpu is not None:  # this thread's affinity is what the fork inherits; put back at once
-            os.sched_setaffinity(0, {cpu})
-        live.proc = subprocess.Popen(command, stdin=in_r, stdout=out_w, stderr=err_w, env=env, cwd=member.cwd,
-                                     start_new_session=True, pass_fds=(usage.fd,) if launch else ())
+        with spawning_on(cpu):
+            live.proc = subprocess.Popen(command, stdin=in_r, stdout=out_w, stderr=err_w, env=env, cwd=member.cwd,
+                                         start_new_session=True, pass_fds=(usage.fd,) if launch else ())
     except OSError as e:
         live.failure = (SPAWN_FAILED, f"cannot start {member.argv[0]}: {e.strerror}")
         for fd in (in_w, out_r, err_r):
             os.close(fd)
         return live
     finally:
-        os.sched_setaffinity(0, mine)
         for fd in (in_r, out_w, err_w):
             os.close(fd)
     live.stdin, live.stdout, live.launched = in_w, out_r, launch is not None
