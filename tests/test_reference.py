@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 from bridgebench import environment, reference
+from bridgebench.affinity import spawning_on
 from bridgebench.calibrate import judge_lengths
 from bridgebench.cli_views import speed_now
 from bridgebench.reference import Reading
@@ -26,7 +29,7 @@ from tests.conftest import bridgebench, make_campaign
 FACTS = CampaignFacts(1, "s", "done", 0.0, 1.0, "sha", "m", {}, {}, 2, 2)
 
 
-def test_a_reading_runs_the_constant_loop_pinned_where_asked() -> None:
+def test_a_reading_runs_the_real_constant_loop_and_says_its_cpu() -> None:
     cpu = max(os.sched_getaffinity(0))
     before = os.sched_getaffinity(0)
     got = reference.read("start", cpu, iterations=reference.SKIPPED + 5)
@@ -196,3 +199,15 @@ def test_a_run_says_the_speed_it_opened_at_against_the_campaigns_calibration(tmp
     said = speed_now(store, cid) or ""
     assert said.startswith("machine speed: 2 ms an iteration; 1.4 ms in the calibration of 1970-01-01 (1.43 times "
                            "as long); WARNING: not the machine as calibrated")
+
+
+def test_a_child_started_on_a_cpu_runs_there_and_the_harness_keeps_its_own() -> None:
+    mine = os.sched_getaffinity(0)
+    cpu = max(mine)
+    with spawning_on(cpu):
+        child = subprocess.run([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                               capture_output=True, text=True, check=True)
+    assert child.stdout.strip() == f"[{cpu}]" and os.sched_getaffinity(0) == mine
+    with pytest.raises(RuntimeError), spawning_on(cpu):
+        raise RuntimeError  # put back whatever happens
+    assert os.sched_getaffinity(0) == mine
