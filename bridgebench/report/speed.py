@@ -7,11 +7,8 @@ import statistics
 import time
 
 from bridgebench.reference import APART, Reading, apart
+from bridgebench.report import fmt
 from bridgebench.result import CampaignFacts
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:.3g} ms"
 
 
 def _by_machine(facts: CampaignFacts) -> dict[str, list[Reading]]:
@@ -39,7 +36,7 @@ def warning(facts: CampaignFacts) -> str | None:
 
 def _reading(r: Reading) -> str:
     if r.iteration_s:
-        return f"{_ms(r.iteration_s)} at the {r.moment}"
+        return f"{fmt.duration(r.iteration_s)} at the {r.moment}"
     return f"— at the {r.moment} (not read: {r.detail})"
 
 
@@ -60,7 +57,7 @@ def line(facts: CampaignFacts) -> str | None:
                        for machine, readings in groups.items()))
     if facts.calibrated_s:
         made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(facts.calibrated_at or 0))
-        out += f"; the machine's calibration of {made} read {_ms(facts.calibrated_s)}"
+        out += f"; the machine's calibration of {made} read {fmt.duration(facts.calibrated_s)}"
         out += f" ({facts.calibrated_elsewhere})" if facts.calibrated_elsewhere else ""
     else:
         out += "; the machine has no calibration to set it against (`bridgebench calibrate`)"
@@ -85,7 +82,7 @@ def across(a: CampaignFacts, b: CampaignFacts) -> str:
     if sa is None or sb is None:
         return ""
     ratio = sb / sa
-    said = f"the reference loop took {_ms(sa)} an iteration in A and {_ms(sb)} in B"
+    said = f"the reference loop took {fmt.duration(sa)} an iteration in A and {fmt.duration(sb)} in B"
     if apart(ratio):
         return (f"; THE MACHINE RAN AT ANOTHER SPEED: {said} ({ratio:.2f} times as long, beyond ±{APART:.0%}): "
                 "a difference between A and B may be the machine's")
