@@ -62,6 +62,7 @@ def test_a_plugin_process_killed_mid_run_is_a_failed_execution(tmp_path: Path) -
     assert build.available, build.reason
     server = build.build_dir / "hcplugin"
     argv, env = command_for(study, build, "int", "int", 5000, 8)  # ~5000 × 8 RPC calls: seconds of work
+    env = {**env, "TMPDIR": str(tmp_path)}  # the killed server cannot remove its socket: leave it here, not in /tmp
 
     def kill_the_plugin() -> None:
         deadline = time.monotonic() + 30
