@@ -68,8 +68,13 @@ def _procrastinate() -> Any:
     return procrastinate
 
 
+def _shared(store: Store) -> bool:
+    """Whether the store is a PostgreSQL server: only there can a campaign be queued."""
+    return store.location.startswith(("postgresql://", "postgres://"))
+
+
 def require_postgres(store: Store) -> None:
-    if not store.location.startswith(("postgresql://", "postgres://")):
+    if not _shared(store):
         raise FleetError(f"{store.path}: a shared campaign needs a PostgreSQL store (--store postgresql://…)")
 
 
@@ -95,7 +100,8 @@ def app_for(store: Store) -> Any:
 
 
 def _queue_tables_exist(store: Store) -> bool:
-    return bool(store.db.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()[0])
+    """An SQLite store has no queue (its campaigns run in one process): `status` still shows them."""
+    return _shared(store) and bool(store.db.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()[0])
 
 
 # --- enqueue ---------------------------------------------------------------------------------------------

@@ -15,7 +15,15 @@ import pytest
 
 from bridgebench import instructions
 from bridgebench.store import Store
-from tests.conftest import REPO, add_benchmark, bridgebench, restart_postgres, start_bridgebench, wait_for_executions
+from tests.conftest import (
+    REPO,
+    add_benchmark,
+    bridgebench,
+    make_campaign,
+    restart_postgres,
+    start_bridgebench,
+    wait_for_executions,
+)
 from tests.test_instructions import STUDY
 
 LEASE = {"BRIDGEBENCH_FLEET_LEASE_S": "2"}  # a killed worker's job goes back to the queue after 2 s
@@ -104,6 +112,16 @@ def test_the_same_campaign_cannot_be_enqueued_twice(basic_study: Path, tmp_path:
 def test_a_file_store_cannot_be_shared(basic_study: Path, tmp_path: Path) -> None:
     done = bridgebench("enqueue", str(basic_study), "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path)
     assert done.returncode == 2 and "needs a PostgreSQL store" in done.stderr
+
+
+def test_status_follows_a_campaign_in_a_file_store_which_has_no_queue(tmp_path: Path) -> None:
+    store, cid = make_campaign(tmp_path / "s.sqlite", pexecs=3, stop_after=5)  # 12 planned, 5 stored, running
+    store.close()
+    done = bridgebench("status", "--store", str(tmp_path / "s.sqlite"), "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr  # it had asked SQLite for PostgreSQL's to_regclass
+    st = json.loads(done.stdout)
+    assert (st["campaign"], st["state"], st["planned"], st["stored"]) == (cid, "running", 12, 5)
+    assert (st["queued"], st["running"], st["failed_jobs"]) == (0, 0, 0)
 
 
 def test_two_machines_show_up_apart_in_status_and_report(basic_study: Path, tmp_path: Path,
