@@ -3,6 +3,8 @@ carry it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from bridgebench.question import EQUIVALENT, FASTER, SLOWER, UNDECIDED
@@ -55,8 +57,21 @@ def test_a_ratio_interval_decides_before_the_overlap_of_the_two_sides() -> None:
                          Estimate(1.1, None, None, 0.99, "too few")).verdict == SLOWER
 
 
-def test_a_steady_state_on_one_side_only_is_different() -> None:
-    assert verdict(cell(1.0), cell(None, counts={"flat": 5, "no steady state": 5})) == DIFFERENT
+def test_a_steady_state_on_one_side_only_is_different_when_its_share_is_beyond_chance() -> None:
+    assert verdict(cell(1.0), cell(None, counts={"no steady state": 10})) == DIFFERENT
+
+    def some(k: int, n: int) -> Cell:  # k of n executions reach a steady state, the rest none
+        c = cell(1.0, counts={"slowdown": k, "no steady state": n - k})
+        return replace(c, executions_ok=n, steady_performance=replace(c.steady_performance, executions=k))
+
+    never = replace(cell(None, counts={"no steady state": 5}), executions_ok=5)
+    every = compare_cells("bench", "A", "B", never, some(5, 5), None)
+    assert every.verdict == DIFFERENT and "only B reaches a steady state, in 5 of 5" in every.reason
+    # one execution of five reaching a steady state: what the slow host's self-test called A vs A different
+    once = compare_cells("bench", "A", "B", some(1, 5), never, None)
+    assert once.verdict == UNDECIDED and "only A reaches a steady state, in 1 of 5" in once.reason
+    assert "against 0 of 5" in once.reason and "p = 1" in once.reason
+    assert verdict(some(4, 5), never) == UNDECIDED  # p = 0.048: not at 99 %
 
 
 def test_neither_side_steady_is_undecided_and_says_why() -> None:

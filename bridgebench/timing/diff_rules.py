@@ -6,7 +6,10 @@ Rules (after warmup_stats' differ):
 - class counts: simultaneous 99% multinomial CIs (Goodman) on the share of process executions in each
   class (failed executions are a class too). If, for some class, the two sides' intervals do not overlap,
   the benchmark behaves differently: *different*.
-- one side has a steady state and the other has none: *different*.
+- one side has a steady state and the other has none: *different* when the share of process executions
+  that reach one differs beyond chance (Fisher's exact test at the same confidence: 5 of 5 against 0 of 5
+  does, 1 of 5 against 0 of 5 does not), else *undecided*. One execution's steady state on a day the
+  machine steps is not a difference in behaviour (a slow-host self-test claimed A vs A *different* so).
 - otherwise steady performance. A side whose steady performance has no interval (fewer than 3 process
   executions: stats.executions) gives *undecided*: two processes say nothing of the spread between them.
   With the ratio B/A and its interval (lock-step blocks, paired by round within a campaign, else Welch's t
@@ -109,7 +112,7 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ra
     if split:
         verdict, reason = DIFFERENT, f"the share of '{split[0]}' process executions differs (99% multinomial CIs)"
     elif (perf_a is None) != (perf_b is None):
-        verdict, reason = DIFFERENT, f"only {a_name if perf_a else b_name} reaches a steady state"
+        verdict, reason = _one_side_steady(a_name, b_name, a, b, confidence)
     elif perf_a is None or perf_b is None:
         verdict, reason = UNDECIDED, "neither side reaches a steady state: nothing to compare"
     elif perf_a.low is None or perf_a.high is None or perf_b.low is None or perf_b.high is None:
@@ -136,6 +139,26 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ra
         a.steady_iteration, b.steady_iteration,
         it_a.overlaps(it_b) if it_a and it_b else None, warmup, _classes(a), _classes(b), too_few=short,
     )
+
+
+def _one_side_steady(a_name: str, b_name: str, a: Cell, b: Cell, confidence: float) -> tuple[str, str]:
+    """Only one side reaches a steady state: *different* if the shares of process executions that reach
+    one differ beyond chance, by Fisher's exact test on reached / not reached; *undecided* otherwise."""
+    from scipy.stats import fisher_exact  # imported when used, as in multinomial_cis
+
+    def reached(c: Cell) -> tuple[int, int]:
+        total = c.executions_ok + len(c.failures)
+        steady = c.steady_performance.executions if c.steady_performance else 0
+        return steady or 0, total
+
+    (ka, na), (kb, nb) = reached(a), reached(b)
+    p = float(fisher_exact([[ka, na - ka], [kb, nb - kb]]).pvalue)
+    name = a_name if a.steady_performance else b_name
+    said = f"only {name} reaches a steady state, in {max(ka, kb)} of {nb if kb else na} process executions " \
+           f"against 0 of {na if kb else nb} (Fisher's exact test: p = {p:.2g}"
+    if p < 1 - confidence:
+        return DIFFERENT, f"{said})"
+    return UNDECIDED, f"{said}, not below {1 - confidence:.2g}: a share that chance gives)"
 
 
 def overall(comparisons: list[Comparison]) -> str:
