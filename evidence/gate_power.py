@@ -1,7 +1,8 @@
 """How often the CI gate (`diff --fail-on slower`, docs/ci.md) fails on a planted regression and on A/A
 (issue #43's goals): N campaigns of the self-test's planted loop, each with A, A again and A with more work,
 then per campaign `diff 1:a 1:a-plus… --fail-on slower` (should exit 7) and `diff 1:a 1:a-again --fail-on
-slower` (should exit 0).
+slower` (should exit 0), and whether A/A claimed a difference the gate does not look for (`--fail-on
+faster,different`), so that the A/A count is of every claim, not only of slower ones.
 
     .venv/bin/python evidence/gate_power.py OUT --metric instructions [-n 50]   # +0.5 %, counted, 3 executions
     .venv/bin/python evidence/gate_power.py OUT --metric seconds [-n 50]        # +2 %, timed, 5 lock-step blocks
@@ -45,7 +46,7 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     store = str(args.out / f"gate-{args.metric}.sqlite")
     planted, budget = SETUPS[args.metric]
-    caught = passed = 0
+    caught = passed = silent = 0
     started = time.monotonic()
     for i in range(args.n):
         ran = bridgebench("run", "selftest", *budget, "--mechanisms", f"a,a-again,{planted}", "--benchmarks",
@@ -55,16 +56,20 @@ def main() -> int:
         cid = str(i + 1)
         regression = bridgebench("diff", f"{cid}:a", f"{cid}:{planted}", "--fail-on", "slower", "--store", store)
         same = bridgebench("diff", f"{cid}:a", f"{cid}:a-again", "--fail-on", "slower", "--store", store)
-        if {regression.returncode, same.returncode} - {0, 7}:
+        other = bridgebench("diff", f"{cid}:a", f"{cid}:a-again", "--fail-on", "faster,different", "--store", store)
+        if {regression.returncode, same.returncode, other.returncode} - {0, 7}:
             sys.exit(f"a diff failed: {regression.stderr.strip()[-200:]} {same.stderr.strip()[-200:]}")
         caught += regression.returncode == 7
         passed += same.returncode == 0
+        silent += same.returncode == 0 and other.returncode == 0
+        claims = "" if other.returncode == 0 else " and claims it faster or different"
         print(f"{i + 1}: planted {'fails' if regression.returncode == 7 else 'PASSES'} the gate, A/A "
-              f"{'passes' if same.returncode == 0 else 'FAILS'}", file=sys.stderr, flush=True)
-    print("| metric | planted | campaigns | gate failed on the planted change | A/A passed | wall |")
-    print("|---|---|---|---|---|---|")
+              f"{'passes' if same.returncode == 0 else 'FAILS'}{claims}", file=sys.stderr, flush=True)
+    print("| metric | planted | campaigns | gate failed on the planted change | A/A passed | A/A: no difference "
+          "claimed | wall |")
+    print("|---|---|---|---|---|---|---|")
     print(f"| {args.metric} | {planted} | {args.n} | {interval(caught, args.n)} | {interval(passed, args.n)} | "
-          f"{time.monotonic() - started:.0f} s |")
+          f"{interval(silent, args.n)} | {time.monotonic() - started:.0f} s |")
     return 0
 
 
