@@ -146,16 +146,12 @@ def _one_side_steady(a_name: str, b_name: str, a: Cell, b: Cell, confidence: flo
     one differ beyond chance, by Fisher's exact test on reached / not reached; *undecided* otherwise."""
     from scipy.stats import fisher_exact  # imported when used, as in multinomial_cis
 
-    def reached(c: Cell) -> tuple[int, int]:
-        total = c.executions_ok + len(c.failures)
-        steady = c.steady_performance.executions if c.steady_performance else 0
-        return steady or 0, total
-
-    (ka, na), (kb, nb) = reached(a), reached(b)
-    p = float(fisher_exact([[ka, na - ka], [kb, nb - kb]]).pvalue)
-    name = a_name if a.steady_performance else b_name
-    said = f"only {name} reaches a steady state, in {max(ka, kb)} of {nb if kb else na} process executions " \
-           f"against 0 of {na if kb else nb} (Fisher's exact test: p = {p:.2g}"
+    name, steady, other = (a_name, a, b) if a.steady_performance else (b_name, b, a)
+    k = (steady.steady_performance.executions if steady.steady_performance else None) or 0  # reached one
+    n, m = (c.executions_ok + len(c.failures) for c in (steady, other))
+    p = float(fisher_exact([[k, n - k], [0, m]]).pvalue)
+    said = f"only {name} reaches a steady state, in {k} of {n} process executions against 0 of {m} " \
+           f"(Fisher's exact test: p = {p:.2g}"
     if p < 1 - confidence:
         return DIFFERENT, f"{said})"
     return UNDECIDED, f"{said}, not below {1 - confidence:.2g}: a share that chance gives)"
