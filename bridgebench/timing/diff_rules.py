@@ -111,8 +111,10 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ra
     short = False
     if split:
         verdict, reason = DIFFERENT, f"the share of '{split[0]}' process executions differs (99% multinomial CIs)"
-    elif (perf_a is None) != (perf_b is None):
-        verdict, reason = _one_side_steady(a_name, b_name, a, b, confidence)
+    elif perf_a is not None and perf_b is None:
+        verdict, reason = _one_side_steady(a_name, perf_a, a, b, confidence)
+    elif perf_b is not None and perf_a is None:
+        verdict, reason = _one_side_steady(b_name, perf_b, b, a, confidence)
     elif perf_a is None or perf_b is None:
         verdict, reason = UNDECIDED, "neither side reaches a steady state: nothing to compare"
     elif perf_a.low is None or perf_a.high is None or perf_b.low is None or perf_b.high is None:
@@ -141,13 +143,13 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ra
     )
 
 
-def _one_side_steady(a_name: str, b_name: str, a: Cell, b: Cell, confidence: float) -> tuple[str, str]:
-    """Only one side reaches a steady state: *different* if the shares of process executions that reach
-    one differ beyond chance, by Fisher's exact test on reached / not reached; *undecided* otherwise."""
+def _one_side_steady(name: str, perf: Estimate, steady: Cell, other: Cell, confidence: float) -> tuple[str, str]:
+    """Only `steady` (called `name`) reaches a steady state, in the executions its `perf` rests on: *different*
+    if that share and the other side's none differ beyond chance, by Fisher's exact test on reached / not
+    reached; *undecided* otherwise."""
     from scipy.stats import fisher_exact  # imported when used, as in multinomial_cis
 
-    name, steady, other = (a_name, a, b) if a.steady_performance else (b_name, b, a)
-    k = (steady.steady_performance.executions if steady.steady_performance else None) or 0  # reached one
+    k = perf.executions or 0
     n, m = (c.executions_ok + len(c.failures) for c in (steady, other))
     p = float(fisher_exact([[k, n - k], [0, m]]).pvalue)
     said = f"only {name} reaches a steady state, in {k} of {n} process executions against 0 of {m} " \
