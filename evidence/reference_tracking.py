@@ -26,7 +26,12 @@ def probe_median(command: list[str], cpu: int | None) -> float:
     """The median iteration of one run of a probe command (the times of its last stdout line)."""
     with spawning_on(cpu):
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = proc.communicate(timeout=600)
+    try:
+        out, err = proc.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        proc.kill()  # a hung probe does not outlive the script
+        proc.communicate()
+        raise SystemExit(f"{command[0]} did not end within 600 s") from None
     if proc.returncode != 0:
         raise SystemExit(f"{command[0]} exited with {proc.returncode}: {err.strip()[-300:]}")
     return statistics.median(json.loads(out.strip().splitlines()[-1])["times"])
