@@ -6,9 +6,11 @@ the spread within blocks and between them (the report's ratio_within_sd and rati
 lasted (ratio_round_s: each benchmark's median over the pool, the shortest and the longest of those); last, how
 many executions the disturbance audit flagged, and the most steal it saw, and the range of the machine's speed
 readings (the reference loop's iteration at each campaign's start and end: bridgebench/reference.py). Several
-reports (campaigns of one budget) are read as one pool. A reading of reports, not a test.
+reports (campaigns of one budget) are read as one pool. With --means, for repeated campaigns of one question
+(an A/A, a planted difference): each mechanism and benchmark's estimates over the reports, their geometric mean
+and its standard error, so a bias shows apart from the intervals' chance misses. A reading of reports, not a test.
 
-    .venv/bin/python evidence/ratio_widths.py results/lua-vms-1.json [more.json ...] [--within 0.05]
+    .venv/bin/python evidence/ratio_widths.py results/lua-vms-1.json [more.json ...] [--within 0.05] [--means]
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("report", type=Path, nargs="+")
     ap.add_argument("--within", type=float, default=0.05)
+    ap.add_argument("--means", action="store_true", help="the estimates' geometric mean over the reports, per "
+                    "mechanism and benchmark, with its standard error")
     args = ap.parse_args()
     by_mechanism: dict[str, list[dict]] = {}  # each ratio's cell
     audits, readings = [], []
@@ -54,6 +58,21 @@ def main() -> None:
           f"{steal:.2f} cores")
     print(f"the reference loop: {fmt.duration(min(readings))}–{fmt.duration(max(readings))} an iteration in "
           f"{len(readings)} readings" if readings else "the reference loop: no readings (campaigns stored before them)")
+    if args.means:
+        _means(by_mechanism)
+
+
+def _means(by_mechanism: dict[str, list[dict]]) -> None:
+    """Each mechanism and benchmark's estimates over the reports: their geometric mean and its standard error."""
+    print("\n| mechanism | benchmark | reports | geometric mean of the estimates | standard error |"
+          "\n|---|---|---|---|---|")
+    for mechanism, cells in by_mechanism.items():
+        by_benchmark: dict[str, list[float]] = {}
+        for c in cells:
+            by_benchmark.setdefault(c["benchmark"], []).append(math.log(c["ratio"]["value"]))
+        for benchmark, logs in by_benchmark.items():
+            se = statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else float("nan")
+            print(f"| {mechanism} | {benchmark} | {len(logs)} | ×{math.exp(statistics.mean(logs)):.5f} | {se:.3%} |")
 
 
 def _rounds(cells: list[dict]) -> str:
