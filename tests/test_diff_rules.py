@@ -60,10 +60,6 @@ def test_a_ratio_interval_decides_before_the_overlap_of_the_two_sides() -> None:
 def test_a_steady_state_on_one_side_only_is_different_when_its_share_is_beyond_chance() -> None:
     assert verdict(cell(1.0), cell(None, counts={"no steady state": 10})) == DIFFERENT
 
-    def some(k: int, n: int) -> Cell:  # k of n executions reach a steady state, the rest none
-        c = cell(1.0, counts={"slowdown": k, "no steady state": n - k})
-        return replace(c, executions_ok=n, steady_performance=replace(c.steady_performance, executions=k))
-
     never = replace(cell(None, counts={"no steady state": 5}), executions_ok=5)
     every = compare_cells("bench", "A", "B", never, some(5, 5), None)
     assert every.verdict == DIFFERENT and "only B reaches a steady state, in 5 of 5" in every.reason
@@ -72,6 +68,30 @@ def test_a_steady_state_on_one_side_only_is_different_when_its_share_is_beyond_c
     assert once.verdict == UNDECIDED and "only A reaches a steady state, in 1 of 5" in once.reason
     assert "against 0 of 5" in once.reason and "p = 1" in once.reason
     assert verdict(some(4, 5), never) == UNDECIDED  # p = 0.048: not at 99 %
+
+
+def some(k: int, n: int, interval: bool = True) -> Cell:
+    """A cell whose steady performance rests on k of its n process executions (the others reach none)."""
+    c = cell(1.0, counts={"flat": k, "no steady state": n - k})
+    perf = replace(c.steady_performance, executions=k)
+    return replace(c, executions_ok=n, steady_performance=perf if interval else replace(perf, low=None, high=None))
+
+
+def test_a_few_executions_read_as_steady_do_not_hide_a_side_that_has_no_steady_state() -> None:
+    """The late-step self-test's misses: the side without a steady state had one execution read as steady, so
+    both sides had a steady performance, and the differ stopped at "too few" for that side's interval."""
+    late = compare_cells("bench", "A", "B", some(8, 8), some(1, 8, interval=False), None)
+    assert late.verdict == DIFFERENT
+    assert "A reaches a steady state in 8 of 8 process executions, B in 1 of 8" in late.reason
+    # at 5 executions a cell, 5 of 5 against 1 of 5 is p = 0.048: undecided, for B's too few steady executions
+    five = compare_cells("bench", "A", "B", some(5, 5), some(1, 5, interval=False), None)
+    assert five.verdict == UNDECIDED and five.too_few and "too few" in five.reason
+    # shares apart beyond chance outrank a ratio that would call them equivalent: most of B never settles
+    both = compare_cells("bench", "A", "B", some(12, 12), some(3, 12), Estimate(1.0, 0.995, 1.005, 0.99, "paired"))
+    assert both.verdict == DIFFERENT and "B in 3 of 12" in both.reason
+    # shares apart by chance leave the ratio to decide, and equal shares say nothing of them
+    near = compare_cells("bench", "A", "B", some(8, 8), some(6, 8), Estimate(1.0, 0.995, 1.005, 0.99, "paired"))
+    assert near.verdict == EQUIVALENT and "steady state in" not in near.reason
 
 
 def test_neither_side_steady_is_undecided_and_says_why() -> None:

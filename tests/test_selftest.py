@@ -38,7 +38,7 @@ def test_the_counted_selftest_finds_half_a_percent_and_never_a_change_in_a_vs_a(
     report = json.loads(result.stdout)
     assert report["verdict"] == "pass"
     tally = {t["check"]: t for t in report["tally"]}
-    assert set(tally) == set(selftest.TARGETS) - {selftest.MODES}  # modes: their own budget
+    assert set(tally) == set(selftest.TARGETS) - {selftest.MODES, selftest.LATE}  # their own budgets
     assert (tally[selftest.A_VS_A]["quiet_right"], tally[selftest.A_VS_A]["quiet"]) == (4, 4)
     assert (tally[selftest.PLUS05]["quiet_right"], tally[selftest.PLUS05]["quiet"]) == (3, 3)
     assert all(t["disturbed"] == 0 and t["undecided"] == 0 for t in report["tally"])
@@ -74,6 +74,33 @@ def test_the_modes_budget_checks_that_the_ratio_holds_the_modes_mean(tmp_path: P
     assert modes_budget.process_executions == MODES_BLOCKS
 
 
+def test_the_late_budget_judges_a_steady_state_on_one_side_only(tmp_path: Path) -> None:
+    """`--budget late`: A against A with a late step in every process; the differ is asked for *different* on the
+    three benchmarks where A has a steady state, and every late-step execution is checked for its planted class
+    and step."""
+    result = bridgebench("selftest", "--json", "--budget", "late", "--store", str(tmp_path / "s.sqlite"),
+                         "--build-dir", str(tmp_path / "build"), cwd=tmp_path, timeout=600)
+    report = json.loads(result.stdout)
+    late = [f for f in report["findings"] if f["check"] == selftest.LATE]
+    assert sorted(f["subject"] for f in late) == sorted(selftest.COMPARABLE)
+    assert all(f["expected"] == "different" and f["ok"] == (f["found"] == "different") for f in late)
+    assert not any(f["undecided"] for f in late)  # a miss for too few steady executions is a miss here
+    classes = [f for f in report["findings"] if f["check"] == selftest.CLASS and "(a-late," in f["subject"]]
+    assert len(classes) == 4 * 8 and {f["expected"] for f in classes} == {"no steady state"}
+    steps = {f["expected"] for f in report["findings"] if f["check"] == selftest.PHASE and "(a-late," in f["subject"]}
+    assert steps == {"changepoint at 105±2, ×1.30", "changepoint at 20±2, ×0.67", "changepoint at 60±2, ×1.30",
+                     "changepoint at 105±2, ×1.69"}
+
+
+def test_a_late_step_keeps_the_benchmarks_own_phase_and_adds_to_one_at_the_same_place() -> None:
+    assert selftest.planted_phase("steady", "a") is None
+    assert selftest.planted_phase("steady", selftest.LATE_MECHANISM) == (105, 1.3)
+    assert selftest.planted_phase("warmup", selftest.LATE_MECHANISM) == (20, 1 / 1.5)
+    assert selftest.planted_phase("nosteady", selftest.LATE_MECHANISM) == (105, pytest.approx(1.69))
+    assert selftest.planted_class("steady", "a") == "flat"
+    assert selftest.planted_class("steady", selftest.LATE_MECHANISM) == "no steady state"
+
+
 def test_phase_found_needs_place_direction_and_size() -> None:
     slow = series(60, 1.3)
     assert _phase_found(slow, [61], 60, 1.3)
@@ -90,7 +117,8 @@ def test_selftest_command_reports_every_check_and_exits_by_its_verdict(tmp_path:
                          "--build-dir", str(tmp_path / "build"), cwd=tmp_path, timeout=600)
     report = json.loads(result.stdout)
     tally = {t["check"]: t for t in report["tally"]}
-    assert set(tally) == set(selftest.TARGETS) - {selftest.PLUS05, selftest.RATIO05, selftest.MODES}  # their own
+    assert set(tally) == set(selftest.TARGETS) - {selftest.PLUS05, selftest.RATIO05, selftest.MODES,
+                                                  selftest.LATE}  # their own budgets
     units = {check: t["quiet"] + t["disturbed"] + t["undecided"] for check, t in tally.items()}
     # A vs A on 4 benchmarks, +5% and +2% and their ratios on the 3 with a steady state by construction;
     # 3 planted phases and 4 planted classes × 4 mechanisms × 3 executions.

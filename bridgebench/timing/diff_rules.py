@@ -6,10 +6,13 @@ Rules (after warmup_stats' differ):
 - class counts: simultaneous 99% multinomial CIs (Goodman) on the share of process executions in each
   class (failed executions are a class too). If, for some class, the two sides' intervals do not overlap,
   the benchmark behaves differently: *different*.
-- one side has a steady state and the other has none: *different* when the share of process executions
-  that reach one differs beyond chance (Fisher's exact test at the same confidence: 5 of 5 against 0 of 5
-  does, 1 of 5 against 0 of 5 does not), else *undecided*. One execution's steady state on a day the
-  machine steps is not a difference in behaviour (a slow-host self-test claimed A vs A *different* so).
+- the shares of process executions that reach a steady state differ beyond chance (Fisher's exact test at
+  the same confidence: 5 of 5 against 0 of 5 does, 1 of 5 against 0 of 5 does not, nor 5 of 5 against 1
+  of 5): *different*. Else, one side with a steady state and the other with none is *undecided*: one
+  execution's steady state on a day the machine steps is not a difference in behaviour (a slow-host
+  self-test claimed A vs A *different* so when one side's steady state alone decided). warmup_stats calls
+  one side's steady state against none *different* outright; the test also decides where a few of the
+  side without one were read as steady (its power: `selftest --budget late`).
 - otherwise steady performance. A side whose steady performance has no interval (fewer than 3 process
   executions: stats.executions) gives *undecided*: two processes say nothing of the spread between them.
   With the ratio B/A and its interval (lock-step blocks, paired by round within a campaign, else Welch's t
@@ -109,14 +112,17 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ra
     split = [k for k in KINDS if not ci_a[k].overlaps(ci_b[k])]
 
     short = False
+    reach = _reach(a_name, a, b_name, b)
     if split:
         verdict, reason = DIFFERENT, f"the share of '{split[0]}' process executions differs (99% multinomial CIs)"
-    elif perf_a is not None and perf_b is None:
-        verdict, reason = _one_side_steady(a_name, perf_a, a, b, confidence)
-    elif perf_b is not None and perf_a is None:
-        verdict, reason = _one_side_steady(b_name, perf_b, b, a, confidence)
-    elif perf_a is None or perf_b is None:
+    elif reach is not None and reach[1] < 1 - confidence:
+        verdict, reason = DIFFERENT, f"{reach[0]} (Fisher's exact test: p = {reach[1]:.2g})"
+    elif perf_a is None and perf_b is None:
         verdict, reason = UNDECIDED, "neither side reaches a steady state: nothing to compare"
+    elif perf_a is None or perf_b is None:
+        verdict, reason = UNDECIDED, (f"{reach[0]} (Fisher's exact test: p = {reach[1]:.2g}, not below "
+                                      f"{1 - confidence:.2g}: a share that chance gives)" if reach
+                                      else "one side has no steady state")
     elif perf_a.low is None or perf_a.high is None or perf_b.low is None or perf_b.high is None:
         few = [f"{n}: {too_few(p.executions)}" for n, p in ((a_name, perf_a), (b_name, perf_b))
                if not p.has_interval]
@@ -143,20 +149,26 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ra
     )
 
 
-def _one_side_steady(name: str, perf: Estimate, steady: Cell, other: Cell, confidence: float) -> tuple[str, str]:
-    """Only `steady` (called `name`) reaches a steady state, in the executions its `perf` rests on: *different*
-    if that share and the other side's none differ beyond chance, by Fisher's exact test on reached / not
-    reached; *undecided* otherwise."""
+def _reach(a_name: str, a: Cell, b_name: str, b: Cell) -> tuple[str, float] | None:
+    """How many of each side's process executions reach a steady state (those its steady performance rests on;
+    its failures count as not reaching one), in words, and Fisher's exact test's p on reached / not reached;
+    None when the shares are the same or a side's count is not known."""
+    sides = []
+    for name, c in ((a_name, a), (b_name, b)):
+        perf = c.steady_performance
+        reached = 0 if perf is None else perf.executions
+        if reached is None:
+            return None
+        sides.append((reached, c.executions_ok + len(c.failures), name))
+    (k, n, more), (j, m, fewer) = sorted(sides, key=lambda side: side[0] / max(side[1], 1), reverse=True)
+    if k * m == j * n:
+        return None
     from scipy.stats import fisher_exact  # imported when used, as in multinomial_cis
 
-    k = perf.executions or 0
-    n, m = (c.executions_ok + len(c.failures) for c in (steady, other))
-    p = float(fisher_exact([[k, n - k], [0, m]]).pvalue)
-    said = f"only {name} reaches a steady state, in {k} of {n} process executions against 0 of {m} " \
-           f"(Fisher's exact test: p = {p:.2g}"
-    if p < 1 - confidence:
-        return DIFFERENT, f"{said})"
-    return UNDECIDED, f"{said}, not below {1 - confidence:.2g}: a share that chance gives)"
+    p = float(fisher_exact([[k, n - k], [j, m - j]]).pvalue)
+    said = (f"only {more} reaches a steady state, in {k} of {n} process executions against 0 of {m}" if j == 0
+            else f"{more} reaches a steady state in {k} of {n} process executions, {fewer} in {j} of {m}")
+    return said, p
 
 
 def overall(comparisons: list[Comparison]) -> str:

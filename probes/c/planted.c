@@ -4,6 +4,8 @@
  * The environment variable PLANTED_SCALE multiplies the work (1.05 plants a 5% slowdown). PLANTED_MODE=F plants
  * process modes, as LuaJIT has them: each process draws, at even odds, whether its work is multiplied by F
  * for its whole life (1.06: each process 0 % or 6 % slower); the JSON says which it drew ("mode").
+ * PLANTED_LATE=N:F plants a step in every process of a mechanism, whatever its benchmark's phases: from iteration
+ * N on the work is F times larger (105:1.3 of 120 iterations: no steady state, where A has one).
  * Under callgrind (`run --metric instructions`) each iteration's work is bracketed: the counters are
  * zeroed before it and dumped after it, one dump an iteration (no-ops outside valgrind). */
 #define _POSIX_C_SOURCE 199309L
@@ -71,10 +73,12 @@ int main(int argc, char **argv) {
         mode = (coin & 1) ? atof(mode_env) : 1.0;
         scale *= mode;
     }
-    long warm_iters, slow_from;
-    double warm_factor, slow_factor;
+    long warm_iters, slow_from, late_from;
+    double warm_factor, slow_factor, late_factor;
     phase(warm, &warm_iters, &warm_factor);
     phase(slow, &slow_from, &slow_factor);
+    const char *late_env = getenv("PLANTED_LATE");
+    phase(late_env ? late_env : "-", &late_from, &late_factor);
     if (iterations < 1 || base < 1 || scale <= 0) {
         fprintf(stderr, "planted: ITERATIONS, WORK and PLANTED_SCALE must be positive\n");
         return 2;
@@ -89,6 +93,7 @@ int main(int argc, char **argv) {
         double factor = scale;
         if (i < warm_iters) factor *= warm_factor;
         if (slow_from > 0 && i >= slow_from) factor *= slow_factor;
+        if (late_from > 0 && i >= late_from) factor *= late_factor;
         long units = (long)((double)base * factor);
         double c0 = cpu();
         CALLGRIND_ZERO_STATS;
