@@ -16,7 +16,9 @@ split once at random into two halves, one half against the other. The table coun
 with an interval, those whose interval misses the true ratio, and the disturbed ones (an execution of the
 pair flagged by the audit), and how wide the intervals were; below it, how the comparisons were answered
 (question.answer: faster, slower, equivalent within the study's margin, undecided; for A/A, *equivalent* is
-the power and *faster* or *slower* the error), then each interval that missed. With a
+the power and *faster* or *slower* the error), for pairs within a campaign what `diff` said of the same
+cells (its rules add *different*, from the shares of classes or of executions that reach a steady state), then
+each interval that missed. With a
 99% interval about 1 comparison in 100 should miss; the binomial interval on the count says whether the
 misses are more than chance. Nothing is run.
 """
@@ -36,6 +38,8 @@ from bridgebench.stats import Estimate
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.store import Campaign, Store
 from bridgebench.timing.analysis import Series, current_analysis, ratio_between
+from bridgebench.timing.diff_rules import DIFFERENT, VERDICTS
+from bridgebench.timing.diff_sides import compare
 from bridgebench.timing.result import Cell
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,6 +62,7 @@ class Count:
         self.misses: list[str] = []  # where an interval missed the truth, and what it said
         self.answers: Counter[str] = Counter()  # what question.answer said of each comparison
         self.by_benchmark: dict[str, Counter[str]] = {}  # the same, benchmark by benchmark
+        self.differ: Counter[str] = Counter()  # what `diff` said of the pair (within a campaign only)
 
     def add(self, ratio: Estimate, truth: float, noisy: bool, benchmark: str, where: str, equivalence: float
             ) -> None:
@@ -118,6 +123,13 @@ def within(store: Store, series: Series, campaigns: list[Campaign], a: str, b: s
                       result.interval_confidence, same_campaign=True,
                       benchmark=bench, where=f"{b} over {a} in campaign {campaign.id}",
                       equivalence=result.equivalence)
+        if not {a, b} <= {c.mechanism for c in result.cells}:  # a campaign that ran other mechanisms
+            continue
+        for c in compare(store, campaign.id, a, campaign.id, b)[0]:
+            # which rule said *different*: the classes' shares (Goodman's intervals) or the shares that reach a
+            # steady state (Fisher's test), by the words of its reason
+            rule = "" if c.verdict != DIFFERENT else " (classes)" if "multinomial" in c.reason else " (reaching)"
+            count.differ[c.verdict + rule] += 1
     return count
 
 
@@ -196,6 +208,10 @@ def main() -> None:
         answered = ", ".join(f"{state} {count.answers[state]}" for state in
                              (question.FASTER, question.SLOWER, question.EQUIVALENT, question.UNDECIDED))
         print(f"answered ({what}): {answered}")
+        if count.differ:
+            said = [f"{v} {n}" for v in VERDICTS if v != DIFFERENT and (n := count.differ[v])]
+            said += [f"{v} {count.differ[v]}" for v in (f"{DIFFERENT} (classes)", f"{DIFFERENT} (reaching)")]
+            print(f"diff said ({what}): {', '.join(said)}")
         for miss in count.misses:
             print(f"missed ({what}): {miss}")
     if args.by_benchmark:

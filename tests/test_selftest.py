@@ -165,6 +165,10 @@ def test_selftest_command_reports_every_check_and_exits_by_its_verdict(tmp_path:
         # one comparison a benchmark with steady executions on both sides (nosteady has none by construction;
         # a noisy machine may leave another without any)
         assert 1 <= compared <= 4 and missed <= with_interval <= compared, line
+    # and what `diff` said of the same pairs: one verdict a benchmark, nosteady's too
+    for pair in ("a : a-again", "a : a-plus2"):
+        (said,) = [x for x in coverage.splitlines() if x.startswith(f"diff said ({pair}, within a campaign): ")]
+        assert sum(int(part.rsplit(" ", 1)[1]) for part in said.split("): ", 1)[1].split(", ")) == 4, said
     sweep = script("delta_sweep.py", str(tmp_path / "s.sqlite"), "--delta", "0.01", "--delta", "0.5")
     for bench, kind in selftest.PLANTED_CLASS.items():  # 4 mechanisms × 3 executions of each planted benchmark
         (line,) = [x for x in sweep.splitlines() if x.startswith(f"| {bench} ({kind}) |")]
