@@ -222,7 +222,7 @@ def _judge(store: Store, repetition: int, cid: int) -> list[Finding]:
 
 
 def planted_class(benchmark: str, mechanism: str) -> str:
-    """The class planted in a process execution: its benchmark's, or none steady with a late step."""
+    """The class planted in a process execution: its benchmark's, or *no steady state* with a late step."""
     return PLANTED_CLASS["nosteady"] if mechanism == LATE_MECHANISM else PLANTED_CLASS[benchmark]
 
 
