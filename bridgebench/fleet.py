@@ -113,6 +113,9 @@ def enqueue(store: Store, study: Study, options: TimingOptions, builds: dict[str
     if options.adaptive:
         raise FleetError(f"{study.name}: this budget is adaptive; a shared campaign needs a fixed one "
                          "(--budget fixed, or a budget without until_ci)")
+    if options.replace_dropped:  # replacements are planned by the harness that ran the plan, after it
+        raise FleetError(f"{study.name}: budget '{options.budget}' replaces dropped blocks, which a shared "
+                         "campaign's workers cannot plan; use a budget without replace_dropped")
     app = app_for(store)
     with app.open():
         if not _queue_tables_exist(store):

@@ -148,6 +148,7 @@ class TimingOptions:
     # Only cells whose executions are classified; a block's ratio rests on how processes differ (methodology §9).
     later_steady: int | None = None
     nearest_first: bool = False  # adaptive, aimed at the question: campaign/nearest.py
+    replace_dropped: bool = False  # fixed: blocks that count for no ratio are replaced (campaign/replace.py)
 
     def calibrated(self, calibration: dict[str, Any] | None) -> TimingOptions:
         """These options judged with the machine's calibration (the latest `bridgebench calibrate` stored).

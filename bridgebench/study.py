@@ -53,6 +53,10 @@ class Budget:
     # When the time left cannot decide every open ratio, blocks go first to those nearest an answer
     # (campaign/nearest.py).
     nearest_first: bool = False
+    # A fixed budget whose ratios rest on blocks (or executions) that reach a steady state: a benchmark whose
+    # ratio rests on fewer than process_executions of them, where both sides have some, runs more blocks, at
+    # most as many again (campaign/replace.py).
+    replace_dropped: bool = False
     # Iterations sized per cell: as many as take about execution_s (from a short run at the real size after
     # the answer check), at least min_iterations, at most iterations.
     execution_s: float | None = None
@@ -250,7 +254,7 @@ _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout
                 "until_ci": _FRACTION, "max_process_executions": _INT_POS, "max_time_s": _TIMEOUT,
                 "until_decided": _BOOL, "execution_s": _TIMEOUT, "min_iterations": _INT_POS,
                 "look_growth": _GROWTH, "decided_within": _FRACTION, "later_share": _FRACTION,
-                "later_steady": _INT_POS, "nearest_first": _BOOL,
+                "later_steady": _INT_POS, "nearest_first": _BOOL, "replace_dropped": _BOOL,
                 "mechanisms": _NONEMPTY_STR_LIST,
                 "metric": (" or ".join(METRICS), lambda v: v in METRICS),
                 "count_sizes": _BOOL,
@@ -369,6 +373,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         later_share=data.get("later_share"),
         later_steady=data.get("later_steady"),
         nearest_first=bool(data.get("nearest_first", False)),
+        replace_dropped=bool(data.get("replace_dropped", False)),
         execution_s=float(data["execution_s"]) if "execution_s" in data else None,
         min_iterations=data.get("min_iterations"),
         mechanisms=tuple(data["mechanisms"]) if "mechanisms" in data else base.mechanisms if base else None,
@@ -384,6 +389,9 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
     for key in ("look_growth", "decided_within", "nearest_first"):
         if key in data and not budget.until_decided:
             raise loc.error(table, key, f"{key} needs a budget aimed at the question (until_decided = true)")
+    if budget.replace_dropped and budget.until_ci is not None:
+        raise loc.error(table, "replace_dropped", "replace_dropped is for a fixed budget: an adaptive one runs "
+                        "rounds until its cells settle")
     for key in ("later_share", "later_steady"):
         if key in data and budget.until_ci is None:
             raise loc.error(table, key, f"{key} needs an adaptive budget (until_ci, max_process_executions, "

@@ -22,6 +22,7 @@ from tests.conftest import (
     make_campaign,
     restart_postgres,
     start_bridgebench,
+    stepped_study,
     wait_for_executions,
 )
 from tests.test_instructions import STUDY
@@ -107,6 +108,15 @@ def test_the_same_campaign_cannot_be_enqueued_twice(basic_study: Path, tmp_path:
     other = bridgebench("enqueue", str(basic_study), "--store", postgres_db, "--benchmarks", "ok", "-p", "3",
                         "-i", "5", cwd=tmp_path, timeout=180)
     assert other.returncode == 0, other.stderr  # other options: another campaign
+
+
+def test_a_budget_that_replaces_dropped_blocks_cannot_be_shared(tmp_path: Path, postgres_db: str) -> None:
+    """Its replacements are planned after the plan has run, by the harness that ran it: no worker does that."""
+    from tests.test_lockstep import REPLACING
+
+    study = stepped_study(tmp_path, "replacing", REPLACING)
+    done = bridgebench("enqueue", str(study), "--store", postgres_db, cwd=tmp_path, timeout=180)
+    assert done.returncode == 2 and "replaces dropped blocks" in done.stderr, done.stderr
 
 
 def test_a_file_store_cannot_be_shared(basic_study: Path, tmp_path: Path) -> None:

@@ -499,6 +499,74 @@ def test_a_campaign_with_interleaved_turns_stores_and_says_so(tmp_path: Path) ->
     assert json.loads(config[0])["options"]["turns"] == "separate"
 
 
+REPLACING = """
+[study]
+name = "replacing"
+baseline = "a"
+
+[budget]
+process_executions = 3
+iterations = 60
+timeout_s = 30
+replace_dropped = true
+
+[mechanisms.a]
+commands = ["python3"]
+run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
+env = { LEVEL = "0.001" }
+
+# its first timed process (the answer check's run counts 0) has no steady state; so do its never-settling twin's
+[mechanisms.b]
+commands = ["python3"]
+run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
+env = { LEVEL = "0.002", FACTORS = "1.0", COUNTER = "{study}/count-b", NOSTEADY = "1" }
+
+[mechanisms.never]
+commands = ["python3"]
+run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
+env = { LEVEL = "0.002", FACTORS = "1.0", COUNTER = "{study}/count-never", NOSTEADY = "0,1,2,3,4,5,6,7" }
+
+[benchmarks.one]
+param = 1
+check_param = 1
+"""
+
+
+def test_a_fixed_budget_that_replaces_dropped_blocks_runs_one_more_where_a_block_counted_for_nothing(
+        tmp_path: Path) -> None:
+    """`replace_dropped`: b's first block counts for nothing (its process has no steady state), so the campaign
+    runs a fourth block and b's ratio rests on 3; a mechanism that never settles gets no more blocks for it."""
+    import json
+
+    from tests.conftest import bridgebench, rows
+
+    study = stepped_study(tmp_path, "replacing", REPLACING)
+    done = bridgebench("run", str(study), "--json", "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    planned = dict(rows(tmp_path / "s.sqlite", "SELECT mechanism, count(*) FROM planned GROUP BY mechanism"))
+    assert planned == {"a": 4, "b": 4, "never": 4}  # one block more, every member of it
+    cells = {c["mechanism"]: c for c in json.loads(done.stdout)["cells"]}
+    assert cells["b"]["ratio"]["executions"] == 3 and cells["never"]["ratio"] is None
+    markdown = next((tmp_path / "results").glob("replacing-*.md")).read_text()
+    assert "blocks run beyond the plan: one 1." in markdown
+    # without the key, the same study runs its 3 blocks and b's ratio rests on 2
+    fixed = stepped_study(tmp_path, "fixed", REPLACING.replace("replace_dropped = true\n", ""))
+    plain = bridgebench("run", str(fixed), "--json", "--store", str(tmp_path / "t.sqlite"), cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    ratios = {c["mechanism"]: c["ratio"] for c in json.loads(plain.stdout)["cells"]}
+    assert ratios["b"]["executions"] == 2 and ratios["never"] is None
+
+
+def test_replace_dropped_is_for_a_fixed_budget(tmp_path: Path) -> None:
+    from tests.conftest import bridgebench
+
+    study = stepped_study(tmp_path, "adaptive", REPLACING.replace(
+        "replace_dropped = true", "replace_dropped = true\nuntil_ci = 0.02\nmax_process_executions = 5\n"
+        "max_time_s = 60"))
+    done = bridgebench("run", str(study), "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path)
+    assert done.returncode == 2 and "replace_dropped is for a fixed budget" in done.stderr
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (("--pairing", "sideways"), "--pairing sideways: expected one of lockstep, sequential"),
     (("--layout", "tidy"), "--layout tidy: expected one of drawn, shared, fixed"),

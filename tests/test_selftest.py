@@ -85,7 +85,7 @@ def test_the_modes_budget_checks_that_the_ratio_holds_the_modes_mean(tmp_path: P
     assert {f["expected"] for f in report["findings"] if f["check"] == selftest.MODES} == {"1.0296"}
     # the blocks the reports' modes note asks for (stats.lockstep.MODES_BLOCKS): the budget and the note agree
     modes_budget = read_study(STUDIES_DIR / "selftest" / "study.toml").budgets["modes"]
-    assert modes_budget.process_executions == MODES_BLOCKS
+    assert modes_budget.process_executions == MODES_BLOCKS and modes_budget.replace_dropped
 
 
 def test_the_late_budget_judges_a_steady_state_on_one_side_only(tmp_path: Path) -> None:

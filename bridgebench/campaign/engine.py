@@ -198,6 +198,10 @@ def _run_pending(store: Store, kind: Kind, study: Study, campaign_id: int, optio
         budget = options.adaptive
         if budget is None:
             run_tasks(store, campaign_id, store.pending(campaign_id), execute, on_execution)
+            # a fixed budget may replace what counted for nothing (campaign/replace.py), block after block
+            while more := kind.replacements(store, study, campaign_id, options):
+                store.add_planned(campaign_id, more)
+                run_tasks(store, campaign_id, store.pending(campaign_id), execute, on_execution)
             return
         cells = list(dict.fromkeys((t.benchmark, t.mechanism) for t in store.planned(campaign_id)))
         adaptive.run(store, campaign_id, cells, budget,

@@ -85,3 +85,6 @@ class Kind(Protocol):
 
     def judge(self, store: Store, campaign_id: int, options: Options) -> Judge | None:
         """An adaptive budget's rule for a round of this kind (None: a timing campaign's, adaptive.py)."""
+
+    def replacements(self, store: Store, study: Study, campaign_id: int, options: Options) -> list[Task]:
+        """A fixed budget's executions to run after its plan, planned now (none: the plan was all)."""

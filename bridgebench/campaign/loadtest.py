@@ -380,5 +380,9 @@ class LoadKind:
 
         return judged
 
+    @staticmethod
+    def replacements(store: Store, study: Study, campaign_id: int, options: LoadOptions) -> list[Task]:
+        return []  # a load run has no blocks to replace
+
 
 KIND = LoadKind()

@@ -15,6 +15,7 @@ from types import MappingProxyType
 
 from bridgebench import audit, instructions
 from bridgebench.build import BuildResult, build_values, mechanism_env
+from bridgebench.campaign import replace as replace_dropped
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
 from bridgebench.majority import majority
 from bridgebench.options import (
@@ -112,6 +113,7 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
         # iterations given on the command line are what every execution makes: no sizing then
         execution_s=None if iterations else budget.execution_s,
         min_iterations=min(budget.min_iterations or DEFAULT_MIN_ITERATIONS, iterations or budget.iterations),
+        replace_dropped=budget.replace_dropped,
     )
     metric = metric or budget.metric
     if metric not in instructions.METRICS:
@@ -472,6 +474,8 @@ def _renderer(format_: str) -> Renderer:
 class TimingKind:
     name = TIMING
     judge = staticmethod(lambda _store, _campaign_id, _options: None)  # adaptive.py's own rules
+    replacements = staticmethod(lambda store, study, campaign_id, options: replace_dropped.more(
+        store, campaign_id, options, study.baseline))
     command = "run"
     noun = "timing campaign"
     unit = "process executions"

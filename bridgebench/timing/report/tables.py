@@ -232,6 +232,24 @@ def turns_note(result: Analysis) -> str | None:
             f"its interval says (evidence/turn_first.py reads it from this campaign's store; methodology §13).")
 
 
+def replaced_note(result: Analysis) -> str | None:
+    """What a budget that replaces dropped blocks ran beyond its plan (campaign/replace.py), benchmark by
+    benchmark; None for a budget that does not."""
+    options = result.campaign.options
+    if not options.get("replace_dropped"):
+        return None
+    wanted = int(options["process_executions"])
+    more: dict[str, int] = {}
+    for c in result.cells:
+        ran = c.executions_ok + len(c.failures)
+        if ran > wanted:
+            more[c.benchmark] = max(more.get(c.benchmark, 0), ran - wanted)
+    said = (", ".join(f"{b} {k}" for b, k in more.items()) if more else "none was needed")
+    return (f"This budget replaces blocks that count for no ratio (a member with no steady state) while a ratio "
+            f"rests on fewer than {wanted} and both its sides settle in some, up to {wanted} more a benchmark; "
+            f"blocks run beyond the plan: {said}.")
+
+
 def modes_note(result: Analysis) -> str | None:
     """What the lock-step ratios with an interval from fewer than MODES_BLOCKS blocks cannot promise: where
     processes fall into speed modes, blocks that all drew one mode show nothing of the other."""
