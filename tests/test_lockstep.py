@@ -557,6 +557,37 @@ def test_a_fixed_budget_that_replaces_dropped_blocks_runs_one_more_where_a_block
     assert ratios["b"]["executions"] == 2 and ratios["never"] is None
 
 
+def test_a_campaign_interrupted_in_a_replacement_block_resumes_and_replaces_what_still_counts_for_nothing(
+        tmp_path: Path) -> None:
+    """The interrupted replacement block's other members run again alone on resume (a block of one pairs with
+    nothing), so it too counts for nothing and one more is planned: nothing lost, nothing twice, b's ratio on 3."""
+    from bridgebench.build import build_study
+    from bridgebench.campaign import engine, timing
+    from bridgebench.campaign.kinds import TIMING
+    from bridgebench.store import Store
+    from bridgebench.study import read_study
+
+    study = read_study(stepped_study(tmp_path, "replacing", REPLACING))
+    builds = build_study(study, tmp_path / "build")
+    options = timing.options_for(study, "default", None, None)
+    store = Store(tmp_path / "s.sqlite")
+    cid = engine.create(store, TIMING, study, options, builds, TIMING.check(study, builds, options))
+
+    def interrupt_in_the_replacement(task: object, run: object) -> None:
+        if task.pexec == 3:  # type: ignore[attr-defined]
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        engine.run_pending(store, TIMING, study, cid, options, builds, interrupt_in_the_replacement)
+    assert store.campaign(cid).state == "interrupted" and store.pending(cid)
+    engine.run_pending(store, TIMING, study, cid, options, builds)
+    keys = sorted((e.mechanism, e.pexec) for e in store.executions(cid))
+    assert keys == sorted((m, p) for m in ("a", "b", "never") for p in range(5))  # none lost, none twice
+    assert len(store.planned(cid)) == 15 and store.campaign(cid).state == "done"
+    ratio = next(c.ratio for c in TIMING.analyse(store, cid).cells if c.mechanism == "b")
+    assert ratio is not None and ratio.executions == 3
+
+
 def test_replace_dropped_is_for_a_fixed_budget(tmp_path: Path) -> None:
     from tests.conftest import bridgebench
 
