@@ -549,6 +549,14 @@ def test_a_fixed_budget_that_replaces_dropped_blocks_runs_one_more_where_a_block
     assert cells["b"]["ratio"]["executions"] == 3 and cells["never"]["ratio"] is None
     markdown = next((tmp_path / "results").glob("replacing-*.md")).read_text()
     assert "blocks run beyond the plan: one 1." in markdown
+    # sequential, an execution of each mechanism is what a block is: b's ratio rests on 3 of its executions
+    again = stepped_study(tmp_path, "sequential", REPLACING)  # its own process counters
+    sequential = bridgebench("run", str(again), "--json", "--pairing", "sequential", "--store",
+                             str(tmp_path / "q.sqlite"), cwd=tmp_path)
+    assert sequential.returncode == 0, sequential.stderr
+    cells = {c["mechanism"]: c for c in json.loads(sequential.stdout)["cells"]}
+    assert cells["b"]["ratio"]["executions"] == 3 and cells["b"]["executions_ok"] == 4
+    assert "blocks run beyond the plan: one 1." in next((tmp_path / "results").glob("replacing-*.md")).read_text()
     # without the key, the same study runs its 3 blocks and b's ratio rests on 2
     fixed = stepped_study(tmp_path, "fixed", REPLACING.replace("replace_dropped = true\n", ""))
     plain = bridgebench("run", str(fixed), "--json", "--store", str(tmp_path / "t.sqlite"), cwd=tmp_path)

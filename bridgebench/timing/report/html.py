@@ -292,6 +292,7 @@ def _header(result: Analysis) -> str:
     # the lines under the budget, each as a warning or a plain note (the markdown report's, in its order)
     warn = "".join(f'<p class="{kind}">{escape(line)}</p>' for line, kind in (
         (tables.disturbance_line(result), "warning"), (tables.adaptive_line(result), "budget"),
+        (tables.replaced_note(result), "budget"),
         (tables.metric_line(result), "budget"), (tables.few_executions_line(result), "warning"),
         (tables.unseparated_line(result), "warning"), (tables.per_call_line(result), "budget"),
         (speed.line(result.campaign), "warning" if speed.warning(result.campaign) else "budget")) if line)
@@ -339,7 +340,7 @@ def _summary(result: Analysis) -> str:
                                                           for m, g in ranked], numeric=(1,)))
     paired = tables.pairing_rows(result)
     if paired:
-        notes = [n for n in (tables.modes_note(result), tables.replaced_note(result), tables.turns_note(result)) if n]
+        notes = [n for n in (tables.modes_note(result), tables.turns_note(result)) if n]
         out += (f"<h3>Lock-step blocks</h3><p class=\"note\">{escape(tables.PAIRING_NOTE)}</p>"
                 + table(tables.PAIRING_COLUMNS, paired, numeric=(2, 4, 5, 6))
                 + "".join(f"<p class=\"note\">{escape(n)}</p>" for n in notes))
