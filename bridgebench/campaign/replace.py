@@ -18,28 +18,23 @@ from bridgebench.options import TimingOptions
 from bridgebench.runner import Task
 from bridgebench.store import Store
 from bridgebench.timing.analysis import analyse
+from bridgebench.timing.result import Analysis
 
 
-def short(store: Store, campaign_id: int, options: TimingOptions, baseline: str) -> list[str]:
-    """The benchmarks with a ratio to the baseline that rests on fewer than the budget's blocks, where both of
-    its sides have a steady performance, and that have run fewer than twice the budget's blocks."""
-    result = analyse(store, campaign_id, seed=options.seed)
-    wanted = options.process_executions
-    run: dict[str, int] = {}
-    for task in store.planned(campaign_id):
-        run[task.benchmark] = max(run.get(task.benchmark, 0), task.pexec + 1)
-    out = []
-    for benchmark in result.benchmarks:
-        base = result.cell(benchmark, baseline)
-        if base is None or base.steady_performance is None or run.get(benchmark, 0) >= 2 * wanted:
+def short(result: Analysis, planned: list[Task], wanted: int, baseline: str) -> list[str]:
+    """The benchmarks with a ratio to the baseline that rests on fewer than `wanted` blocks, where both of its
+    sides have a steady performance, and that have planned fewer than twice `wanted` blocks."""
+    blocks: dict[str, int] = {}
+    for task in planned:
+        blocks[task.benchmark] = max(blocks.get(task.benchmark, 0), task.pexec + 1)
+    out: list[str] = []
+    for cell in result.cells:
+        base = result.cell(cell.benchmark, baseline)
+        if (cell.mechanism == baseline or cell.benchmark in out or blocks.get(cell.benchmark, 0) >= 2 * wanted
+                or cell.steady_performance is None or base is None or base.steady_performance is None):
             continue
-        for cell in result.cells:
-            if cell.benchmark != benchmark or cell.mechanism == baseline or cell.steady_performance is None:
-                continue
-            counted = cell.ratio.executions if cell.ratio is not None else 0
-            if (counted or 0) < wanted:
-                out.append(benchmark)
-                break
+        if cell.ratio is None or (cell.ratio.executions or 0) < wanted:
+            out.append(cell.benchmark)
     return out
 
 
@@ -49,13 +44,11 @@ def more(store: Store, campaign_id: int, options: TimingOptions, baseline: str |
     does not replace dropped blocks, or the study has no baseline to take a ratio to."""
     if not options.replace_dropped or baseline is None:
         return []
-    benchmarks = short(store, campaign_id, options, baseline)
-    if not benchmarks:
-        return []
     planned = store.planned(campaign_id)
+    result = analyse(store, campaign_id, seed=options.seed)
+    tasks: list[Task] = []
     seq = max(t.seq for t in planned) + 1
-    tasks = []
-    for benchmark in benchmarks:
+    for benchmark in short(result, planned, options.process_executions, baseline):
         mine = [t for t in planned if t.benchmark == benchmark]
         pexec = max(t.pexec for t in mine) + 1
         for mechanism in dict.fromkeys(t.mechanism for t in mine):
