@@ -11,6 +11,11 @@
  *    and reaped before this process exits.
  * 3. CPU time: the benchmark's own user and system time (from wait4), which the disturbance audit sets
  *    against its wall time.
+ * 4. No files left behind: the benchmark gets a private temporary folder as TMPDIR (made in the TMPDIR
+ *    this process was given, or /tmp), removed with all it holds once every descendant is gone. A process
+ *    that dies hard cannot remove what it put there (a Go plugin's RPC server its unix socket), and over a
+ *    campaign those files would pile up in /tmp; this process outlives them all, also when the harness
+ *    dies. The folder's name has a fixed length, so it moves every execution's environment alike.
  *
  * Writes "maxrss_kb N", "user_s X" and "sys_s X" lines to USAGE_FILE (opened before the benchmark starts),
  * then exits as the benchmark did:
@@ -19,6 +24,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +80,28 @@ static int kill_children(void) {
     return found;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path); /* best effort: what cannot be removed stays, and the rest still goes */
+    return 0;
+}
+
+/* The private temporary folder, made in the given TMPDIR (or /tmp); 0, with the reason on stderr, if it
+ * cannot be made. */
+static int make_scratch(char *path, size_t size) {
+    const char *parent = getenv("TMPDIR");
+    if (!parent || !*parent) parent = "/tmp";
+    errno = 0;
+    if ((size_t)snprintf(path, size, "%s/bridgebench-tmp-XXXXXX", parent) >= size || !mkdtemp(path)) {
+        fprintf(stderr, "bridgebench-launch: cannot make a private temporary folder in %s: %s\n", parent,
+                strerror(errno ? errno : ENAMETOOLONG));
+        return 0;
+    }
+    return 1;
+}
+
 static void kill_and_reap_all(void) {
     for (;;) {
         kill_children();
@@ -103,9 +131,14 @@ int main(int argc, char **argv) {
     FILE *out = fopen(argv[1], "we");
     close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 
+    char scratch[4096];
+    if (!make_scratch(scratch, sizeof scratch)) return 127;
+    setenv("TMPDIR", scratch, 1);
+
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "bridgebench-launch: fork failed: %s\n", strerror(errno));
+        rmdir(scratch);
         return 126;
     }
     if (pid == 0) {
@@ -130,10 +163,12 @@ int main(int argc, char **argv) {
         if (r < 0 && errno != EINTR) {
             fprintf(stderr, "bridgebench-launch: wait4 failed: %s\n", strerror(errno));
             kill_and_reap_all();
+            nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
             return 126;
         }
     }
     kill_and_reap_all(); /* whatever the benchmark left behind, in its group or not */
+    nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT); /* and what they left in TMPDIR */
 
     if (out) {
         fprintf(out, "maxrss_kb %ld\nuser_s %ld.%06ld\nsys_s %ld.%06ld\n", usage.ru_maxrss,

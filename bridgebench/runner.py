@@ -137,7 +137,7 @@ def _still_running(running: Sequence[Running], seconds: float) -> list[Running]:
 
 
 _LAUNCHER_SOURCE = Path(__file__).with_name("_launch.c")
-_SPAWN_PREFIX = "bridgebench-launch: cannot execute"
+_SPAWN_PREFIX = "bridgebench-launch: cannot "  # it could not start the benchmark
 
 
 def launcher() -> Path | None:

@@ -136,6 +136,22 @@ def test_a_killed_harness_takes_its_benchmark_and_the_benchmarks_children_with_i
     assert [p.name for p in temporary.iterdir() if p.name.startswith("bridgebench-")] == []
 
 
+def test_what_a_benchmark_that_dies_hard_leaves_in_its_tmpdir_is_removed(basic_study: Path, tmp_path: Path) -> None:
+    """A Go plugin's RPC server killed mid-run leaves its unix socket in TMPDIR: each execution gets a private
+    folder there, removed with all it holds once the execution has ended."""
+    add_benchmark(basic_study, "litter")
+    temporary, saw = tmp_path / "tmp", tmp_path / "saw"
+    temporary.mkdir()
+    result = bridgebench("run", str(basic_study), "--benchmarks", "litter", "-p", "2", cwd=tmp_path,
+                         env={"TMPDIR": str(temporary), "PROBE_SAW": str(saw)})
+    assert result.returncode == EXIT_FAILED_EXECUTIONS, result.stderr
+    assert statuses(tmp_path / "results" / "bridgebench.sqlite") == {"crashed": 4}
+    folders = saw.read_text().split()
+    assert len(folders) == len(set(folders)) == 4  # one of its own for every execution
+    assert all(Path(f).parent == temporary and Path(f).name.startswith("bridgebench-tmp-") for f in folders)
+    assert list(temporary.iterdir()) == []
+
+
 # --- signals ---------------------------------------------------------------------------------------------
 def test_sigint_during_the_answer_check_says_nothing_was_stored(basic_study: Path, tmp_path: Path,
                                                                 marker: str) -> None:

@@ -62,7 +62,9 @@ def test_a_plugin_process_killed_mid_run_is_a_failed_execution(tmp_path: Path) -
     assert build.available, build.reason
     server = build.build_dir / "hcplugin"
     argv, env = command_for(study, build, "int", "int", 5000, 8)  # ~5000 × 8 RPC calls: seconds of work
-    env = {**env, "TMPDIR": str(tmp_path)}  # the killed server cannot remove its socket: leave it here, not in /tmp
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**env, "TMPDIR": str(temporary)}  # where the killed server's socket would stay
 
     def kill_the_plugin() -> None:
         deadline = time.monotonic() + 30
@@ -83,3 +85,4 @@ def test_a_plugin_process_killed_mid_run_is_a_failed_execution(tmp_path: Path) -
     assert "failed" in run.detail  # the probe names the call that failed; no times were kept as if fast
     assert run.output is None
     assert not _pids_of(server)  # nothing left behind
+    assert list(temporary.iterdir()) == []  # nor its socket: the execution's private TMPDIR went with it

@@ -95,6 +95,13 @@ def test_missing_program_is_recorded() -> None:
     assert result.status == SPAWN_FAILED
 
 
+def test_a_tmpdir_without_room_for_the_private_folder_is_a_failed_start(tmp_path: Path) -> None:
+    missing = tmp_path / "gone"
+    result = execute(["true"], {**os.environ, "TMPDIR": str(missing)}, Path.cwd(), 1, 30)
+    assert result.status == SPAWN_FAILED
+    assert result.detail.startswith(f"cannot make a private temporary folder in {missing}")
+
+
 def test_protocol_rejects_wrong_counts_and_bad_values() -> None:
     good = '{"protocol": "bridgebench/1", "times": [0.1, 0.2], "answer": "x"}'
     assert parse("noise before\n" + good, 2).times == [0.1, 0.2]
