@@ -17,7 +17,8 @@ with an interval, those whose interval misses the true ratio, and the disturbed 
 pair flagged by the audit), and how wide the intervals were; below it, how the comparisons were answered
 (question.answer: faster, slower, equivalent within the study's margin, undecided; for A/A, *equivalent* is
 the power and *faster* or *slower* the error), for pairs within a campaign what `diff` said of the same
-cells (its rules add *different*, from the shares of classes or of executions that reach a steady state), then
+cells, each verdict with the rules that gave it (diff_rules.RULES: its rules add *different*, from the shares of
+classes or of executions that reach a steady state), then
 each interval that missed. With a
 99% interval about 1 comparison in 100 should miss; the binomial interval on the count says whether the
 misses are more than chance. Nothing is run.
@@ -38,7 +39,7 @@ from bridgebench.stats import Estimate
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.store import Campaign, Store
 from bridgebench.timing.analysis import Series, current_analysis, ratio_between
-from bridgebench.timing.diff_rules import DIFFERENT, VERDICTS
+from bridgebench.timing.diff_rules import DIFFERENT, RULES, VERDICTS
 from bridgebench.timing.diff_sides import compare
 from bridgebench.timing.result import Cell
 
@@ -62,7 +63,8 @@ class Count:
         self.misses: list[str] = []  # where an interval missed the truth, and what it said
         self.answers: Counter[str] = Counter()  # what question.answer said of each comparison
         self.by_benchmark: dict[str, Counter[str]] = {}  # the same, benchmark by benchmark
-        self.differ: Counter[str] = Counter()  # what `diff` said of the pair (within a campaign only)
+        self.differ: Counter[tuple[str, str]] = Counter()  # what `diff` said of the pair, by verdict and rule
+        # (within a campaign only)
 
     def add(self, ratio: Estimate, truth: float, noisy: bool, benchmark: str, where: str, equivalence: float
             ) -> None:
@@ -126,11 +128,19 @@ def within(store: Store, series: Series, campaigns: list[Campaign], a: str, b: s
         if not {a, b} <= {c.mechanism for c in result.cells}:  # a campaign that ran other mechanisms
             continue
         for c in compare(store, campaign.id, a, campaign.id, b)[0]:
-            # which rule said *different*: the classes' shares (Goodman's intervals) or the shares that reach a
-            # steady state (Fisher's test), by the words of its reason
-            rule = "" if c.verdict != DIFFERENT else " (classes)" if "multinomial" in c.reason else " (reaching)"
-            count.differ[c.verdict + rule] += 1
+            count.differ[c.verdict, c.rule] += 1
     return count
+
+
+def said_by_rule(differ: Counter[tuple[str, str]]) -> str:
+    """Each verdict `diff` gave, with the rules that gave it: "undecided 3 (too few 1, ratio 2), different 0"."""
+    said = []
+    for verdict in VERDICTS:
+        rules = [(rule, n) for rule in RULES if (n := differ[verdict, rule])]
+        if rules or verdict == DIFFERENT:  # a count of claims, zero included
+            total = sum(n for _, n in rules)
+            said.append(f"{verdict} {total}" + (f" ({', '.join(f'{r} {n}' for r, n in rules)})" if rules else ""))
+    return ", ".join(said)
 
 
 def across(store: Store, series: Series, campaigns: list[Campaign], mechanism: str) -> Count:
@@ -209,9 +219,7 @@ def main() -> None:
                              (question.FASTER, question.SLOWER, question.EQUIVALENT, question.UNDECIDED))
         print(f"answered ({what}): {answered}")
         if count.differ:
-            said = [f"{v} {n}" for v in VERDICTS if v != DIFFERENT and (n := count.differ[v])]
-            said += [f"{v} {count.differ[v]}" for v in (f"{DIFFERENT} (classes)", f"{DIFFERENT} (reaching)")]
-            print(f"diff said ({what}): {', '.join(said)}")
+            print(f"diff said ({what}): {said_by_rule(count.differ)}")
         for miss in count.misses:
             print(f"missed ({what}): {miss}")
     if args.by_benchmark:

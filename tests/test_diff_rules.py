@@ -10,7 +10,20 @@ import pytest
 from bridgebench.question import EQUIVALENT, FASTER, SLOWER, UNDECIDED
 from bridgebench.result import Failure
 from bridgebench.stats import Estimate, Spread
-from bridgebench.timing.diff_rules import DIFFERENT, Interval, compare_cells, multinomial_cis, overall
+from bridgebench.timing.diff_rules import (
+    CLASSES,
+    DIFFERENT,
+    INTERVALS,
+    NOTHING,
+    RATIO,
+    REACHING,
+    RULES,
+    TOO_FEW,
+    Interval,
+    compare_cells,
+    multinomial_cis,
+    overall,
+)
 from bridgebench.timing.result import Cell
 
 
@@ -155,3 +168,25 @@ def test_too_few_executions_are_undecided_and_say_so() -> None:
                steady_performance=Estimate(1.0, None, None, 0.99, "too few", 2))
     c = compare_cells("bench", "A", "B", cell(1.0), few, None)
     assert c.verdict == UNDECIDED and c.too_few
+
+
+def test_every_comparison_names_the_rule_that_answered_it() -> None:
+    """So that counts of verdicts (evidence/coverage.py, `diff --json`) tell a difference in behaviour from one in
+    speed without reading the reason's words; every rule is reachable."""
+    never = cell(None, counts={"no steady state": 10})
+    paired = Estimate(1.0, 0.995, 1.005, 0.99, "paired")
+    few = replace(cell(1.0, counts={"flat": 2}), steady_performance=Estimate(1.0, None, None, 0.99, "too few", 2))
+    said = {
+        CLASSES: compare_cells("bench", "A", "B", cell(1.0, counts={"flat": 30}), cell(0.5, counts={"slowdown": 30}),
+                               None),
+        REACHING: compare_cells("bench", "A", "B", some(8, 8), some(1, 8, interval=False), None),
+        NOTHING: compare_cells("bench", "A", "B", never, never, None),
+        TOO_FEW: compare_cells("bench", "A", "B", cell(1.0), few, None),
+        RATIO: compare_cells("bench", "A", "B", cell(1.0), cell(1.0), paired),
+        INTERVALS: compare_cells("bench", "A", "B", cell(1.0), cell(1.1), None),
+    }
+    assert {rule: c.rule for rule, c in said.items()} == {rule: rule for rule in RULES}
+    assert [said[r].verdict for r in RULES] == [DIFFERENT, DIFFERENT, UNDECIDED, UNDECIDED, EQUIVALENT, SLOWER]
+    assert [r for r in RULES if said[r].too_few] == [TOO_FEW]
+    # the Fisher test also answers, undecided, where its share is one that chance gives
+    assert compare_cells("bench", "A", "B", some(1, 5), replace(never, executions_ok=5), None).rule == REACHING

@@ -79,3 +79,15 @@ def test_the_power_count_keeps_each_benchmarks_answers_and_adds_them_up() -> Non
     assert first.by_benchmark == {"nbody": {SLOWER: 2}, "richards": {UNDECIDED: 1}}
     assert first.answers == {SLOWER: 2, UNDECIDED: 1} and first.all == 3 and first.disturbed == 1
     assert first.missed == 0 and len(first.widths) == 3
+
+
+def test_what_diff_said_is_counted_by_verdict_with_the_rules_that_gave_it() -> None:
+    from collections import Counter
+
+    from bridgebench.timing.diff_rules import DIFFERENT
+    from evidence.coverage import said_by_rule  # evidence/coverage.py's "diff said" line
+
+    said = Counter({(UNDECIDED, "ratio"): 2, (UNDECIDED, "too few"): 1, (SLOWER, "ratio"): 4})
+    assert said_by_rule(said) == "slower 4 (ratio 4), different 0, undecided 3 (too few 1, ratio 2)"
+    said[DIFFERENT, "reaching"] += 1
+    assert "different 1 (reaching 1)" in said_by_rule(said)

@@ -47,6 +47,16 @@ CLAIMS = (FASTER, SLOWER, DIFFERENT)  # the verdicts that say the two sides diff
 
 KINDS = (*EXECUTION_KINDS, FAILED)  # a failed process execution counts as a class of its own
 
+# Which rule answered a comparison (the order they are tried in, the module's docstring): so that a count of
+# verdicts can tell a difference in behaviour from one in speed without reading the reason's words.
+CLASSES = "classes"  # the share of a class differs
+REACHING = "reaching"  # the shares that reach a steady state (Fisher's exact test), also when it found none
+NOTHING = "nothing"  # neither side reaches a steady state
+TOO_FEW = "too few"  # a side's steady performance rests on too few process executions for an interval
+RATIO = "ratio"  # the ratio's interval, in the headline's words
+INTERVALS = "intervals"  # the two sides' own intervals, without a ratio
+RULES = (CLASSES, REACHING, NOTHING, TOO_FEW, RATIO, INTERVALS)
+
 
 @dataclass(frozen=True)
 class Interval:
@@ -81,6 +91,7 @@ class Comparison:
     b: str
     verdict: str
     reason: str
+    rule: str  # which of RULES answered
     perf_a: Estimate | None
     perf_b: Estimate | None
     ratio: Estimate | None
@@ -91,7 +102,11 @@ class Comparison:
     classes_a: str
     classes_b: str
     metric: str = SECONDS  # what the steady figures measure (counting.METRICS)
-    too_few: bool = False  # undecided because a side has too few process executions for an interval
+
+    @property
+    def too_few(self) -> bool:
+        """Undecided because a side has too few process executions for an interval."""
+        return self.rule == TOO_FEW
 
 
 def _range(spread: Spread | None) -> Interval | None:
@@ -111,31 +126,33 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ra
     ci_b = multinomial_cis(b.class_counts_with_failures(), confidence)
     split = [k for k in KINDS if not ci_a[k].overlaps(ci_b[k])]
 
-    short = False
     reach = _reach(a_name, a, b_name, b)
     if split:
-        verdict, reason = DIFFERENT, f"the share of '{split[0]}' process executions differs (99% multinomial CIs)"
+        verdict, rule, reason = (DIFFERENT, CLASSES,
+                                 f"the share of '{split[0]}' process executions differs (99% multinomial CIs)")
     elif reach is not None and reach[1] < 1 - confidence:
-        verdict, reason = DIFFERENT, f"{reach[0]} (Fisher's exact test: p = {reach[1]:.2g})"
+        verdict, rule, reason = DIFFERENT, REACHING, f"{reach[0]} (Fisher's exact test: p = {reach[1]:.2g})"
     elif perf_a is None and perf_b is None:
-        verdict, reason = UNDECIDED, "neither side reaches a steady state: nothing to compare"
+        verdict, rule, reason = UNDECIDED, NOTHING, "neither side reaches a steady state: nothing to compare"
     elif perf_a is None or perf_b is None:
-        verdict, reason = UNDECIDED, (f"{reach[0]} (Fisher's exact test: p = {reach[1]:.2g}, not below "
-                                      f"{1 - confidence:.2g}: a share that chance gives)" if reach
-                                      else "one side has no steady state")
+        verdict, rule, reason = UNDECIDED, REACHING, (
+            f"{reach[0]} (Fisher's exact test: p = {reach[1]:.2g}, not below {1 - confidence:.2g}: a share that "
+            "chance gives)" if reach else "one side has no steady state")
     elif perf_a.low is None or perf_a.high is None or perf_b.low is None or perf_b.high is None:
         few = [f"{n}: {too_few(p.executions)}" for n, p in ((a_name, perf_a), (b_name, perf_b))
                if not p.has_interval]
-        verdict, reason, short = UNDECIDED, "; ".join(few), True
+        verdict, rule, reason = UNDECIDED, TOO_FEW, "; ".join(few)
     elif ratio is not None and ratio.low is not None and ratio.high is not None:
         said = question.answer(ratio, margin)
-        verdict, reason = said.state, f"the ratio {b_name}/{a_name} at {100 * ratio.confidence:.4g}%: {said.why}"
+        verdict, rule, reason = (said.state, RATIO,
+                                 f"the ratio {b_name}/{a_name} at {100 * ratio.confidence:.4g}%: {said.why}")
     elif perf_b.high < perf_a.low:
-        verdict, reason = FASTER, f"{b_name}'s steady-performance CI lies wholly below {a_name}'s"
+        verdict, rule, reason = FASTER, INTERVALS, f"{b_name}'s steady-performance CI lies wholly below {a_name}'s"
     elif perf_b.low > perf_a.high:
-        verdict, reason = SLOWER, f"{b_name}'s steady-performance CI lies wholly above {a_name}'s"
+        verdict, rule, reason = SLOWER, INTERVALS, f"{b_name}'s steady-performance CI lies wholly above {a_name}'s"
     else:
-        verdict, reason = UNDECIDED, "the steady-performance CIs overlap (no ratio to judge equivalence by)"
+        verdict, rule, reason = (UNDECIDED, INTERVALS,
+                                 "the steady-performance CIs overlap (no ratio to judge equivalence by)")
     if it_a is None or it_b is None:
         warmup = "—"
     elif it_a.overlaps(it_b):
@@ -143,9 +160,9 @@ def compare_cells(benchmark: str, a_name: str, b_name: str, a: Cell, b: Cell, ra
     else:
         warmup = "sooner" if it_b.high < it_a.low else "later"
     return Comparison(
-        benchmark, a_name, b_name, verdict, reason, perf_a, perf_b, ratio,
+        benchmark, a_name, b_name, verdict, reason, rule, perf_a, perf_b, ratio,
         a.steady_iteration, b.steady_iteration,
-        it_a.overlaps(it_b) if it_a and it_b else None, warmup, _classes(a), _classes(b), too_few=short,
+        it_a.overlaps(it_b) if it_a and it_b else None, warmup, _classes(a), _classes(b),
     )
 
 
