@@ -211,3 +211,15 @@ def test_a_child_started_on_a_cpu_runs_there_and_the_harness_keeps_its_own() -> 
     with pytest.raises(RuntimeError), spawning_on(cpu):
         raise RuntimeError  # put back whatever happens
     assert os.sched_getaffinity(0) == mine
+
+
+def test_reference_tracking_tells_slow_swings_from_noise_at_the_iterations_own_scale() -> None:
+    from evidence.reference_tracking import ADJACENT, adjacent
+
+    assert adjacent([1.0] * (ADJACENT - 1)) is None  # too short to say
+    swing = [1.0 + 0.01 * i for i in range(20)]  # a slow swing: adjacent iterations alike, lag-1 near 1
+    sd, step, lag = adjacent(swing) or (0.0, 0.0, 0.0)
+    assert step < sd / 5 and lag > 0.8
+    flicker = [1.0, 1.1] * 10  # a change every iteration: adjacent ones apart, lag-1 at -1
+    sd, step, lag = adjacent(flicker) or (0.0, 0.0, 0.0)
+    assert step > sd and lag < -0.9
