@@ -35,6 +35,11 @@ func helperSetup(mode string) Setup {
 				}
 				return "x", nil
 			}, nil, nil
+		case "alloc": // one 48-byte object a call, kept where the compiler cannot drop it
+			return func() (string, error) {
+				kept = make([]byte, 48)
+				return "x", nil
+			}, func() {}, nil
 		case "mismatch":
 			return func() (string, error) {
 				if n++; n > 1 {
@@ -46,6 +51,8 @@ func helperSetup(mode string) Setup {
 		panic("unknown helper mode " + mode)
 	}
 }
+
+var kept []byte // what the "alloc" helper's calls allocate
 
 // runMain runs Main in a child process with the given Setup and arguments.
 func runMain(t *testing.T, mode string, args ...string) (stdout, stderr string, code int) {
@@ -142,6 +149,25 @@ func TestMainExitCodes(t *testing.T) {
 		}
 		if !strings.HasPrefix(stderr, c.stderr) || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
 			t.Errorf("%s %v: stderr %q; want one line starting %q", c.mode, c.args, stderr, c.stderr)
+		}
+	}
+}
+
+// The runtime counts small allocations a span at a time (a span of 48-byte objects holds 170); flushed after
+// every iteration, each iteration's counters are its own calls' allocations exactly, however few they are.
+func TestAllocationCountersAreExactForEveryIteration(t *testing.T) {
+	stdout, stderr, code := runMain(t, "alloc", "12", "p", "7")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res Result
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.Times {
+		if res.Counters.BytesPerOp[i] != 48 || res.Counters.AllocsPerOp[i] != 1 {
+			t.Errorf("iteration %d: %g bytes and %g objects an operation, want 48 and 1", i+1,
+				res.Counters.BytesPerOp[i], res.Counters.AllocsPerOp[i])
 		}
 	}
 }

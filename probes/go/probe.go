@@ -90,9 +90,10 @@ type runner struct {
 	op      Op
 	clk     *clock
 	samples []metrics.Sample
-	iter    int      // iteration in progress, for error messages (0: calibration)
-	answer  Answer   // nil: the raw result is the answer
-	step    *stepper // nil: iterations back to back (batch mode)
+	mem     runtime.MemStats // filled by each flush of the allocation counters (flushCounts), then unused
+	iter    int              // iteration in progress, for error messages (0: calibration)
+	answer  Answer           // nil: the raw result is the answer
+	step    *stepper         // nil: iterations back to back (batch mode)
 }
 
 // Ready is what a probe in stepped mode says once it is set up (and calibrated).
@@ -237,11 +238,12 @@ func (r *runner) loop(res *Result, batch int) error {
 	}
 	res.Batch = batch
 	perCall := 1 / float64(batch)
-	// The runtime accounts small-object allocations when a span leaves a P's cache, which for spans
-	// cached during setup and calibration would be at some GC during the iterations. ReadMemStats
-	// flushes every cache (stopping the world once, before timing), so that what the counters see from
-	// here on was allocated from here on.
-	runtime.ReadMemStats(new(runtime.MemStats))
+	// The runtime counts a small object's allocation a span at a time, as a P's cache takes a span, and
+	// puts right what the span did not hand out when the caches are flushed. Read between two flushes the
+	// counters are exact; read without, an iteration saw a whole span or nothing (a quick run of a call
+	// that allocates one object read 0 bytes an operation). So the caches are flushed before each
+	// iteration's calls and after them, outside the timed calls (ReadMemStats: a few microseconds here,
+	// with the world stopped).
 	for i := range res.Times {
 		r.iter = i + 1
 		if r.step != nil {
@@ -249,13 +251,15 @@ func (r *runner) loop(res *Result, batch int) error {
 				return err
 			}
 		}
+		r.flushCounts() // not this iteration's: what ran since the last flush (the answer's check, the stepped I/O)
 		c0 := processCPU()
 		b0, o0, g0 := r.counters()
 		countStart()
 		ns, ans, n, err := r.batch(batch)
 		countStop()
-		b1, o1, g1 := r.counters()
 		c1 := processCPU()
+		r.flushCounts()
+		b1, o1, g1 := r.counters()
 		if err != nil {
 			return fmt.Errorf("call %d of iteration %d failed: %w", n+1, i+1, err)
 		}
@@ -298,6 +302,11 @@ func (r *runner) batch(k int) (ns int64, ans string, n int, err error) {
 	}
 	t1 := r.clk.now()
 	return t1 - t0, ans, n, err
+}
+
+// flushCounts makes the allocation counters exact up to now (see the timed loop). It does not allocate.
+func (r *runner) flushCounts() {
+	runtime.ReadMemStats(&r.mem)
 }
 
 // counters reads the cumulative heap allocation and GC counters. It reuses r.samples and does not
