@@ -17,11 +17,10 @@ with an interval, those whose interval misses the true ratio, and the disturbed 
 pair flagged by the audit), and how wide the intervals were; below it, how the comparisons were answered
 (question.answer: faster, slower, equivalent within the study's margin, undecided; for A/A, *equivalent* is
 the power and *faster* or *slower* the error), for pairs within a campaign what `diff` said of the same
-cells, each verdict with the rules that gave it (diff_rules.RULES: its rules add *different*, from the shares of
-classes or of executions that reach a steady state), then
-each interval that missed. With a
-99% interval about 1 comparison in 100 should miss; the binomial interval on the count says whether the
-misses are more than chance. Nothing is run.
+cells, each verdict with the rules that gave it (diff_rules.RULES: its rules add *different*, from the shares
+of classes or of executions that reach a steady state), then each interval that missed. With a 99% interval
+about 1 comparison in 100 should miss; the binomial interval on the count says whether the misses are more
+than chance. Nothing is run.
 """
 
 from __future__ import annotations
@@ -133,7 +132,7 @@ def within(store: Store, series: Series, campaigns: list[Campaign], a: str, b: s
 
 
 def said_by_rule(differ: Counter[tuple[str, str]]) -> str:
-    """Each verdict `diff` gave, with the rules that gave it: "undecided 3 (too few 1, ratio 2), different 0"."""
+    """Each verdict `diff` gave, with the rules that gave it: "different 0, undecided 3 (too few 1, ratio 2)"."""
     said = []
     for verdict in VERDICTS:
         rules = [(rule, n) for rule in RULES if (n := differ[verdict, rule])]
