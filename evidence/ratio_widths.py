@@ -1,8 +1,9 @@
 """How wide a campaign's ratios to its baseline are, per mechanism: from its JSON report (`bridgebench report
 N --format json`, or the .json a run writes). For each mechanism, how many ratios have an interval, the median
 and largest half-width (half the interval's log width, as a share), how many lie within ±5 %, and the range of
-process executions (or lock-step blocks) they rest on, with their median, and for lock-step ratios the medians of
-the spread within blocks and between them (the report's ratio_within_sd and ratio_between_sd), and what a round
+process executions (or lock-step blocks) they rest on, with their median (and below the table, how many ratios
+rest on each count), and for lock-step ratios the medians of the spread within blocks and between them (the
+report's ratio_within_sd and ratio_between_sd), and what a round
 lasted (ratio_round_s: each benchmark's median over the pool, the shortest and the longest of those); last, how
 many executions the disturbance audit flagged, and the most steal it saw, and the range of the machine's speed
 readings (the reference loop's iteration at each campaign's start and end: bridgebench/reference.py). Several
@@ -16,6 +17,7 @@ and its standard error, so a bias shows apart from the intervals' chance misses.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import math
 import statistics
@@ -52,6 +54,10 @@ def main() -> None:
               f"{statistics.median(widths):.1%} | {max(widths):.1%} | {sum(w <= args.within for w in widths)} | "
               f"{min(counts)}–{max(counts)} ({statistics.median(counts):g}) | {spread} | {_rounds(cells)} |" if widths
               else f"| {mechanism} | 0 of {len(ratios)} | — | — | 0 | — | — | — |")
+    for mechanism, cells in by_mechanism.items():  # a ratio on fewer than the plan's blocks: some were dropped
+        rests = collections.Counter(c["ratio"]["executions"] for c in cells)
+        print(f"\n{mechanism}'s ratios by the executions or blocks they rest on: "
+              + ", ".join(f"{n} ×{k}" for n, k in sorted(rests.items(), reverse=True)))
     flagged, audited = sum(a["disturbed"] for a in audits), sum(a["audited"] for a in audits)
     steal = max((a["steal_cores_max"] or 0.0 for a in audits if a["audited"]), default=0.0)
     print(f"\nthe audit flagged {flagged} of {audited} executions in {len(audits)} report(s); steal up to "
