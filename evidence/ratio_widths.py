@@ -3,10 +3,10 @@ N --format json`, or the .json a run writes). For each mechanism, how many ratio
 and largest half-width (half the interval's log width, as a share), how many lie within ±5 %, and the range of
 process executions (or lock-step blocks) they rest on, with their median (and below the table, how many ratios
 rest on each count), and for lock-step ratios the medians of the spread within blocks and between them (the
-report's ratio_within_sd and ratio_between_sd), and what a round
-lasted (ratio_round_s: each benchmark's median over the pool, the shortest and the longest of those); last, how
-many executions the disturbance audit flagged, and the most steal it saw, and the range of the machine's speed
-readings (the reference loop's iteration at each campaign's start and end: bridgebench/reference.py). Several
+report's ratio_within_sd and ratio_between_sd), and what a round lasted (ratio_round_s: each benchmark's
+median over the pool, the shortest and the longest of those); last, how many executions the disturbance audit
+flagged, and the most steal it saw, and the range of the machine's speed readings (the reference loop's
+iteration at each campaign's start and end: bridgebench/reference.py). Several
 reports (campaigns of one budget) are read as one pool. With --means, for repeated campaigns of one question
 (an A/A, a planted difference): each mechanism and benchmark's estimates over the reports, their geometric mean
 and its standard error, so a bias shows apart from the intervals' chance misses. A reading of reports, not a test.
