@@ -144,6 +144,26 @@ def machine_id(env: dict[str, Any]) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
+BALLOON_REPORTING = 5  # VIRTIO_BALLOON_F_REPORTING: the guest hands the pages it frees back to the host
+
+
+def memory_taken_back(sys_root: Path = Path("/sys")) -> list[str]:
+    """What takes memory back from a process between its uses, as the kernel shows it: DAMON running a
+    `pageout` scheme (without swap, it drops idle page cache: a program not run for a while reads its pages
+    back from disk as it starts), and a virtio balloon that reports freed pages to the host (memory touched
+    again after a free is backed anew by the host). Empty where neither is seen."""
+    found = []
+    for state in sorted(sys_root.glob("kernel/mm/damon/admin/kdamonds/*/state")):
+        actions = {_read(str(a)) for a in state.parent.glob("contexts/*/schemes/*/action")}
+        if _read(str(state)) == "on" and "pageout" in actions:
+            found.append(f"DAMON pages out idle memory (kdamond {state.parent.name})")
+    for features in sorted(sys_root.glob("bus/virtio/drivers/virtio_balloon/virtio*/features")):
+        bits = _read(str(features)) or ""
+        if len(bits) > BALLOON_REPORTING and bits[BALLOON_REPORTING] == "1":
+            found.append(f"the virtio balloon reports freed pages to the host ({features.parent.name})")
+    return found
+
+
 @dataclass(frozen=True)
 class Advice:
     """One of `doctor`'s findings about this machine: a topic, its state, whether it is fine, and what to do."""
@@ -176,4 +196,9 @@ def doctor(env: dict[str, Any] | None = None) -> list[Advice]:
         Advice("load average (1 min)", f"{load1:.2f}", load1 < 0.5 * cores,
                "" if load1 < 0.5 * cores else "other work is running; results will be noisier"),
     ]
+    taken = memory_taken_back()
+    findings.append(Advice("memory taken back", "; ".join(taken) or "nothing seen", not taken,
+                           "a process started after a pause reads its pages back (major faults), and memory "
+                           "freed and touched again may be backed anew: start-up times and the first iterations "
+                           "carry it, steady iterations that allocate nothing new do not" if taken else ""))
     return findings

@@ -128,7 +128,7 @@ def test_doctor_and_list_speak_json_and_never_fail(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert {f["topic"] for f in data["findings"]} >= {"frequency governor", "turbo boost", "ASLR",
-                                                       "virtualisation", "load average (1 min)"}
+                                                       "virtualisation", "load average (1 min)", "memory taken back"}
     assert data["environment"]["cpu_count"] >= 1
     result = bridgebench("list", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr

@@ -223,3 +223,23 @@ def test_reference_tracking_tells_slow_swings_from_noise_at_the_iterations_own_s
     flicker = [1.0, 1.1] * 10  # a change every iteration: adjacent ones apart, lag-1 at -1
     sd, step, lag = adjacent(flicker) or (0.0, 0.0, 0.0)
     assert step > sd and lag < -0.9
+
+
+def test_doctor_names_what_takes_memory_back_from_the_kernels_own_files(tmp_path: Path) -> None:
+    """DAMON's pageout and the balloon's free page reporting, as this project's VM has them, read from a
+    copy of the files that say so."""
+    assert environment.memory_taken_back(tmp_path) == []  # a machine without either
+    kdamond = tmp_path / "kernel/mm/damon/admin/kdamonds/0"
+    (kdamond / "contexts/0/schemes/0").mkdir(parents=True)
+    (kdamond / "state").write_text("on\n")
+    (kdamond / "contexts/0/schemes/0/action").write_text("stat\n")
+    assert environment.memory_taken_back(tmp_path) == []  # watching is not taking
+    (kdamond / "contexts/0/schemes/0/action").write_text("pageout\n")
+    balloon = tmp_path / "bus/virtio/drivers/virtio_balloon/virtio0"
+    balloon.mkdir(parents=True)
+    balloon.joinpath("features").write_text("0110000100000000\n")  # stats, deflate on OOM, no reporting
+    assert environment.memory_taken_back(tmp_path) == ["DAMON pages out idle memory (kdamond 0)"]
+    balloon.joinpath("features").write_text("0110010100000000\n")  # bit 5: free page reporting
+    (kdamond / "state").write_text("off\n")
+    assert environment.memory_taken_back(tmp_path) == [
+        "the virtio balloon reports freed pages to the host (virtio0)"]
