@@ -126,6 +126,14 @@ def gated_campaign(study: Path, cwd: Path, after: int, extra: tuple[str, ...] = 
     return proc, env
 
 
+def stepped_mechanism(name: str, env: str, behaviour: str = "good", first: str = "") -> str:
+    """A study file's table for mechanism `name` run by the stepped fixture probe with `behaviour` and the
+    environment entries `env` (TOML, inside the braces); `first`, lines that go before its command."""
+    return (f'[mechanisms.{name}]\n{first}commands = ["python3"]\n'
+            f'run = ["python3", "{{study}}/stepped_probe.py", "{behaviour}", "{{iterations}}"]\n'
+            f"env = {{ {env} }}\n")
+
+
 def stepped_study(tmp_path: Path, name: str, text: str) -> Path:
     """A study file `text` in tmp_path/name, with the stepped fixture probe beside it."""
     folder = tmp_path / name

@@ -25,7 +25,7 @@ from bridgebench.timing import layout, lockstep
 from bridgebench.timing.analysis import current_analysis
 from bridgebench.timing.report import tables
 from evidence.lockstep_coverage import planted_blocks
-from tests.conftest import FIXTURES, REPO, stepped_study
+from tests.conftest import FIXTURES, REPO, stepped_mechanism, stepped_study
 
 PROBE = FIXTURES / "stepped_probe.py"
 ENV = {"PATH": os.environ["PATH"]}
@@ -290,6 +290,7 @@ def test_a_blocks_value_is_its_rounds_mean_log_ratio_and_only_positive_numbers_g
 
 
 # --- a campaign: paired where the probes speak the stepped mode, alone where they do not ------------------
+ONE_BENCHMARK = "\n[benchmarks.one]\nparam = 1\ncheck_param = 1\n"
 STUDY = """
 [study]
 name = "stepping"
@@ -300,25 +301,8 @@ process_executions = 3
 iterations = 6
 timeout_s = 30
 
-[mechanisms.a]
-commands = ["python3"]
-run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
-env = { LEVEL = "0.001" }
-
-[mechanisms.b]
-commands = ["python3"]
-run = ["python3", "{study}/stepped_probe.py", "threads", "{iterations}"]
-env = { LEVEL = "0.002" }
-
-[mechanisms.c]
-commands = ["python3"]
-run = ["python3", "{study}/stepped_probe.py", "batch", "{iterations}"]
-env = { LEVEL = "0.003" }
-
-[benchmarks.one]
-param = 1
-check_param = 1
-"""
+""" + stepped_mechanism("a", 'LEVEL = "0.001"') + stepped_mechanism("b", 'LEVEL = "0.002"', "threads") \
+    + stepped_mechanism("c", 'LEVEL = "0.003"', "batch") + ONE_BENCHMARK
 
 
 def _study(tmp_path: Path) -> Path:
@@ -386,21 +370,10 @@ max_process_executions = 5
 max_time_s = 600
 later_steady = 6
 
-[mechanisms.jit]
-min_iterations = 60
-commands = ["python3"]
-run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
-env = { LEVEL = "0.001", WARMUP = "4", FACTORS = "1.0,1.1,1.2", COUNTER = "{study}/count-jit" }
-
-[mechanisms.interp]
-commands = ["python3"]
-run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
-env = { LEVEL = "0.01", FIRST = "0.5", FACTORS = "1.0,1.1,1.2", COUNTER = "{study}/count-interp" }
-
-[benchmarks.one]
-param = 1
-check_param = 1
-"""
+""" + stepped_mechanism("jit", 'LEVEL = "0.001", WARMUP = "4", FACTORS = "1.0,1.1,1.2", COUNTER = "{study}/count-jit"',
+                           first="min_iterations = 60\n") \
+    + stepped_mechanism("interp", 'LEVEL = "0.01", FIRST = "0.5", FACTORS = "1.0,1.1,1.2", '
+                        'COUNTER = "{study}/count-interp"') + ONE_BENCHMARK
 
 
 def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tmp_path: Path) -> None:
@@ -499,6 +472,7 @@ def test_a_campaign_with_interleaved_turns_stores_and_says_so(tmp_path: Path) ->
     assert json.loads(config[0])["options"]["turns"] == "separate"
 
 
+# b's first timed process (the answer check's run counts 0) has no steady state; never's have none at all
 REPLACING = """
 [study]
 name = "replacing"
@@ -510,26 +484,10 @@ iterations = 60
 timeout_s = 30
 replace_dropped = true
 
-[mechanisms.a]
-commands = ["python3"]
-run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
-env = { LEVEL = "0.001" }
-
-# its first timed process (the answer check's run counts 0) has no steady state; so do its never-settling twin's
-[mechanisms.b]
-commands = ["python3"]
-run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
-env = { LEVEL = "0.002", FACTORS = "1.0", COUNTER = "{study}/count-b", NOSTEADY = "1" }
-
-[mechanisms.never]
-commands = ["python3"]
-run = ["python3", "{study}/stepped_probe.py", "good", "{iterations}"]
-env = { LEVEL = "0.002", FACTORS = "1.0", COUNTER = "{study}/count-never", NOSTEADY = "0,1,2,3,4,5,6,7" }
-
-[benchmarks.one]
-param = 1
-check_param = 1
-"""
+""" + stepped_mechanism("a", 'LEVEL = "0.001"') \
+    + stepped_mechanism("b", 'LEVEL = "0.002", FACTORS = "1.0", COUNTER = "{study}/count-b", NOSTEADY = "1"') \
+    + stepped_mechanism("never", 'LEVEL = "0.002", FACTORS = "1.0", COUNTER = "{study}/count-never", '
+                        'NOSTEADY = "0,1,2,3,4,5,6,7"') + ONE_BENCHMARK
 
 
 def test_a_fixed_budget_that_replaces_dropped_blocks_runs_one_more_where_a_block_counted_for_nothing(
