@@ -95,8 +95,8 @@ SEQUENTIAL, LOCKSTEP = "sequential", "lockstep"
 PAIRINGS = (LOCKSTEP, SEQUENTIAL)
 FIXED, DRAWN, SHARED = "fixed", "drawn", "shared"
 LAYOUTS = (DRAWN, SHARED, FIXED)
-SEPARATE, INTERLEAVED = "separate", "interleaved"
-TURNS = (SEPARATE, INTERLEAVED)
+SEPARATE, INTERLEAVED, TOGETHER = "separate", "interleaved", "together"
+TURNS = (SEPARATE, INTERLEAVED, TOGETHER)
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,8 @@ class TimingOptions:
     # execution (a random-length environment entry and, in the Lua probe, a random-length allocation).
     layout: str = FIXED
     # In a lock-step block, whether members whose turns are equal take them SEPARATE, one member's whole turn
-    # after another's, or INTERLEAVED, one iteration each in a drawn order (lockstep.run_block).
+    # after another's, or INTERLEAVED, one iteration each in a drawn order; or whether every member takes its
+    # turn at the same time, TOGETHER, timed by its CPU time (lockstep.run_block).
     turns: str = SEPARATE
     look_growth: float = 1.0  # adaptive, aimed at the question: when ratios are judged (look_points)
     decided_within: float | None = None  # adaptive: a decided ratio runs on until its CI is within ±this

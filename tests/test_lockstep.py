@@ -117,6 +117,31 @@ def test_interleaved_members_with_equal_turns_take_them_together_one_iteration_e
     assert sorted(separate) == sorted(steps)
 
 
+def test_together_every_member_takes_its_turn_at_once_timed_by_its_cpu_time(tmp_path: Path) -> None:
+    """Together, the harness says go to every member (leads too) before it waits for any answer: members that
+    each wait at every iteration until all have begun it go through, and each iteration stored is the
+    member's CPU time, not the wall time it answered (5 s, which the fixture only says)."""
+    def meeting(folder: Path, name: str) -> lockstep.Member:
+        env = ENV | {"LEVEL": "5", "BARRIER": str(folder), "MEMBERS": "2", "NAME": name}
+        return lockstep.Member([sys.executable, str(PROBE), "good", "7"], env, Path.cwd(), 7, 1, 1)
+
+    (tmp_path / "together").mkdir()
+    runs = lockstep.run_block([meeting(tmp_path / "together", "a"), meeting(tmp_path / "together", "b")],
+                              timeout_s=30, seed=8, cpu=lockstep.lock_cpu(), together=True, step_timeout_s=20)
+    assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
+    for r in runs:
+        assert r.output is not None and r.output.info["wall_times"] == [5.0] * 7
+        assert len(r.output.times) == 7 and all(0 <= t < 5 for t in r.output.times) and sum(r.output.times) > 0
+        assert r.output.info["pairing"]["together"] is True and r.output.info["pairing"]["rounds"] == 6
+        assert sorted(r.output.info["pairing"]["positions"][0] for r in runs) == [0, 1]
+    # taking turns, the first member told to go waits for a partner that is not told until it has answered
+    (tmp_path / "separate").mkdir()
+    runs = lockstep.run_block([meeting(tmp_path / "separate", "a"), meeting(tmp_path / "separate", "b")],
+                              timeout_s=30, seed=8, step_timeout_s=1)
+    assert TIMEOUT in [r.status for r in runs]
+
+
+@pytest.mark.parametrize("together", [False, True])
 @pytest.mark.parametrize(("behaviour", "status", "reason"), [
     ("chatty", PROTOCOL, "printed while it was not its turn"),
     ("dies", CRASHED, "ended mid-block"),
@@ -125,25 +150,28 @@ def test_interleaved_members_with_equal_turns_take_them_together_one_iteration_e
     ("batch", PROTOCOL, lockstep.NOT_STEPPED),
 ])
 def test_a_member_that_breaks_the_protocol_fails_with_its_reason_and_the_others_go_on(
-        behaviour: str, status: str, reason: str) -> None:
-    bad, *good = lockstep.run_block([member(behaviour), member("good"), member("good")], timeout_s=30, seed=2)
+        behaviour: str, status: str, reason: str, together: bool) -> None:
+    bad, *good = lockstep.run_block([member(behaviour), member("good"), member("good")], timeout_s=30, seed=2,
+                                    together=together)
     assert bad.status == status and reason in bad.detail, bad.detail
     assert all(g.status == OK and g.output is not None and len(g.output.times) == 6 for g in good)
 
 
-def test_a_member_that_answers_too_late_is_killed_and_the_block_goes_on(tmp_path: Path) -> None:
+@pytest.mark.parametrize("together", [False, True])
+def test_a_member_that_answers_too_late_is_killed_and_the_block_goes_on(tmp_path: Path, together: bool) -> None:
     termed = tmp_path / "termed"
     late, *good = lockstep.run_block([member("late", TERMED=str(termed)), member("good"), member("good")],
-                                     timeout_s=30, seed=3, step_timeout_s=5)
+                                     timeout_s=30, seed=3, step_timeout_s=5, together=together)
     assert late.status == TIMEOUT and "no answer to iteration 2 within 5 s" in late.detail
     assert [g.status for g in good] == [OK, OK]
     assert termed.read_text() == "SIGTERM"  # asked to stop first (a GT.M client then runs its database down)
 
 
-def test_the_last_member_left_of_a_block_is_stopped_not_stepped_alone() -> None:
+@pytest.mark.parametrize("together", [False, True])
+def test_the_last_member_left_of_a_block_is_stopped_not_stepped_alone(together: bool) -> None:
     """Stepped alone a process runs in another regime (methodology §13): once its partners have all ended,
     the survivor is stopped with the reason, not left to add iterations unlike its paired ones."""
-    dead, alone = lockstep.run_block([member("dies"), member("good")], timeout_s=30, seed=5)
+    dead, alone = lockstep.run_block([member("dies"), member("good")], timeout_s=30, seed=5, together=together)
     assert dead.status == CRASHED
     assert alone.status == ABANDONED and alone.output is None
     assert "stopped before round 4" in alone.detail and "crashed" in alone.detail
@@ -287,6 +315,17 @@ def test_a_blocks_value_is_its_rounds_mean_log_ratio_and_only_positive_numbers_g
     for a, b in (([1.0], [1.0, 2.0]), ([], [])):
         with pytest.raises(ValueError, match="the same rounds on both sides"):
             block_log_ratio(a, b)
+
+
+def test_a_turn_of_no_time_counts_for_no_ratio() -> None:
+    """A zero (a coarse clock, a CPU time read before the scheduler booked it) has no log ratio: its round is
+    left out of the block's value, as a round that was not steady, instead of failing the analysis."""
+    from bridgebench.timing.analysis import steady_rounds
+    from bridgebench.timing.result import Run
+
+    run = Run(1, 0, 6, 1, None, None, None, None, None, (), (), ((0, 6),), (), None, {}, block="x", turn=2)
+    (side,) = steady_rounds([run], [np.array([1.0, 1.0, 0.0, 0.0, 2.0, 2.0])]).values()
+    assert side.turns == {0: 1.0, 2: 2.0}
 
 
 # --- a campaign: paired where the probes speak the stepped mode, alone where they do not ------------------
@@ -470,6 +509,29 @@ def test_a_campaign_with_interleaved_turns_stores_and_says_so(tmp_path: Path) ->
     assert "interleaved" not in next((tmp_path / "separate").glob("stepping-*.md")).read_text()
     (config,) = rows(tmp_path / "t.sqlite", "SELECT config_json FROM campaign")
     assert json.loads(config[0])["options"]["turns"] == "separate"
+
+
+def test_a_campaign_with_together_turns_stores_cpu_times_and_says_so(tmp_path: Path) -> None:
+    """`--turns together`: the stepped cells' iterations are their CPU times, the wall times they answered kept
+    beside them; the cell that ran alone keeps its own times; the report says what a ratio is then."""
+    import json
+
+    from tests.conftest import bridgebench, rows
+
+    db, study = tmp_path / "s.sqlite", _study(tmp_path)
+    done = bridgebench("run", str(study), "--turns", "together", "--store", str(db), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (config,) = rows(db, "SELECT config_json FROM campaign")
+    assert json.loads(config[0])["options"]["turns"] == "together"
+    for mechanism, info in rows(db, "SELECT mechanism, info_json FROM execution"):
+        stored = json.loads(info)
+        if mechanism == "c":  # no stepped mode: alone, timed as always
+            assert "pairing" not in stored and "wall_times" not in stored
+        else:
+            level = {"a": 0.001, "b": 0.002}[mechanism]  # what the fixture answers, whatever its CPU time
+            assert stored["pairing"]["together"] is True and set(stored["wall_times"]) == {level}
+    markdown = next((tmp_path / "results").glob("stepping-*.md")).read_text()
+    assert "took its turns at the same time" in markdown and "CPU time" in markdown
 
 
 # b's first timed process (the answer check's run counts 0) has no steady state; never's have none at all

@@ -182,7 +182,9 @@ def _side(run: Run, times: np.ndarray) -> Side:
     turn, lead = max(1, run.turn), run.lead
     turns = {r: float(np.mean(times[lead + r * turn:lead + (r + 1) * turn])) for r in range((len(times) - lead) // turn)
              if mask[lead + r * turn:lead + (r + 1) * turn].all()}
-    return Side(run.machine, times[mask], run.block, turns, turn)
+    # a turn of no time has no log ratio (a coarse clock's zeros; a CPU time read before it was booked): it counts
+    # for no ratio, as a turn that was not steady
+    return Side(run.machine, times[mask], run.block, {r: m for r, m in turns.items() if m > 0}, turn)
 
 
 # --- one benchmark × mechanism ---------------------------------------------------------------------------

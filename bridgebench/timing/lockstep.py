@@ -11,6 +11,13 @@ Interleaved (`run --turns interleaved`), the members whose turns are equal take 
 each in an order drawn for every iteration, so that a VM's and its twin's iterations stay adjacent in time
 however long the turn an interpreter beside them makes necessary (docs/methodology.md §13).
 
+Together (`run --turns together`), every member takes its turn at the same time: the harness says go to all of
+them at once, the kernel's scheduler shares the CPU among them slice by slice (a few milliseconds), and each
+iteration is timed by the CPU time of the member's processes, read by the harness from outside them (the
+kernel's process CPU clock: every thread, none of the waiting), not by the wall clock the probe answers with,
+which then holds the others' slices too. Speed steps longer than a slice fall on every member alike, where
+separate turns share only those longer than a round (docs/methodology.md §13, "Together").
+
 A block stores one execution per member, as a sequential campaign does; each carries its place in the block
 (`pairing` in the probe's other fields): the block's token, the CPU, its turn (iterations a turn), the
 rounds, and its position in each round's drawn order. A member that answers out of turn, too late, with
@@ -63,6 +70,7 @@ READY = "bridgebench-stepped/1 ready"
 NOT_STEPPED = "did not start in stepped mode"
 STEPPED_ENV = "BRIDGEBENCH_STEPPED"
 GO = b"g"
+_CPUCLOCK_SCHED = 2  # the kernel's process-wide CPU clock: every thread's time, the ended ones' too
 TIME_SLACK = 1e-6  # the JSON's times against the answered ones: both printed to at least 9 digits
 SAME_TURN = 2.5  # members sized within this factor of the fewest take turns of one iteration alike (turns())
 
@@ -122,6 +130,10 @@ class _Live:
     ended: float | None = None
     tree: tuple[int, int] = (0, 0)  # the most processes and threads seen under its launcher
     launched: bool = False  # started under the launcher (runner.launcher), not alone
+    pids: list[int] = field(default_factory=list)  # together: its processes once ready, whose CPU time is timed
+    cpu: list[float] = field(default_factory=list)  # together: each iteration's CPU seconds, in order
+    cpu_at: float = 0.0  # together: its processes' CPU time when the harness last said go (it was waiting)
+    due: float = 0.0  # together: when the answer to the last go is late
 
     @property
     def alive(self) -> bool:
@@ -158,10 +170,9 @@ def _spawn(member: Member, cpu: int | None, launch: Path | None, usage: UsageFil
     return live
 
 
-def _descendants(root: int) -> tuple[int, int]:
-    """The processes under `root` (the launcher, a subreaper, so nothing that daemonises escapes) and their
-    threads, from /proc: a member with more than one thread (Go's runtime, a plugin's RPC server) shares
-    the block's CPU with itself, which the report says."""
+def _tree(root: int) -> dict[int, int]:
+    """The processes under `root` (the launcher, a subreaper, so nothing that daemonises escapes), each with
+    its number of threads, from /proc."""
     parents: dict[int, tuple[int, int]] = {}
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -175,7 +186,20 @@ def _descendants(root: int) -> tuple[int, int]:
     while frontier:
         frontier = [pid for pid, (ppid, _) in parents.items() if ppid in frontier]
         found += frontier
-    return len(found), sum(parents[pid][1] for pid in found)
+    return {pid: parents[pid][1] for pid in found}
+
+
+def _descendants(root: int) -> tuple[int, int]:
+    """How many processes are under `root`, and their threads: a member with more than one thread (Go's
+    runtime, a plugin's RPC server) shares the block's CPU with itself, which the report says."""
+    tree = _tree(root)
+    return len(tree), sum(tree.values())
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """The CPU time these processes have spent, all threads (clock_getcpuclockid's clock, in Linux's encoding:
+    Python has no call for it). Raises OSError once one of them has ended."""
+    return sum(time.clock_gettime(((~pid) << 3) | _CPUCLOCK_SCHED) for pid in pids)
 
 
 def _look(live: _Live) -> None:
@@ -245,15 +269,87 @@ def _step(live: _Live, index: int, step_timeout_s: float) -> None:
         if live.failure and live.failure[0] == TIMEOUT:
             live.failure = (TIMEOUT, f"no answer to iteration {index + 1} within {step_timeout_s:g} s; killed")
         return
+    _accept(live, line, index)
+
+
+def _accept(live: _Live, line: str, index: int) -> bool:
+    """Take the member's answer to iteration `index`, or fail it: the answer is a number of seconds."""
     try:
         seconds = float(line)
     except ValueError:
         _fail(live, PROTOCOL, f"answered iteration {index + 1} with {line[:80]!r}, not its seconds")
-        return
+        return False
     if not 0 <= seconds < 1e6:
         _fail(live, PROTOCOL, f"answered iteration {index + 1} with {seconds!r} seconds")
-        return
+        return False
     live.answered.append(seconds)
+    return True
+
+
+def _go_together(live: _Live, index: int, step_timeout_s: float) -> None:
+    """Say go to one member of a together turn. Its processes' CPU time is read first, while it waits for the go:
+    that reading is exact, where one taken while it runs lacks its time since the scheduler last booked it (up to
+    a tick), so an iteration's CPU time is the time from its go to the next one, and its answer's little after."""
+    try:
+        now = _cpu_seconds(live.pids)
+    except OSError:
+        _fail(live, CRASHED, f"ended mid-block, before iteration {index + 1}")
+        return
+    if len(live.cpu) < len(live.answered):  # the iteration before this go
+        live.cpu.append(now - live.cpu_at)
+    live.cpu_at = now
+    try:
+        os.write(live.stdin, GO)
+    except OSError:
+        _fail(live, CRASHED, f"ended mid-block, before iteration {index + 1}")
+        return
+    live.due = time.monotonic() + step_timeout_s
+
+
+def _together(lives: list[_Live], plan: dict[int, tuple[int, int]], order: list[int], step_timeout_s: float) -> None:
+    """Members take their turns at the same time: `plan` gives each its first iteration and how many it makes
+    now. The harness says go to every one (in `order`), then to each again as soon as it has answered, until
+    each has made its iterations; the scheduler shares the CPU among those still running. A member's last
+    iteration has no next go: its CPU time is read once it has answered, and may miss up to a tick."""
+    count = {i: plan[i][1] for i in order if plan[i][1] and lives[i].alive}
+    made = dict.fromkeys(count, 0)
+    for i in count:
+        _go_together(lives[i], plan[i][0], step_timeout_s)
+    while True:
+        running = [i for i in count if lives[i].alive and made[i] < count[i]]
+        if not running:
+            return
+        left = min(lives[i].due for i in running) - time.monotonic()
+        ready = select.select([lives[i].stdout for i in running], [], [], max(0.0, left))[0]
+        for i in running:
+            live, index = lives[i], plan[i][0] + made[i]
+            if live.stdout not in ready:
+                if time.monotonic() >= live.due:
+                    _fail(live, TIMEOUT, f"no answer to iteration {index + 1} within {step_timeout_s:g} s; killed")
+                continue
+            chunk = os.read(live.stdout, 1 << 16)
+            if not chunk:
+                _fail(live, CRASHED, f"ended mid-block, after iteration {len(live.answered)}")
+                continue
+            live.buffer += chunk
+            if b"\n" not in live.buffer:
+                continue
+            line, _, rest = bytes(live.buffer).partition(b"\n")
+            live.buffer = bytearray(rest)
+            if rest and index + 1 < live.member.iterations:  # one go, one line (after its last: its JSON)
+                _fail(live, PROTOCOL, "printed while it was not its turn (a probe without the stepped mode, or one "
+                      "that does not wait for the harness)")
+                continue
+            if not _accept(live, line.decode("utf-8", errors="replace").strip(), index):
+                continue
+            made[i] += 1
+            if len(live.answered) == live.member.iterations:  # its last: no go follows
+                try:
+                    live.cpu.append(_cpu_seconds(live.pids) - live.cpu_at)
+                except OSError:
+                    _fail(live, CRASHED, f"ended before its CPU time for iteration {index + 1} was read")
+            elif made[i] < count[i]:
+                _go_together(live, index + 1, step_timeout_s)
 
 
 def _finish(live: _Live, timeout_s: float) -> Execution:
@@ -304,6 +400,8 @@ def _finish(live: _Live, timeout_s: float) -> Execution:
         return failed(PROTOCOL, str(e))
     if any(abs(a - b) > TIME_SLACK * max(a, b, 1e-3) for a, b in zip(output.times, live.answered, strict=True)):
         return failed(PROTOCOL, "the times in its JSON object differ from the times it answered turn by turn")
+    if live.pids:  # together: its iterations are its CPU seconds; the wall time it answered held the others' too
+        output = replace(output, times=list(live.cpu), info={**output.info, "wall_times": list(output.times)})
     return Execution(OK, "", code, tail, output, peak, live.started, wall_s)
 
 
@@ -328,16 +426,21 @@ def shared_turns(members: list[Member], interleave: bool) -> list[list[int]]:
 
 
 def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int | None = None,
-              step_timeout_s: float | None = None, interleave: bool = False) -> list[Execution]:
+              step_timeout_s: float | None = None, interleave: bool = False,
+              together: bool = False) -> list[Execution]:
     """Run one block: every member started pinned to `cpu`, each READY within timeout_s, then each member's
     lead, one member after another, then rounds in which
     each member still alive takes its turn once (its `turn` iterations), in an order drawn from `seed` (so a
     resumed campaign draws the same orders). Interleaved, members whose turns are equal take them together:
     one iteration each, in an order drawn afresh for each of the turn's iterations, so that their iterations
     are adjacent in time however long the turn (a VM and its twin beside an interpreter's long turns).
+    Together, every member takes its turn (and its lead) at the same time, timed by its CPU time (_together);
+    the drawn order is then only the order the harness says go in.
     Returns one Execution per member, in the members' order."""
     if not members:
         return []
+    if interleave and together:
+        raise ValueError("run_block(): turns are taken interleaved or together, not both")
     rounds = {(m.iterations - m.lead) // m.turn for m in members}
     if len(rounds) != 1 or any((m.iterations - m.lead) % m.turn or not 0 <= m.lead < m.iterations
                                for m in members):
@@ -372,7 +475,13 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                     elif first is None and live.failure:
                         live.failure = (live.failure[0], f"{NOT_STEPPED}: it ended before it said it was ready")
                     _look(live)
-            for live in lives:  # the leads, one member after another: nothing is paired in them
+                    if together and live.alive and live.proc is not None:  # set up: the processes it is
+                        live.pids = [live.proc.pid, *_tree(live.proc.pid)]
+            if together:  # the leads at the same time too, so that every iteration is timed alike
+                _out_of_turn(lives)
+                _together(lives, {i: (0, m.lead) for i, m in enumerate(members)}, list(range(len(lives))),
+                          step_limit)
+            for live in lives if not together else []:  # the leads, one member after another: nothing is paired
                 for k in range(live.member.lead):
                     _out_of_turn(lives)
                     if not live.alive:
@@ -384,6 +493,18 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                 _abandon_a_lone_survivor(lives, r)
                 order = list(range(len(units)))
                 rng.shuffle(order)
+                if together:
+                    _out_of_turn(lives)  # before anyone is told to go, as before each separate step
+                    for position, u in enumerate(order):
+                        lives[units[u][0]].positions.append(position)
+                    _together(lives, {i: (m.lead + r * m.turn, m.turn) for i, m in enumerate(members)},
+                              [units[u][0] for u in order], step_limit)
+                    if r == n_rounds - 1:
+                        for live in lives:
+                            if live.alive:
+                                live.ended = time.monotonic()
+                                _look(live)
+                    continue
                 for position, u in enumerate(order):
                     unit = units[u]
                     for i in unit:
@@ -422,7 +543,8 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
         pairing = {"block": token, "cpu": cpu, "turn": live.member.turn, "lead": live.member.lead,
                    "rounds": n_rounds, "members": len(members), "positions": live.positions, "block_wall_s": wall_s,
                    "round_s": round_s,
-                   "processes": live.tree[0], "threads": live.tree[1], "interleaved_with": others_in_unit[i]}
+                   "processes": live.tree[0], "threads": live.tree[1], "interleaved_with": others_in_unit[i],
+                   "together": together}
         if run.output is not None:
             run = replace(run, output=replace(run.output, info={**run.output.info, "pairing": pairing}))
         # Its wall time is its share of the block's (by the time its iterations took), so that the campaign's
