@@ -249,8 +249,35 @@ def test_the_c_probes_speak_the_stepped_mode(c_probes: Path) -> None:
     assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
 
 
+def test_together_the_c_probes_are_timed_by_their_own_cpu_clock_or_the_harnesss(c_probes: Path) -> None:
+    """planted.c reports its CPU time around each timed call (cpu_s): together, that is what is stored; constant.c
+    does not, and the harness's readings are."""
+    runs = lockstep.run_block([lockstep.Member([str(c_probes / "planted"), "8", "1000"], ENV, Path.cwd(), 8),
+                               lockstep.Member([str(c_probes / "constant"), "8", "2"], ENV, Path.cwd(), 8)],
+                              timeout_s=30, seed=5, cpu=lockstep.lock_cpu(), together=True)
+    assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
+    planted, constant = (r.output for r in runs)
+    assert planted is not None and constant is not None
+    assert planted.info["cpu_from"] == lockstep.PROBE_CPU and planted.times == planted.counters["cpu_s"]
+    assert constant.info["cpu_from"] == lockstep.HARNESS_CPU and len(constant.times) == 8
+    assert all(t >= 0 for t in constant.times) and constant.times != constant.info["wall_times"]
+
+
+def test_a_together_members_last_iteration_comes_from_its_whole_cpu_time_when_it_ended_first() -> None:
+    """A probe without a cpu_s counter that exits before the harness reads its last iteration: the rest of its
+    CPU time (the launcher's usage) is that iteration's, exit included; without it, or with nothing that adds
+    up, the execution fails with the reason."""
+    live = lockstep._Live(lockstep.Member(["probe"], ENV, Path.cwd(), 3), None, "", cpu=[0.5, 0.5], cpu_at=1.25)
+    assert lockstep._cpu_times(live, None, {"user_s": 1.5, "sys_s": 0.25}) == ([0.5, 0.5, 0.5], lockstep.HARNESS_CPU)
+    assert lockstep._cpu_times(live, [0.1, 0.2, 0.3], {}) == ([0.1, 0.2, 0.3], lockstep.PROBE_CPU)
+    for counter, usage in ((None, {}), ([0.1, 0.2], {}), (None, {"user_s": 1.0, "sys_s": 0.0})):
+        times, why = lockstep._cpu_times(live, counter, usage)
+        assert times is None and "could not be read" in why
+
+
+@pytest.mark.parametrize("together", [False, True])
 @pytest.mark.parametrize("lua", ["lua5.1", "lua5.4", "luajit"])
-def test_the_lua_probe_speaks_the_stepped_mode_and_pads_its_heap(lua: str, tmp_path: Path) -> None:
+def test_the_lua_probe_speaks_the_stepped_mode_and_pads_its_heap(lua: str, together: bool, tmp_path: Path) -> None:
     if shutil.which(lua) is None or shutil.which("cc") is None:
         pytest.skip(f"{lua} is not installed")
     include = {"lua5.1": "/usr/include/lua5.1", "lua5.4": "/usr/include/lua5.4", "luajit": "/usr/include/luajit-2.1"}
@@ -263,9 +290,12 @@ def test_the_lua_probe_speaks_the_stepped_mode_and_pads_its_heap(lua: str, tmp_p
     env = ENV | {"LUA_CPATH": f"{tmp_path}/?.so", "LUA_PATH": "", "BRIDGEBENCH_HEAP_PAD": "333"}
     argv = [lua, str(REPO / "probes" / "lua" / "probe.lua"), str(bench), "6", "1000"]
     runs = lockstep.run_block([lockstep.Member(argv, env, tmp_path, 6), lockstep.Member(argv, env, tmp_path, 6)],
-                              timeout_s=30, seed=6)
+                              timeout_s=30, seed=6, together=together)
     assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
     assert runs[0].output is not None and runs[0].output.info["heap_pad"] == 333
+    if together:  # its own CPU clock around each timed call
+        assert runs[0].output.info["cpu_from"] == lockstep.PROBE_CPU
+        assert runs[0].output.times == runs[0].output.counters["cpu_s"]
 
 
 # --- the estimator, against planted truth ------------------------------------------------------------

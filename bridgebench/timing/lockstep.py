@@ -130,6 +130,7 @@ class _Live:
     ended: float | None = None
     tree: tuple[int, int] = (0, 0)  # the most processes and threads seen under its launcher
     launched: bool = False  # started under the launcher (runner.launcher), not alone
+    together: bool = False  # it takes its turns at the same time as the others, timed by its CPU time
     pids: list[int] = field(default_factory=list)  # together: its processes once ready, whose CPU time is timed
     cpu: list[float] = field(default_factory=list)  # together: each iteration's CPU seconds, in order
     cpu_at: float = 0.0  # together: its processes' CPU time when the harness last said go (it was waiting)
@@ -344,10 +345,8 @@ def _together(lives: list[_Live], plan: dict[int, tuple[int, int]], order: list[
                 continue
             made[i] += 1
             if len(live.answered) == live.member.iterations:  # its last: no go follows
-                try:
+                with contextlib.suppress(OSError):  # ended already: _finish reads it from what the launcher says
                     live.cpu.append(_cpu_seconds(live.pids) - live.cpu_at)
-                except OSError:
-                    _fail(live, CRASHED, f"ended before its CPU time for iteration {index + 1} was read")
             elif made[i] < count[i]:
                 _go_together(live, index + 1, step_timeout_s)
 
@@ -400,9 +399,31 @@ def _finish(live: _Live, timeout_s: float) -> Execution:
         return failed(PROTOCOL, str(e))
     if any(abs(a - b) > TIME_SLACK * max(a, b, 1e-3) for a, b in zip(output.times, live.answered, strict=True)):
         return failed(PROTOCOL, "the times in its JSON object differ from the times it answered turn by turn")
-    if live.pids:  # together: its iterations are its CPU seconds; the wall time it answered held the others' too
-        output = replace(output, times=list(live.cpu), info={**output.info, "wall_times": list(output.times)})
+    if live.together:  # its iterations are its CPU seconds; the wall time it answered held the others' too
+        cpu, source = _cpu_times(live, output.counters.get("cpu_s"), usage)
+        if cpu is None:
+            return failed(PROTOCOL, source)
+        output = replace(output, times=cpu, info={**output.info, "wall_times": list(output.times), "cpu_from": source})
     return Execution(OK, "", code, tail, output, peak, live.started, wall_s)
+
+
+PROBE_CPU, HARNESS_CPU = "probe", "harness"
+
+
+def _cpu_times(live: _Live, counter: list[float] | None, usage: dict[str, float]) -> tuple[list[float] | None, str]:
+    """A together member's iterations in CPU seconds, and where they come from: the probe's own CPU time around
+    each timed call (its `cpu_s` counter, read inside the process: exact, and the timed call alone), else the
+    harness's readings from go to go. A probe that has ended before its last iteration's could be read has it
+    from its whole CPU time (the launcher's), which then holds its exit too. None, and why, if neither is there."""
+    n = live.member.iterations
+    if counter is not None and len(counter) == n and all(0 <= c < math.inf for c in counter):
+        return list(counter), PROBE_CPU
+    cpu = list(live.cpu)
+    if len(cpu) == n - 1 and "user_s" in usage and "sys_s" in usage:
+        cpu.append(usage["user_s"] + usage["sys_s"] - live.cpu_at)
+    if len(cpu) != n or any(c < 0 for c in cpu):
+        return None, "its CPU time per iteration could not be read (it has no cpu_s counter, and it ended first)"
+    return cpu, HARNESS_CPU
 
 
 def _abandon_a_lone_survivor(lives: list[_Live], round_: int) -> None:
@@ -475,8 +496,10 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                     elif first is None and live.failure:
                         live.failure = (live.failure[0], f"{NOT_STEPPED}: it ended before it said it was ready")
                     _look(live)
-                    if together and live.alive and live.proc is not None:  # set up: the processes it is
-                        live.pids = [live.proc.pid, *_tree(live.proc.pid)]
+                    if together and live.alive and live.proc is not None:  # set up: the processes it is (not
+                        #                                 the launcher, whose usage file leaves it out too)
+                        tree = list(_tree(live.proc.pid))
+                        live.together, live.pids = True, tree if live.launched else [live.proc.pid, *tree]
             if together:  # the leads at the same time too, so that every iteration is timed alike
                 _out_of_turn(lives)
                 _together(lives, {i: (0, m.lead) for i, m in enumerate(members)}, list(range(len(lives))),
