@@ -56,18 +56,23 @@ def main() -> int:
             sys.exit(f"together: {name} is unavailable: {built.reason}")
     param = study.benchmarks[args.benchmark].param
     # as a block sizes them: rounds of one turn each, a turn as many iterations as take about as long as the other's
-    rounds, each = lockstep.turns([args.iterations_a, args.iterations_b or args.iterations_a])
-    sides = [(args.a, rounds * each[0]), (args.b, rounds * each[1])]
-    commands = [command_for(study, builds[m], args.benchmark, param, k) for m, k in sides]
+    # (together without the like-with-like rule, lockstep.turns); one after the other as many as taking turns
+    asked = [args.iterations_a, args.iterations_b or args.iterations_a]
+    sizes = {way: lockstep.turns(asked, like_with_like=way != "together") for way in WAYS}
+    sides = {way: [(args.a, rounds * each[0]), (args.b, rounds * each[1])] for way, (rounds, each) in sizes.items()}
+    commands = {way: [command_for(study, builds[m], args.benchmark, param, k) for m, k in sides[way]] for way in WAYS}
     cpu = lockstep.lock_cpu()
     rng = random.Random(args.seed)
     ratios: dict[str, list[float]] = {w: [] for w in WAYS}
     means: dict[str, list[tuple[float, float]]] = {w: [] for w in WAYS}
-    print(f"{args.b} ({sides[1][1]} iterations, turns of {each[1]}) over {args.a} ({sides[0][1]}, turns of {each[0]}) "
-          f"on {args.benchmark} ({param}), {args.blocks} blocks each way, CPU {cpu}", flush=True)
+    for way in WAYS:
+        (a, na), (b, nb) = sides[way]
+        print(f"{way}: {b} ({nb} iterations, turns of {sizes[way][1][1]}) over {a} ({na}, turns of {sizes[way][1][0]})"
+              f" on {args.benchmark} ({param})", flush=True)
+    print(f"{args.blocks} blocks each way, CPU {cpu}", flush=True)
     for block in range(args.blocks):
         for way in rng.sample(WAYS, len(WAYS)):
-            times = run(way, commands, [k for _, k in sides], each, cpu, f"{args.seed}:{block}")
+            times = run(way, commands[way], [k for _, k in sides[way]], sizes[way][1], cpu, f"{args.seed}:{block}")
             a, b = (steady(t, args.skip) for t in times)
             ratios[way].append(math.log(b / a))
             means[way].append((a, b))

@@ -206,6 +206,9 @@ def test_turns_give_a_round_similar_time() -> None:
     assert lockstep.turns([11, 22, 50]) == (22, [1, 1, 3])
     assert lockstep.turns([5, 9, 11, 50]) == (11, [1, 1, 1, 5])
     assert lockstep.turns([0, 3]) == (1, [1, 3])  # at least one round, as before the rule
+    # together there is no first iteration to match: turns as long as each other, so that none runs alone
+    assert lockstep.turns([11, 22, 50], like_with_like=False) == (11, [1, 2, 5])
+    assert lockstep.turns([10, 20], like_with_like=False) == (10, [1, 2])
     with pytest.raises(ValueError):
         lockstep.run_block([member("good", 5, 2)], timeout_s=5, seed=0)
 
@@ -562,6 +565,12 @@ def test_a_campaign_with_together_turns_stores_cpu_times_and_says_so(tmp_path: P
             assert stored["pairing"]["together"] is True and set(stored["wall_times"]) == {level}
     markdown = next((tmp_path / "results").glob("stepping-*.md")).read_text()
     assert "took its turns at the same time" in markdown and "CPU time" in markdown
+    # a campaign on the wall clock beside it: diff refuses to set one against the other, both ways round
+    assert bridgebench("run", str(study), "--store", str(db), cwd=tmp_path).returncode == 0
+    for a, b in (("1", "2"), ("2", "1")):
+        refused = bridgebench("diff", a, b, "--store", str(db), cwd=tmp_path)
+        assert refused.returncode == 2 and "campaign 1 timed CPU time on a shared CPU" in refused.stderr
+    assert bridgebench("diff", "1:a", "1:b", "--store", str(db), cwd=tmp_path).returncode == 0
 
 
 # b's first timed process (the answer check's run counts 0) has no steady state; never's have none at all

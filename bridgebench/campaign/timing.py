@@ -431,7 +431,7 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
             # (evidence/turn_cost.py).
             return alone(task)
         leads, steady = zip(*(parts(t) for t in tasks), strict=True)
-        rounds, turn = lockstep.turns(list(steady))
+        rounds, turn = lockstep.turns(list(steady), like_with_like=options.turns != TOGETHER)
         # Shared: one layout for the whole block (common random numbers). Each member's layout is still
         # uniform over the draws, so a ratio's expectation over layouts is the same as with its own draws;
         # where the mechanisms answer a layout alike, the block's ratio no longer carries it.

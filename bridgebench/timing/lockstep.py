@@ -13,10 +13,11 @@ however long the turn an interpreter beside them makes necessary (docs/methodolo
 
 Together (`run --turns together`), every member takes its turn at the same time: the harness says go to all of
 them at once, the kernel's scheduler shares the CPU among them slice by slice (a few milliseconds), and each
-iteration is timed by the CPU time of the member's processes, read by the harness from outside them (the
-kernel's process CPU clock: every thread, none of the waiting), not by the wall clock the probe answers with,
-which then holds the others' slices too. Speed steps longer than a slice fall on every member alike, where
-separate turns share only those longer than a round (docs/methodology.md §13, "Together").
+iteration is timed by the CPU time of the member's processes (the probe's own CPU clock where it reports one,
+else the kernel's process CPU clock read by the harness: every thread, none of the waiting), not by the wall
+clock the probe answers with, which then holds the others' slices too. Speed steps longer than a slice fall on
+every member alike, where separate turns share only those longer than a round; what each member pays for the
+switches differs by mechanism, so it suits a VM against its twin (docs/methodology.md §13, "Together").
 
 A block stores one execution per member, as a sequential campaign does; each carries its place in the block
 (`pairing` in the probe's other fields): the block's token, the CPU, its turn (iterations a turn), the
@@ -96,7 +97,7 @@ def lock_cpu() -> int | None:
     return cpus[-1] if len(cpus) > 1 else None
 
 
-def turns(iterations: list[int]) -> tuple[int, list[int]]:
+def turns(iterations: list[int], like_with_like: bool = True) -> tuple[int, list[int]]:
     """Rounds and each member's turn so that a round's turns take similar time: every member was sized to
     about the same time per execution (so fewer iterations means longer ones), and the member with the fewest
     takes one iteration a turn, the others as many as make the same share of their execution, rounded up: a
@@ -106,9 +107,10 @@ def turns(iterations: list[int]) -> tuple[int, list[int]]:
     rounds are as many as the most of those was sized to. A turn's first iteration is not like the others
     (docs/methodology.md §13), so a ratio between members whose turns differ in length carries that; members of
     about the same speed (a VM and its twin, two interpreters) whose sizes differ by noise would otherwise
-    take turns of 1 and 2 iterations."""
+    take turns of 1 and 2 iterations. Together (`like_with_like` False) there is no first iteration to match:
+    what matters is that every member's turn lasts as long, so that none runs alone while the others wait."""
     least = max(1, min(iterations))
-    rounds = max([least, *(n for n in iterations if n < SAME_TURN * least)])
+    rounds = max([least, *(n for n in iterations if like_with_like and n < SAME_TURN * least)])
     return rounds, [max(1, math.ceil(n / rounds)) for n in iterations]
 
 
@@ -294,7 +296,7 @@ def _go_together(live: _Live, index: int, step_timeout_s: float) -> None:
     try:
         now = _cpu_seconds(live.pids)
     except OSError:
-        _fail(live, CRASHED, f"ended mid-block, before iteration {index + 1}")
+        _fail(live, CRASHED, f"a process of it ended mid-block, before iteration {index + 1}")
         return
     if len(live.cpu) < len(live.answered):  # the iteration before this go
         live.cpu.append(now - live.cpu_at)
@@ -311,7 +313,8 @@ def _together(lives: list[_Live], plan: dict[int, tuple[int, int]], order: list[
     """Members take their turns at the same time: `plan` gives each its first iteration and how many it makes
     now. The harness says go to every one (in `order`), then to each again as soon as it has answered, until
     each has made its iterations; the scheduler shares the CPU among those still running. A member's last
-    iteration has no next go: its CPU time is read once it has answered, and may miss up to a tick."""
+    iteration has no next go: its CPU time is read once it has answered (it may miss up to a tick), or, if it has
+    ended by then, not at all (_cpu_times). Where the probe reports its own CPU time, that is used instead."""
     count = {i: plan[i][1] for i in order if plan[i][1] and lives[i].alive}
     made = dict.fromkeys(count, 0)
     for i in count:
