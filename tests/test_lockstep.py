@@ -276,6 +276,10 @@ def test_a_together_members_last_iteration_comes_from_its_whole_cpu_time_when_it
     for counter, usage in ((None, {}), ([0.1, 0.2], {}), (None, {"user_s": 1.0, "sys_s": 0.0})):
         times, why = lockstep._cpu_times(live, counter, usage)
         assert times is None and "could not be read" in why
+    # a member of two processes (an RPC plugin's client and server): the probe's clock sees only its own process
+    live.pids = [101, 102]
+    assert lockstep._cpu_times(live, [0.1, 0.2, 0.3], {"user_s": 1.5, "sys_s": 0.25}) == ([0.5, 0.5, 0.5],
+                                                                                           lockstep.HARNESS_CPU)
 
 
 @pytest.mark.parametrize("together", [False, True])

@@ -415,11 +415,14 @@ PROBE_CPU, HARNESS_CPU = "probe", "harness"
 
 def _cpu_times(live: _Live, counter: list[float] | None, usage: dict[str, float]) -> tuple[list[float] | None, str]:
     """A together member's iterations in CPU seconds, and where they come from: the probe's own CPU time around
-    each timed call (its `cpu_s` counter, read inside the process: exact, and the timed call alone), else the
-    harness's readings from go to go. A probe that has ended before its last iteration's could be read has it
-    from its whole CPU time (the launcher's), which then holds its exit too. None, and why, if neither is there."""
+    each timed call (its `cpu_s` counter, read inside the process: exact, and the timed call alone) where the
+    member is that one process, else the harness's readings from go to go, which hold every process it had when
+    it said it was ready (an RPC plugin's server does the work the probe's clock does not see). A probe that has
+    ended before its last iteration's could be read has it from its whole CPU time (the launcher's), which then
+    holds its exit too. None, and why, if neither is there."""
     n = live.member.iterations
-    if counter is not None and len(counter) == n and all(0 <= c < math.inf for c in counter):
+    alone = len(live.pids) <= 1
+    if alone and counter is not None and len(counter) == n and all(0 <= c < math.inf for c in counter):
         return list(counter), PROBE_CPU
     cpu = list(live.cpu)
     if len(cpu) == n - 1 and "user_s" in usage and "sys_s" in usage:
