@@ -13,11 +13,12 @@ however long the turn an interpreter beside them makes necessary (docs/methodolo
 
 Together (`run --turns together`), every member takes its turn at the same time: the harness says go to all of
 them at once, the kernel's scheduler shares the CPU among them slice by slice (a few milliseconds), and each
-iteration is timed by the CPU time of the member's processes (the probe's own CPU clock where it reports one,
-else the kernel's process CPU clock read by the harness: every thread, none of the waiting), not by the wall
-clock the probe answers with, which then holds the others' slices too. Speed steps longer than a slice fall on
-every member alike, where separate turns share only those longer than a round; what each member pays for the
-switches differs by mechanism, so it suits a VM against its twin (docs/methodology.md §13, "Together").
+iteration is timed by the CPU time of the member's processes (the probe's own CPU clock where it reports one and
+is the member's only process, else the kernel's process CPU clock read by the harness: every thread, none of the
+waiting), not by the wall clock the probe answers with, which then holds the others' slices too. Speed steps
+longer than a slice fall on every member alike, where separate turns share only those longer than a round; what
+each member pays for the switches differs by mechanism, so it suits a VM against its twin (docs/methodology.md
+§13, "Together").
 
 A block stores one execution per member, as a sequential campaign does; each carries its place in the block
 (`pairing` in the probe's other fields): the block's token, the CPU, its turn (iterations a turn), the
@@ -223,6 +224,23 @@ def _fail(live: _Live, status: str, detail: str) -> None:
         _kill(live)
 
 
+def _read(live: _Live) -> bool:
+    """What the member has written, into its buffer (stdout is ready); False, and it fails, at end of output."""
+    chunk = os.read(live.stdout, 1 << 16)
+    if not chunk:
+        _fail(live, CRASHED, f"ended mid-block, after iteration {len(live.answered)}")
+        return False
+    live.buffer += chunk
+    return True
+
+
+def _pop_line(live: _Live) -> str:
+    """The first line in the member's buffer (there is one), taken out of it."""
+    line, _, rest = bytes(live.buffer).partition(b"\n")
+    live.buffer = bytearray(rest)
+    return line.decode("utf-8", errors="replace").strip()
+
+
 def _line(live: _Live, deadline: float) -> str | None:
     """The member's next line on stdout, or None at end of output or past the deadline (its failure says
     which)."""
@@ -231,14 +249,9 @@ def _line(live: _Live, deadline: float) -> str | None:
         if left <= 0 or not select.select([live.stdout], [], [], left)[0]:
             _fail(live, TIMEOUT, "no answer in time")
             return None
-        chunk = os.read(live.stdout, 1 << 16)
-        if not chunk:
-            _fail(live, CRASHED, f"ended mid-block, after iteration {len(live.answered)}")
+        if not _read(live):
             return None
-        live.buffer += chunk
-    line, _, rest = bytes(live.buffer).partition(b"\n")
-    live.buffer = bytearray(rest)
-    return line.decode("utf-8", errors="replace").strip()
+    return _pop_line(live)
 
 
 def _out_of_turn(lives: list[_Live]) -> None:
@@ -250,12 +263,8 @@ def _out_of_turn(lives: list[_Live]) -> None:
         return
     ready = select.select([x.stdout for x in waiting], [], [], 0)[0]
     for x in waiting:
-        if x.stdout in ready and not x.buffer:
-            chunk = os.read(x.stdout, 1 << 16)
-            if not chunk:
-                _fail(x, CRASHED, f"ended mid-block, after iteration {len(x.answered)}")
-                continue
-            x.buffer += chunk
+        if x.stdout in ready and not x.buffer and not _read(x):
+            continue
         if x.buffer:
             _fail(x, PROTOCOL, "printed while it was not its turn (a probe without the stepped mode, or one that "
                   "does not wait for the harness)")
@@ -331,20 +340,14 @@ def _together(lives: list[_Live], plan: dict[int, tuple[int, int]], order: list[
                 if time.monotonic() >= live.due:
                     _fail(live, TIMEOUT, f"no answer to iteration {index + 1} within {step_timeout_s:g} s; killed")
                 continue
-            chunk = os.read(live.stdout, 1 << 16)
-            if not chunk:
-                _fail(live, CRASHED, f"ended mid-block, after iteration {len(live.answered)}")
+            if not _read(live) or b"\n" not in live.buffer:
                 continue
-            live.buffer += chunk
-            if b"\n" not in live.buffer:
-                continue
-            line, _, rest = bytes(live.buffer).partition(b"\n")
-            live.buffer = bytearray(rest)
-            if rest and index + 1 < live.member.iterations:  # one go, one line (after its last: its JSON)
+            line = _pop_line(live)
+            if live.buffer and index + 1 < live.member.iterations:  # one go, one line (after its last: its JSON)
                 _fail(live, PROTOCOL, "printed while it was not its turn (a probe without the stepped mode, or one "
                       "that does not wait for the harness)")
                 continue
-            if not _accept(live, line.decode("utf-8", errors="replace").strip(), index):
+            if not _accept(live, line, index):
                 continue
             made[i] += 1
             if len(live.answered) == live.member.iterations:  # its last: no go follows
