@@ -1,7 +1,8 @@
 """Two lua-vms mechanisms on one benchmark, three ways, blocks alternating in a drawn order (issue #40): taking
 turns (lock-step blocks as campaigns run them, each iteration on the wall clock), together (`--turns together`:
 both at once on the block's CPU, each iteration its processes' CPU time) and one after the other (each process
-alone in batch mode, pinned to the same CPU, as `--pairing sequential` runs them). A benchmark of the harness's
+alone in batch mode, as `--pairing sequential` runs them, but pinned to the block's CPU, which a sequential
+campaign does not do: so that only the pairing differs between the three ways). A benchmark of the harness's
 method on this machine, not a test; its figures go to docs/methodology.md §13.
 
     .venv/bin/python evidence/together.py A B BENCHMARK [--iterations-a N] [--iterations-b N] [--blocks 8]

@@ -674,6 +674,7 @@ def test_replace_dropped_is_for_a_fixed_budget(tmp_path: Path) -> None:
     (("--layout", "tidy"), "--layout tidy: expected one of drawn, shared, fixed"),
     (("--turns", "sideways"), "--turns sideways: expected one of separate, interleaved"),
     (("--turns", "interleaved", "--pairing", "sequential"), "--turns interleaved: only lock-step blocks take turns"),
+    (("--turns", "together", "--pairing", "sequential"), "--turns together: only lock-step blocks take turns"),
 ])
 def test_a_wrong_pairing_layout_or_turns_is_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...],
                                                            message: str) -> None:
