@@ -13,8 +13,9 @@ import (
 
 // Host is a launched server program and its dispensed plugin: a contract.Plugin.
 type Host struct {
-	client *plugin.Client
-	remote Remote
+	client  *plugin.Client
+	remote  Remote
+	sockets string // the folder the server makes its unix socket in, removed on Close
 }
 
 var _ contract.Plugin = (*Host)(nil)
@@ -33,11 +34,19 @@ func Open(cfg contract.Config, version int) (*Host, error) {
 	if version == VersionGRPC {
 		protocol = plugin.ProtocolGRPC
 	}
+	// The server makes its socket in os.TempDir unless told otherwise, and a server killed after
+	// go-plugin's grace period (a busy machine) leaves it there: give it a folder of its own.
+	sockets, err := os.MkdirTemp("", "hcwire")
+	if err != nil {
+		return nil, fmt.Errorf("socket folder: %w", err)
+	}
+	cmd := exec.Command(server)
+	cmd.Env = []string{plugin.EnvUnixSocketDir + "=" + sockets} // go-plugin adds this process's environment
 	all := ServerPlugins()
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{version: all[version]},
-		Cmd:              exec.Command(server),
+		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{protocol},
 		Logger: hclog.New(&hclog.LoggerOptions{
 			Name:   "hcplugin",
@@ -45,26 +54,35 @@ func Open(cfg contract.Config, version int) (*Host, error) {
 			Output: os.Stderr,
 		}),
 	})
+	h := &Host{client: client, sockets: sockets}
 	cp, err := client.Client()
 	if err != nil {
-		client.Kill()
+		h.stop()
 		return nil, fmt.Errorf("start %s: %w", server, err)
 	}
 	if got, proto := client.NegotiatedVersion(), client.Protocol(); got != version || proto != protocol {
-		client.Kill()
+		h.stop()
 		return nil, fmt.Errorf("server negotiated protocol version %d over %s, want %d over %s", got, proto, version, protocol)
 	}
 	raw, err := cp.Dispense(PluginName)
 	if err != nil {
-		client.Kill()
+		h.stop()
 		return nil, fmt.Errorf("dispense %s: %w", PluginName, err)
 	}
 	remote, ok := raw.(Remote)
 	if !ok {
-		client.Kill()
+		h.stop()
 		return nil, fmt.Errorf("dispensed %T, not a contract remote", raw)
 	}
-	return &Host{client: client, remote: remote}, nil
+	h.remote = remote
+	return h, nil
+}
+
+// stop kills the server (gracefully, then by force after go-plugin's grace period) and removes its
+// socket folder, whatever it left there.
+func (h *Host) stop() {
+	h.client.Kill()
+	_ = os.RemoveAll(h.sockets)
 }
 
 // Int calls the plugin process.
@@ -76,7 +94,7 @@ func (h *Host) Bytes(in []byte) ([]byte, error) { return h.remote.Bytes(in) }
 // Close stops the plugin process (gracefully, then by force after go-plugin's grace period) and
 // returns once it has exited.
 func (h *Host) Close() error {
-	h.client.Kill()
+	h.stop()
 	if !h.client.Exited() {
 		return fmt.Errorf("plugin process %d still running after Kill", h.Pid())
 	}

@@ -69,6 +69,24 @@ func Gone(pid int, d time.Duration) bool {
 	}
 }
 
+// leavesNothing points TMPDIR, for the host and the server it starts, at a folder of the test's own and
+// checks at the test's end that nothing is left in it: a server killed outright cannot remove its
+// unix socket, so the host must.
+func leavesNothing(t *testing.T) {
+	t.Helper()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Cleanup(func() {
+		left, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Errorf("read %s: %v", tmp, err)
+		}
+		for _, e := range left {
+			t.Errorf("left in TMPDIR after Close: %s", e.Name())
+		}
+	})
+}
+
 // bound is how long a test waits for something that must happen at all (an exit, an error, a return):
 // generous, because a busy 2-core machine is slow, and the wait ends as soon as it happens.
 const bound = time.Minute
@@ -78,6 +96,7 @@ const bound = time.Minute
 // call), and that Close afterwards returns and leaves no process.
 func CheckKill(t *testing.T, name string, cfg contract.Config) {
 	t.Helper()
+	leavesNothing(t)
 	p := openProcess(t, name, cfg)
 	pid := p.Pid()
 	for x := int64(0); x < 5; x++ {
@@ -116,6 +135,7 @@ func CheckKill(t *testing.T, name string, cfg contract.Config) {
 // CheckClose checks that Close ends the plugin process (no orphans).
 func CheckClose(t *testing.T, name string, cfg contract.Config) {
 	t.Helper()
+	leavesNothing(t)
 	p := openProcess(t, name, cfg)
 	pid := p.Pid()
 	if _, err := p.Int(1); err != nil {
