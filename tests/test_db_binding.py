@@ -232,7 +232,7 @@ def test_a_probe_the_harness_stops_runs_its_database_down_and_leaves_nothing() -
     launch = launcher()
     assert launch is not None
     probe, before = probe_with_the_database_open(str(launch), "/dev/null")
-    ask_to_stop(probe.pid, launched=True)  # as the harness stops a run (runner.execute, lockstep._kill)
+    ask_to_stop(probe.pid, launched=True)  # as the harness stops a run (runner.execute, stepped.kill)
     assert probe.wait(timeout=60) != 0
     left = ipc_ids("-m") - before[0], ipc_ids("-s") - before[1]
     assert left == (set(), set()), holders(BUILD / "db-binding", left[0])

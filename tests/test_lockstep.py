@@ -21,9 +21,10 @@ from bridgebench.runner import ABANDONED, CRASHED, OK, PROTOCOL, TIMEOUT
 from bridgebench.stats.executions import TOO_FEW
 from bridgebench.stats.lockstep import LOCKSTEP_METHOD, block_log_ratio, lockstep_ratio, spread
 from bridgebench.store import Store
-from bridgebench.timing import layout, lockstep
+from bridgebench.timing import layout, lockstep, stepped
 from bridgebench.timing.analysis import current_analysis
 from bridgebench.timing.report import tables
+from bridgebench.timing.together import HARNESS_CPU, PROBE_CPU, cpu_times
 from evidence.lockstep_coverage import planted_blocks
 from tests.conftest import FIXTURES, REPO, stepped_mechanism, stepped_study
 
@@ -261,8 +262,8 @@ def test_together_the_c_probes_are_timed_by_their_own_cpu_clock_or_the_harnesss(
     assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
     planted, constant = (r.output for r in runs)
     assert planted is not None and constant is not None
-    assert planted.info["cpu_from"] == lockstep.PROBE_CPU and planted.times == planted.counters["cpu_s"]
-    assert constant.info["cpu_from"] == lockstep.HARNESS_CPU and len(constant.times) == 8
+    assert planted.info["cpu_from"] == PROBE_CPU and planted.times == planted.counters["cpu_s"]
+    assert constant.info["cpu_from"] == HARNESS_CPU and len(constant.times) == 8
     assert all(t >= 0 for t in constant.times) and constant.times != constant.info["wall_times"]
 
 
@@ -270,16 +271,16 @@ def test_a_together_members_last_iteration_comes_from_its_whole_cpu_time_when_it
     """A probe without a cpu_s counter that exits before the harness reads its last iteration: the rest of its
     CPU time (the launcher's usage) is that iteration's, exit included; without it, or with nothing that adds
     up, the execution fails with the reason."""
-    live = lockstep._Live(lockstep.Member(["probe"], ENV, Path.cwd(), 3), None, "", cpu=[0.5, 0.5], cpu_at=1.25)
-    assert lockstep._cpu_times(live, None, {"user_s": 1.5, "sys_s": 0.25}) == ([0.5, 0.5, 0.5], lockstep.HARNESS_CPU)
-    assert lockstep._cpu_times(live, [0.1, 0.2, 0.3], {}) == ([0.1, 0.2, 0.3], lockstep.PROBE_CPU)
+    live = stepped.Live(lockstep.Member(["probe"], ENV, Path.cwd(), 3), None, "", cpu=[0.5, 0.5], cpu_at=1.25)
+    assert cpu_times(live, None, {"user_s": 1.5, "sys_s": 0.25}) == ([0.5, 0.5, 0.5], HARNESS_CPU)
+    assert cpu_times(live, [0.1, 0.2, 0.3], {}) == ([0.1, 0.2, 0.3], PROBE_CPU)
     for counter, usage in ((None, {}), ([0.1, 0.2], {}), (None, {"user_s": 1.0, "sys_s": 0.0})):
-        times, why = lockstep._cpu_times(live, counter, usage)
+        times, why = cpu_times(live, counter, usage)
         assert times is None and "could not be read" in why
     # a member of two processes (an RPC plugin's client and server): the probe's clock sees only its own process
     live.pids = [101, 102]
-    assert lockstep._cpu_times(live, [0.1, 0.2, 0.3], {"user_s": 1.5, "sys_s": 0.25}) == ([0.5, 0.5, 0.5],
-                                                                                           lockstep.HARNESS_CPU)
+    assert cpu_times(live, [0.1, 0.2, 0.3], {"user_s": 1.5, "sys_s": 0.25}) == ([0.5, 0.5, 0.5],
+                                                                                           HARNESS_CPU)
 
 
 @pytest.mark.parametrize("together", [False, True])
@@ -301,7 +302,7 @@ def test_the_lua_probe_speaks_the_stepped_mode_and_pads_its_heap(lua: str, toget
     assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
     assert runs[0].output is not None and runs[0].output.info["heap_pad"] == 333
     if together:  # its own CPU clock around each timed call
-        assert runs[0].output.info["cpu_from"] == lockstep.PROBE_CPU
+        assert runs[0].output.info["cpu_from"] == PROBE_CPU
         assert runs[0].output.times == runs[0].output.counters["cpu_s"]
 
 

@@ -37,7 +37,7 @@ class CheckRow:
     detail: str
     batch: int | None = None  # calls per iteration the probe chose; timed runs reuse it
     iterations: int | None = None  # iterations a timed run makes, when the budget sizes them to a time
-    stepped: bool | None = None  # its probe speaks the stepped mode (lockstep.py); None: not asked
+    stepped: bool | None = None  # its probe speaks the stepped mode (timing/stepped.py); None: not asked
 
 
 Execute = Callable[[Task], Execution]  # one planned execution, run: what the store keeps of it
