@@ -6,7 +6,7 @@ campaign does not do: so that only the pairing differs between the three ways). 
 method on this machine, not a test; its figures go to docs/methodology.md §13.
 
     .venv/bin/python evidence/together.py A B BENCHMARK [--iterations-a N] [--iterations-b N] [--blocks 8]
-                                          [--skip 0.3] [--build-dir build]
+                                          [--skip 0.3] [--build-dir build] [--ways turns,together,apart]
 
 A and B are lua-vms mechanisms (lua51, lua51-again, lua54, luajit, luajit-again, luajit-plus2, luajit2, …; built
 first by `bridgebench build lua-vms`); give B more or fewer iterations than A when its iterations are shorter or
@@ -15,15 +15,24 @@ Per block and way, B's mean iteration over A's, the first --skip of each process
 warm-up): the table gives, per way, the geometric mean ratio with its 99 % interval over blocks (Student's t),
 the sd of the blocks' log ratios, and each side's median mean iteration. Layouts are fixed by the paths (as
 `--layout fixed`): what is compared is how the machine's speed falls on the two sides.
+
+`--ways` picks the ways; `together@MS` is together with every member's scheduler slice set to MS milliseconds
+(sched_setattr's sched_runtime, which Linux's EEVDF scheduler takes as a task's slice since 6.12; the kernel's own
+is printed): each member then runs that long before the scheduler hands the CPU to the other, so the switches, and
+what each pays for them, are fewer, and the machine's speed steps shorter than a slice are shared less.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import math
+import os
 import random
 import statistics
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from scipy import stats
@@ -36,6 +45,50 @@ from bridgebench.timing import lockstep
 
 REPO = Path(__file__).resolve().parents[1]
 WAYS = ("turns", "together", "apart")
+_SCHED_SETATTR, _SCHED_GETATTR = 314, 315  # x86_64
+
+
+class _Attr(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32), ("policy", ctypes.c_uint32), ("flags", ctypes.c_uint64),
+                ("nice", ctypes.c_int32), ("priority", ctypes.c_uint32), ("runtime", ctypes.c_uint64),
+                ("deadline", ctypes.c_uint64), ("period", ctypes.c_uint64), ("util_min", ctypes.c_uint32),
+                ("util_max", ctypes.c_uint32)]
+
+
+def _sched(call: int, attr: _Attr) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    args = (0, ctypes.byref(attr), ctypes.sizeof(attr), 0) if call == _SCHED_GETATTR else (0, ctypes.byref(attr), 0)
+    if libc.syscall(call, *args) != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+
+
+def slice_ns() -> int:
+    """This thread's scheduler slice: the kernel's base slice unless it was set."""
+    attr = _Attr()
+    _sched(_SCHED_GETATTR, attr)
+    return int(attr.runtime)
+
+
+@contextlib.contextmanager
+def sliced(ns: int | None) -> Iterator[None]:
+    """Within, this thread's slice is `ns` (None: as it is), so the processes it starts inherit it."""
+    if ns is None:
+        yield
+        return
+    before = slice_ns()
+    _sched(_SCHED_SETATTR, _Attr(size=ctypes.sizeof(_Attr), runtime=ns))
+    try:
+        yield
+    finally:
+        _sched(_SCHED_SETATTR, _Attr(size=ctypes.sizeof(_Attr), runtime=before))
+
+
+def way_slice(way: str) -> tuple[str, int | None]:
+    """A way's kind and its slice in ns: together@5 is together with slices of 5 ms."""
+    kind, _, ms = way.partition("@")
+    if kind not in WAYS or (ms and kind != "together"):
+        raise argparse.ArgumentTypeError(f"{way!r}: a way is turns, together, together@MS or apart")
+    return kind, round(float(ms) * 1e6) if ms else None
 
 
 def main() -> int:
@@ -49,7 +102,13 @@ def main() -> int:
     ap.add_argument("--skip", type=float, default=0.3, help="share of each process's first iterations left out")
     ap.add_argument("--build-dir", type=Path, default=REPO / "build")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--ways", default=",".join(WAYS), help="comma-separated: turns, together, together@MS, apart")
     args = ap.parse_args()
+    ways = args.ways.split(",")
+    try:
+        kinds = {way: way_slice(way) for way in ways}
+    except argparse.ArgumentTypeError as e:
+        sys.exit(f"together: {e}")
     study = read_study(find_study("lua-vms"))
     builds = build_study(study, args.build_dir / "lua-vms", [args.a, args.b])
     for name, built in builds.items():
@@ -59,28 +118,31 @@ def main() -> int:
     # as a block sizes them: rounds of one turn each, a turn as many iterations as take about as long as the other's
     # (together without the like-with-like rule, lockstep.turns); one after the other as many as taking turns
     asked = [args.iterations_a, args.iterations_b or args.iterations_a]
-    sizes = {way: lockstep.turns(asked, like_with_like=way != "together") for way in WAYS}
+    sizes = {way: lockstep.turns(asked, like_with_like=kinds[way][0] != "together") for way in ways}
     sides = {way: [(args.a, rounds * each[0]), (args.b, rounds * each[1])] for way, (rounds, each) in sizes.items()}
-    commands = {way: [command_for(study, builds[m], args.benchmark, param, k) for m, k in sides[way]] for way in WAYS}
+    commands = {way: [command_for(study, builds[m], args.benchmark, param, k) for m, k in sides[way]] for way in ways}
     cpu = lockstep.lock_cpu()
     rng = random.Random(args.seed)
-    ratios: dict[str, list[float]] = {w: [] for w in WAYS}
-    means: dict[str, list[tuple[float, float]]] = {w: [] for w in WAYS}
-    for way in WAYS:
+    ratios: dict[str, list[float]] = {w: [] for w in ways}
+    means: dict[str, list[tuple[float, float]]] = {w: [] for w in ways}
+    for way in ways:
         (a, na), (b, nb) = sides[way]
         print(f"{way}: {b} ({nb} iterations, turns of {sizes[way][1][1]}) over {a} ({na}, turns of {sizes[way][1][0]})"
               f" on {args.benchmark} ({param})", flush=True)
-    print(f"{args.blocks} blocks each way, CPU {cpu}", flush=True)
+    print(f"{args.blocks} blocks each way, CPU {cpu}; the kernel's slice {slice_ns() / 1e6:g} ms", flush=True)
     for block in range(args.blocks):
-        for way in rng.sample(WAYS, len(WAYS)):
-            times = run(way, commands[way], [k for _, k in sides[way]], sizes[way][1], cpu, f"{args.seed}:{block}")
+        for way in rng.sample(ways, len(ways)):
+            kind, ns = kinds[way]
+            with sliced(ns):
+                times = run(kind, commands[way], [k for _, k in sides[way]], sizes[way][1], cpu,
+                            f"{args.seed}:{block}")
             a, b = (steady(t, args.skip) for t in times)
             ratios[way].append(math.log(b / a))
             means[way].append((a, b))
         print(f"block {block + 1} of {args.blocks} done", flush=True)
     print("| way | B / A (99 %) | sd of the blocks' log ratios | A's mean iteration | B's |")
     print("|---|---|---|---|---|")
-    for way in WAYS:
+    for way in ways:
         logs = ratios[way]
         k = len(logs)
         mean, sd = statistics.fmean(logs), statistics.stdev(logs)
