@@ -58,7 +58,7 @@ def _same_metric(a: Campaign, b: Campaign, cross_machine: bool, same: bool) -> N
         raise DiffError(f"campaign {a.id} measured {metric_a} and campaign {b.id} {metric_b}: counts and times "
                         "do not compare")
     together_a, together_b = (getattr(o, "turns", None) == TOGETHER for o in (oa, ob))
-    if together_a != together_b:  # CPU time on a shared CPU pays for the switches, by mechanism (methodology §13)
+    if together_a != together_b:  # CPU time on a shared CPU pays for sharing it, by mechanism (methodology §13)
         cpu, wall = (a, b) if together_a else (b, a)
         raise DiffError(f"campaign {cpu.id} timed CPU time on a shared CPU (--turns together) and campaign {wall.id} "
                         "wall time: they do not compare")

@@ -6,8 +6,8 @@ milliseconds), and each iteration is timed by the CPU time of the member's proce
 it reports one and is the member's only process, else the kernel's process CPU clock read by the harness: every
 thread, none of the waiting), not by the wall clock the probe answers with, which then holds the others' slices too.
 Speed steps longer than a slice fall on every member alike, where separate turns share only those longer than a
-round; what each member pays for the switches differs by mechanism, so it suits a VM against its twin
-(docs/methodology.md §13, "Together").
+round; what each member pays for sharing the CPU differs by mechanism (the switches, and more: a longer slice took
+only part of it away), so it suits a VM against its twin (docs/methodology.md §13, "Together").
 """
 
 from __future__ import annotations

@@ -178,9 +178,8 @@ def pairing_words(result: Analysis) -> str:
         words += ("; every member of a block took its turns at the same time, the scheduler sharing the CPU among "
                   "them, and each iteration was timed by its processes' CPU time, not the wall clock: a ratio is of "
                   "CPU times on a shared CPU, and between unlike mechanisms (an interpreter and a JIT) it carries "
-                  "what each pays for the switches, which differs by mechanism; read it between a VM and its twin "
-                  "or fork; an option whose A/A and power were measured only on a slow day, in a few campaigns, "
-                  "methodology §13)")
+                  "what each pays for sharing the CPU, which differs by mechanism; read it between a VM and its twin "
+                  "or fork; an option whose A/A and power were measured only on a slow day, methodology §13)")
     if o["pairing"] == "lockstep" and o.get("turns") == "interleaved":
         words += ("; members whose turns were equal took them interleaved (one iteration each, in an order drawn "
                   "for each iteration; an option whose A/A and power were measured only on a slow day, methodology "
