@@ -279,8 +279,7 @@ def test_a_together_members_last_iteration_comes_from_its_whole_cpu_time_when_it
         assert times is None and "could not be read" in why
     # a member of two processes (an RPC plugin's client and server): the probe's clock sees only its own process
     live.pids = [101, 102]
-    assert cpu_times(live, [0.1, 0.2, 0.3], {"user_s": 1.5, "sys_s": 0.25}) == ([0.5, 0.5, 0.5],
-                                                                                           HARNESS_CPU)
+    assert cpu_times(live, [0.1, 0.2, 0.3], {"user_s": 1.5, "sys_s": 0.25}) == ([0.5, 0.5, 0.5], HARNESS_CPU)
 
 
 @pytest.mark.parametrize("together", [False, True])

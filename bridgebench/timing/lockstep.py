@@ -184,7 +184,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                             stepped.look(lives[i])  # after its last turn, before its end: every thread it made is there
             starts.append(time.monotonic())
             runs = [stepped.finish(live, timeout_s) for live in lives]
-            runs = [timed(live, run) if live.together else run for live, run in zip(lives, runs, strict=True)]
+            runs = [timed(live, run) if together else run for live, run in zip(lives, runs, strict=True)]
         except BaseException:
             stepped.kill(*lives)
             raise

@@ -77,7 +77,6 @@ class Live:
     ended: float | None = None
     tree: tuple[int, int] = (0, 0)  # the most processes and threads seen under its launcher
     launched: bool = False  # started under the launcher (runner.launcher), not alone
-    together: bool = False  # it takes its turns at the same time as the others, timed by its CPU time
     pids: list[int] = field(default_factory=list)  # together: its processes once ready, whose CPU time is timed
     cpu: list[float] = field(default_factory=list)  # together: each iteration's CPU seconds, in order
     cpu_at: float = 0.0  # together: its processes' CPU time when the harness last said go (it was waiting)

@@ -31,7 +31,7 @@ def watch(live: Live) -> None:
     usage file leaves it out too)."""
     if live.alive and live.proc is not None:
         tree = list(processes_under(live.proc.pid))
-        live.together, live.pids = True, tree if live.launched else [live.proc.pid, *tree]
+        live.pids = tree if live.launched else [live.proc.pid, *tree]
 
 
 def _cpu_seconds(pids: list[int]) -> float:
