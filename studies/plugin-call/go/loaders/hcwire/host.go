@@ -34,8 +34,8 @@ func Open(cfg contract.Config, version int) (*Host, error) {
 	if version == VersionGRPC {
 		protocol = plugin.ProtocolGRPC
 	}
-	// The server makes its socket in os.TempDir unless told otherwise, and a server killed after
-	// go-plugin's grace period (a busy machine) leaves it there: give it a folder of its own.
+	// The server makes its socket in os.TempDir unless told otherwise, and a server killed outright
+	// (SIGKILL, or by go-plugin after its grace period) leaves it there: give it a folder of its own.
 	sockets, err := os.MkdirTemp("", "hcwire")
 	if err != nil {
 		return nil, fmt.Errorf("socket folder: %w", err)
