@@ -63,11 +63,12 @@ LayoutOpt = Annotated[str | None, typer.Option(
     "where its code and data land in memory; shared: each lock-step block draws one layout for all its "
     "members; fixed: where the paths put them.")]
 TurnsOpt = Annotated[str | None, typer.Option(
-    "--turns", metavar="separate|interleaved|together", help="In lock-step blocks, members whose turns are equal (a "
-    "VM and its twin): separate (the default), one whole turn after another; interleaved, one iteration each in a "
-    "drawn order, so their iterations are adjacent in time (its A/A and power measured only on a slow day: "
-    "methodology §13); together: every member at once, the scheduler sharing the CPU among them, each iteration "
-    "timed by its processes' CPU time (methodology §13).")]
+    "--turns", metavar="separate|interleaved|together|twins", help="In lock-step blocks, members whose turns are "
+    "equal (a VM and its twin): separate (the default), one whole turn after another; interleaved, one iteration "
+    "each in a drawn order, so their iterations are adjacent in time (its A/A and power measured only on a slow "
+    "day: methodology §13); twins: at the same time, timed by their processes' CPU time, the others alone; "
+    "together: every member at once, the scheduler sharing the CPU among them, each iteration timed by its "
+    "processes' CPU time (methodology §13).")]
 WaitQuietOpt = Annotated[float, typer.Option("--wait-quiet", help="Before each process execution, wait up to "
                                              "SECONDS (alone: 60) for a quiet machine; the wait is recorded.",
                                              metavar="[SECONDS]")]

@@ -95,8 +95,9 @@ SEQUENTIAL, LOCKSTEP = "sequential", "lockstep"
 PAIRINGS = (LOCKSTEP, SEQUENTIAL)
 FIXED, DRAWN, SHARED = "fixed", "drawn", "shared"
 LAYOUTS = (DRAWN, SHARED, FIXED)
-SEPARATE, INTERLEAVED, TOGETHER = "separate", "interleaved", "together"
-TURNS = (SEPARATE, INTERLEAVED, TOGETHER)
+SEPARATE, INTERLEAVED, TOGETHER, TWINS = "separate", "interleaved", "together", "twins"
+TURNS = (SEPARATE, INTERLEAVED, TOGETHER, TWINS)
+CPU_TIMED = (TOGETHER, TWINS)  # turns taken at the same time as others, timed by CPU time on a shared CPU
 
 
 @dataclass(frozen=True)
@@ -135,8 +136,8 @@ class TimingOptions:
     # execution (a random-length environment entry and, in the Lua probe, a random-length allocation).
     layout: str = FIXED
     # In a lock-step block, whether members whose turns are equal take them SEPARATE, one member's whole turn
-    # after another's, or INTERLEAVED, one iteration each in a drawn order; or whether every member takes its
-    # turn at the same time, TOGETHER, timed by its CPU time (lockstep.run_block).
+    # after another's, INTERLEAVED, one iteration each in a drawn order, or TWINS, at the same time, timed by
+    # their CPU time; or whether every member takes its turn at the same time, TOGETHER (lockstep.run_block).
     turns: str = SEPARATE
     look_growth: float = 1.0  # adaptive, aimed at the question: when ratios are judged (look_points)
     decided_within: float | None = None  # adaptive: a decided ratio runs on until its CI is within ±this

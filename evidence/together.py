@@ -39,6 +39,7 @@ from scipy import stats
 
 from bridgebench.build import build_study
 from bridgebench.campaign.timing import command_for
+from bridgebench.options import SEPARATE, TOGETHER
 from bridgebench.runner import OK, execute
 from bridgebench.study import find_study, read_study
 from bridgebench.timing import lockstep
@@ -168,7 +169,8 @@ def run(way: str, commands: list[tuple[list[str], dict[str, str]]], iterations: 
     else:
         members = [lockstep.Member(argv, env, REPO, k, t)
                    for (argv, env), k, t in zip(commands, iterations, turn, strict=True)]
-        done = lockstep.run_block(members, timeout_s=600.0, seed=seed, cpu=cpu, together=way == "together")
+        done = lockstep.run_block(members, timeout_s=600.0, seed=seed, cpu=cpu,
+                                  turns=TOGETHER if way == "together" else SEPARATE)
     for r in done:
         if r.status != OK or r.output is None:
             sys.exit(f"together: a {way} execution failed: {r.status}: {r.detail}")

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bridgebench.options import INTERLEAVED, SEPARATE, TOGETHER, TWINS
 from bridgebench.runner import ABANDONED, CRASHED, OK, PROTOCOL, TIMEOUT
 from bridgebench.stats.executions import TOO_FEW
 from bridgebench.stats.lockstep import LOCKSTEP_METHOD, block_log_ratio, lockstep_ratio, spread
@@ -81,7 +82,7 @@ def _stepped_in(log: Path, interleave: bool) -> tuple[list[str], list[dict]]:
     their pairing records."""
     members = [member("good", 12, 3, NAME="a", STEPLOG=str(log)), member("good", 12, 3, NAME="b", STEPLOG=str(log)),
                member("good", 4, 1, NAME="c", STEPLOG=str(log))]
-    runs = lockstep.run_block(members, timeout_s=30, seed="s", interleave=interleave)
+    runs = lockstep.run_block(members, timeout_s=30, seed="s", turns=INTERLEAVED if interleave else SEPARATE)
     assert [r.status for r in runs] == [OK, OK, OK], [r.detail for r in runs]
     return log.read_text().split(), [r.output.info["pairing"] for r in runs if r.output]
 
@@ -128,7 +129,7 @@ def test_together_every_member_takes_its_turn_at_once_timed_by_its_cpu_time(tmp_
 
     (tmp_path / "together").mkdir()
     runs = lockstep.run_block([meeting(tmp_path / "together", "a"), meeting(tmp_path / "together", "b")],
-                              timeout_s=30, seed=8, cpu=lockstep.lock_cpu(), together=True, step_timeout_s=20)
+                              timeout_s=30, seed=8, cpu=lockstep.lock_cpu(), turns=TOGETHER, step_timeout_s=20)
     assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
     for r in runs:
         assert r.output is not None and r.output.info["wall_times"] == [5.0] * 7
@@ -142,7 +143,42 @@ def test_together_every_member_takes_its_turn_at_once_timed_by_its_cpu_time(tmp_
     assert TIMEOUT in [r.status for r in runs]
 
 
-@pytest.mark.parametrize("together", [False, True])
+def test_twins_take_equal_turns_at_once_timed_by_cpu_time_and_the_others_alone(tmp_path: Path) -> None:
+    """Twins: the members whose turns are equal (a and b, turns of 3 after a lead of 1) take them, and their
+    leads, at the same time (each of their iterations waits until both have begun it, which only a go to both
+    before any answer lets through) and are timed by CPU time; the member of another turn (c) takes its turn
+    alone between theirs, on the wall clock, as separate turns do."""
+    log, meet = tmp_path / "steps", tmp_path / "meet"
+    meet.mkdir()
+
+    def twin(name: str) -> lockstep.Member:
+        env = ENV | {"LEVEL": "5", "BARRIER": str(meet), "MEMBERS": "2", "NAME": name, "STEPLOG": str(log)}
+        return lockstep.Member([sys.executable, str(PROBE), "good", "13"], env, Path.cwd(), 13, 3, 1)
+
+    c = member("good", 4, 1, NAME="c", STEPLOG=str(log), LEVEL="2")
+    runs = lockstep.run_block([twin("a"), twin("b"), c], timeout_s=30, seed=4, cpu=lockstep.lock_cpu(),
+                              step_timeout_s=20, turns=TWINS)
+    assert [r.status for r in runs] == [OK, OK, OK], [r.detail for r in runs]
+    a, b, alone = (r.output for r in runs if r.output)
+    for twin_ in (a, b):
+        assert twin_.info["wall_times"] == [5.0] * 13 and twin_.info["pairing"]["together"] is True
+        assert all(0 <= t < 5 for t in twin_.times) and sum(twin_.times) > 0
+    assert "wall_times" not in alone.info and alone.info["pairing"]["together"] is False
+    assert alone.times == [2.0] * 4
+    assert a.info["pairing"]["positions"] == b.info["pairing"]["positions"] != alone.info["pairing"]["positions"]
+    steps = log.read_text().split()
+    assert steps[:2] in (["a", "b"], ["b", "a"])  # the twins' leads, at once, before any round
+    for r, position in enumerate(alone.info["pairing"]["positions"]):  # each round: c's turn before or after theirs
+        round_ = steps[2 + 7 * r:2 + 7 * r + 7]
+        assert round_[0 if position == 0 else 6] == "c" and sorted(round_) == ["a"] * 3 + ["b"] * 3 + ["c"]
+    # the same members in separate turns: the first twin told to go waits for one that is not told until it answers
+    (tmp_path / "again").mkdir()
+    meet = tmp_path / "again"
+    runs = lockstep.run_block([twin("a"), twin("b"), c], timeout_s=30, seed=4, step_timeout_s=1, turns=SEPARATE)
+    assert TIMEOUT in [r.status for r in runs]
+
+
+@pytest.mark.parametrize("turns", [SEPARATE, TOGETHER, TWINS])
 @pytest.mark.parametrize(("behaviour", "status", "reason"), [
     ("chatty", PROTOCOL, "printed while it was not its turn"),
     ("dies", CRASHED, "ended mid-block"),
@@ -151,28 +187,28 @@ def test_together_every_member_takes_its_turn_at_once_timed_by_its_cpu_time(tmp_
     ("batch", PROTOCOL, lockstep.NOT_STEPPED),
 ])
 def test_a_member_that_breaks_the_protocol_fails_with_its_reason_and_the_others_go_on(
-        behaviour: str, status: str, reason: str, together: bool) -> None:
+        behaviour: str, status: str, reason: str, turns: str) -> None:
     bad, *good = lockstep.run_block([member(behaviour), member("good"), member("good")], timeout_s=30, seed=2,
-                                    together=together)
+                                    turns=turns)
     assert bad.status == status and reason in bad.detail, bad.detail
     assert all(g.status == OK and g.output is not None and len(g.output.times) == 6 for g in good)
 
 
-@pytest.mark.parametrize("together", [False, True])
-def test_a_member_that_answers_too_late_is_killed_and_the_block_goes_on(tmp_path: Path, together: bool) -> None:
+@pytest.mark.parametrize("turns", [SEPARATE, TOGETHER, TWINS])
+def test_a_member_that_answers_too_late_is_killed_and_the_block_goes_on(tmp_path: Path, turns: str) -> None:
     termed = tmp_path / "termed"
     late, *good = lockstep.run_block([member("late", TERMED=str(termed)), member("good"), member("good")],
-                                     timeout_s=30, seed=3, step_timeout_s=5, together=together)
+                                     timeout_s=30, seed=3, step_timeout_s=5, turns=turns)
     assert late.status == TIMEOUT and "no answer to iteration 2 within 5 s" in late.detail
     assert [g.status for g in good] == [OK, OK]
     assert termed.read_text() == "SIGTERM"  # asked to stop first (a GT.M client then runs its database down)
 
 
-@pytest.mark.parametrize("together", [False, True])
-def test_the_last_member_left_of_a_block_is_stopped_not_stepped_alone(together: bool) -> None:
+@pytest.mark.parametrize("turns", [SEPARATE, TOGETHER, TWINS])
+def test_the_last_member_left_of_a_block_is_stopped_not_stepped_alone(turns: str) -> None:
     """Stepped alone a process runs in another regime (methodology §13): once its partners have all ended,
     the survivor is stopped with the reason, not left to add iterations unlike its paired ones."""
-    dead, alone = lockstep.run_block([member("dies"), member("good")], timeout_s=30, seed=5, together=together)
+    dead, alone = lockstep.run_block([member("dies"), member("good")], timeout_s=30, seed=5, turns=turns)
     assert dead.status == CRASHED
     assert alone.status == ABANDONED and alone.output is None
     assert "stopped before round 4" in alone.detail and "crashed" in alone.detail
@@ -258,7 +294,7 @@ def test_together_the_c_probes_are_timed_by_their_own_cpu_clock_or_the_harnesss(
     does not, and the harness's readings are."""
     runs = lockstep.run_block([lockstep.Member([str(c_probes / "planted"), "8", "1000"], ENV, Path.cwd(), 8),
                                lockstep.Member([str(c_probes / "constant"), "8", "2"], ENV, Path.cwd(), 8)],
-                              timeout_s=30, seed=5, cpu=lockstep.lock_cpu(), together=True)
+                              timeout_s=30, seed=5, cpu=lockstep.lock_cpu(), turns=TOGETHER)
     assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
     planted, constant = (r.output for r in runs)
     assert planted is not None and constant is not None
@@ -297,7 +333,7 @@ def test_the_lua_probe_speaks_the_stepped_mode_and_pads_its_heap(lua: str, toget
     env = ENV | {"LUA_CPATH": f"{tmp_path}/?.so", "LUA_PATH": "", "BRIDGEBENCH_HEAP_PAD": "333"}
     argv = [lua, str(REPO / "probes" / "lua" / "probe.lua"), str(bench), "6", "1000"]
     runs = lockstep.run_block([lockstep.Member(argv, env, tmp_path, 6), lockstep.Member(argv, env, tmp_path, 6)],
-                              timeout_s=30, seed=6, together=together)
+                              timeout_s=30, seed=6, turns=TOGETHER if together else SEPARATE)
     assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
     assert runs[0].output is not None and runs[0].output.info["heap_pad"] == 333
     if together:  # its own CPU clock around each timed call
@@ -548,18 +584,21 @@ def test_a_campaign_with_interleaved_turns_stores_and_says_so(tmp_path: Path) ->
     assert json.loads(config[0])["options"]["turns"] == "separate"
 
 
-def test_a_campaign_with_together_turns_stores_cpu_times_and_says_so(tmp_path: Path) -> None:
-    """`--turns together`: the stepped cells' iterations are their CPU times, the wall times they answered kept
-    beside them; the cell that ran alone keeps its own times; the report says what a ratio is then."""
+@pytest.mark.parametrize(("turns", "words"), [(TOGETHER, "took its turns at the same time"),
+                                               (TWINS, "took them at the same time")])
+def test_a_campaign_with_turns_at_once_stores_cpu_times_and_says_so(tmp_path: Path, turns: str, words: str) -> None:
+    """`--turns together`, and `--turns twins` where the stepped cells' turns are equal: their iterations are
+    their CPU times, the wall times they answered kept beside them; the cell that ran alone keeps its own times;
+    the report says what a ratio is then."""
     import json
 
     from tests.conftest import bridgebench, rows
 
     db, study = tmp_path / "s.sqlite", _study(tmp_path)
-    done = bridgebench("run", str(study), "--turns", "together", "--store", str(db), cwd=tmp_path)
+    done = bridgebench("run", str(study), "--turns", turns, "--store", str(db), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     (config,) = rows(db, "SELECT config_json FROM campaign")
-    assert json.loads(config[0])["options"]["turns"] == "together"
+    assert json.loads(config[0])["options"]["turns"] == turns
     for mechanism, info in rows(db, "SELECT mechanism, info_json FROM execution"):
         stored = json.loads(info)
         if mechanism == "c":  # no stepped mode: alone, timed as always
@@ -568,13 +607,19 @@ def test_a_campaign_with_together_turns_stores_cpu_times_and_says_so(tmp_path: P
             level = {"a": 0.001, "b": 0.002}[mechanism]  # what the fixture answers, whatever its CPU time
             assert stored["pairing"]["together"] is True and set(stored["wall_times"]) == {level}
     markdown = next((tmp_path / "results").glob("stepping-*.md")).read_text()
-    assert "took its turns at the same time" in markdown and "CPU time" in markdown
+    assert words in markdown and "CPU time" in markdown
     # a campaign on the wall clock beside it: diff refuses to set one against the other, both ways round
     assert bridgebench("run", str(study), "--store", str(db), cwd=tmp_path).returncode == 0
     for a, b in (("1", "2"), ("2", "1")):
         refused = bridgebench("diff", a, b, "--store", str(db), cwd=tmp_path)
-        assert refused.returncode == 2 and "campaign 1 timed CPU time on a shared CPU" in refused.stderr
+        assert refused.returncode == 2 and f"campaign 1 timed CPU time on a shared CPU (--turns {turns})" in \
+            refused.stderr
     assert bridgebench("diff", "1:a", "1:b", "--store", str(db), cwd=tmp_path).returncode == 0
+    if turns == TWINS:  # CPU times beside a twin and beside every member are not alike either
+        assert bridgebench("run", str(study), "--turns", TOGETHER, "--store", str(db), cwd=tmp_path).returncode == 0
+        refused = bridgebench("diff", "1", "3", "--store", str(db), cwd=tmp_path)
+        assert refused.returncode == 2 and "(--turns twins) and campaign 3 CPU time with --turns together" in \
+            refused.stderr
 
 
 # b's first timed process (the answer check's run counts 0) has no steady state; never's have none at all

@@ -31,6 +31,7 @@ from bridgebench.options import (
     TIMING,
     TOGETHER,
     TURNS,
+    TWINS,
     TimingOptions,
 )
 from bridgebench.placeholders import expand, expand_all
@@ -138,7 +139,7 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
     timed = options.metric == instructions.SECONDS
     if not timed and pairing == LOCKSTEP:
         raise CampaignError("--pairing lockstep: counted instructions do not drift with the machine; nothing to pair")
-    if turns in (INTERLEAVED, TOGETHER) and (not timed or pairing == SEQUENTIAL or not study.baseline):
+    if turns in (INTERLEAVED, TOGETHER, TWINS) and (not timed or pairing == SEQUENTIAL or not study.baseline):
         raise CampaignError(f"--turns {turns}: only lock-step blocks take turns (a timed campaign of a study "
                             "with a baseline, not --pairing sequential)")
     options = replace(options,
@@ -444,7 +445,7 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         waited = quiet()
         runs = lockstep.run_block(members, timeout_s=options.timeout_s, cpu=cpu,
                                   seed=f"{options.seed}:{task.benchmark}:{task.pexec}",
-                                  interleave=options.turns == INTERLEAVED, together=options.turns == TOGETHER)
+                                  turns=options.turns)
         for t, r, drawn in zip(tasks, runs, draws, strict=True):
             # The last one left of a block whose others failed was stopped (stepped alone it would run in
             # another regime): it runs again alone, in batch mode, as a resumed block's leftover does.

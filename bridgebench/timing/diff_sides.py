@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bridgebench.instructions import INSTRUCTIONS, SECONDS, differences
-from bridgebench.options import TIMING, TOGETHER, read
+from bridgebench.options import CPU_TIMED, TIMING, read
 from bridgebench.report import speed
 from bridgebench.store import Campaign, Store
 from bridgebench.timing.analysis import Series, current_analysis, ratio_between
@@ -57,11 +57,14 @@ def _same_metric(a: Campaign, b: Campaign, cross_machine: bool, same: bool) -> N
     if metric_a != metric_b:
         raise DiffError(f"campaign {a.id} measured {metric_a} and campaign {b.id} {metric_b}: counts and times "
                         "do not compare")
-    together_a, together_b = (getattr(o, "turns", None) == TOGETHER for o in (oa, ob))
-    if together_a != together_b:  # CPU time on a shared CPU pays for sharing it, by mechanism (methodology §13)
-        cpu, wall = (a, b) if together_a else (b, a)
-        raise DiffError(f"campaign {cpu.id} timed CPU time on a shared CPU (--turns together) and campaign {wall.id} "
-                        "wall time: they do not compare")
+    turns_a, turns_b = (getattr(o, "turns", None) for o in (oa, ob))
+    if turns_a != turns_b and {turns_a, turns_b} & set(CPU_TIMED):  # CPU time on a shared CPU pays for sharing
+        #                                                  it, by mechanism and by partner (methodology §13)
+        (cpu, turns), (other, others) = ((a, turns_a), (b, turns_b)) if turns_a in CPU_TIMED else \
+            ((b, turns_b), (a, turns_a))
+        timed = f"CPU time with --turns {others}" if others in CPU_TIMED else "wall time"
+        raise DiffError(f"campaign {cpu.id} timed CPU time on a shared CPU (--turns {turns}) and campaign "
+                        f"{other.id} {timed}: they do not compare")
     if metric_a != INSTRUCTIONS or same:
         return
     pa, pb = getattr(oa, "counting", None) or {}, getattr(ob, "counting", None) or {}

@@ -8,7 +8,9 @@ time on the same vCPU and take turns see the same steps, so the ratio of their a
 Interleaved (`run --turns interleaved`), the members whose turns are equal take them together, one iteration
 each in an order drawn for every iteration, so that a VM's and its twin's iterations stay adjacent in time
 however long the turn an interpreter beside them makes necessary (docs/methodology.md §13). Together
-(`run --turns together`), every member takes its turn at the same time, timed by its CPU time (together.py).
+(`run --turns together`), every member takes its turn at the same time, timed by its CPU time (together.py). Twins
+(`run --turns twins`), the members whose turns are equal take them at the same time, timed so, and the others
+theirs alone: what each pays for sharing the CPU is alike between a VM and its twin, not between unlike mechanisms.
 
 A block stores one execution per member, as a sequential campaign does; each carries its place in the block
 (`pairing` in the probe's other fields): the block's token, the CPU, its turn (iterations a turn), the
@@ -31,12 +33,13 @@ import uuid
 from dataclasses import replace
 
 from bridgebench import audit
+from bridgebench.options import INTERLEAVED, SEPARATE, TOGETHER, TURNS, TWINS
 from bridgebench.runner import ABANDONED, PROTOCOL, TIMEOUT, Execution, UsageFile, launcher
 from bridgebench.timing import stepped
 from bridgebench.timing.stepped import NOT_STEPPED, READY, Member
 from bridgebench.timing.together import timed, turns_at_once, watch
 
-__all__ = ["NOT_STEPPED", "Member", "lock_cpu", "run_block", "shared_turns", "turns"]
+__all__ = ["NOT_STEPPED", "Member", "lock_cpu", "run_block", "shared_turns", "timed_by_cpu", "turns"]
 
 SAME_TURN = 2.5  # members sized within this factor of the fewest take turns of one iteration alike (turns())
 
@@ -74,10 +77,10 @@ def _abandon_a_lone_survivor(lives: list[stepped.Live], round_: int) -> None:
                      f"ended ({gone}), and stepped alone a process runs in another regime")
 
 
-def shared_turns(members: list[Member], interleave: bool) -> list[list[int]]:
-    """The units a round's order is drawn over: each member alone, or (interleaved) the members whose turns are
-    equal together, in the members' order."""
-    if not interleave:
+def shared_turns(members: list[Member], turns: str) -> list[list[int]]:
+    """The units a round's order is drawn over: each member alone, or (interleaved, twins) the members whose turns
+    are equal together, in the members' order."""
+    if turns not in (INTERLEAVED, TWINS):
         return [[i] for i in range(len(members))]
     units: dict[int, list[int]] = {}
     for i, m in enumerate(members):
@@ -85,9 +88,14 @@ def shared_turns(members: list[Member], interleave: bool) -> list[list[int]]:
     return list(units.values())
 
 
+def timed_by_cpu(units: list[list[int]], turns: str) -> set[int]:
+    """The members that take their turns at the same time as others, and so are timed by their CPU time: every
+    one together, and with twins those of a unit of more than one."""
+    return {i for unit in units for i in unit if turns == TOGETHER or (turns == TWINS and len(unit) > 1)}
+
+
 def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int | None = None,
-              step_timeout_s: float | None = None, interleave: bool = False,
-              together: bool = False) -> list[Execution]:
+              step_timeout_s: float | None = None, turns: str = SEPARATE) -> list[Execution]:
     """Run one block: every member started pinned to `cpu`, each READY within timeout_s, then each member's
     lead, one member after another, then rounds in which
     each member still alive takes its turn once (its `turn` iterations), in an order drawn from `seed` (so a
@@ -95,19 +103,22 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     one iteration each, in an order drawn afresh for each of the turn's iterations, so that their iterations
     are adjacent in time however long the turn (a VM and its twin beside an interpreter's long turns).
     Together, every member takes its turn (and its lead) at the same time, timed by its CPU time (together.py);
-    the drawn order is then only the order the harness says go in.
+    the drawn order is then only the order the harness says go in. Twins, the members whose turns are equal take
+    them (and their leads) at the same time, timed by their CPU time, and the others theirs alone, as separate.
     Returns one Execution per member, in the members' order."""
     if not members:
         return []
-    if interleave and together:
-        raise ValueError("run_block(): turns are taken interleaved or together, not both")
+    if turns not in TURNS:
+        raise ValueError(f"run_block(): turns {turns!r}, not one of {', '.join(TURNS)}")
     rounds = {(m.iterations - m.lead) // m.turn for m in members}
     if len(rounds) != 1 or any((m.iterations - m.lead) % m.turn or not 0 <= m.lead < m.iterations
                                for m in members):
         raise ValueError("run_block(): every member's iterations after its lead must be the same number of its "
                          "turns")
     n_rounds = rounds.pop()
-    units = shared_turns(members, interleave)
+    units = shared_turns(members, turns)
+    by_cpu = timed_by_cpu(units, turns)
+    at_once = [unit for unit in units if set(unit) <= by_cpu] if turns == TWINS else []
     step_limit = step_timeout_s if step_timeout_s is not None else timeout_s
     rng = random.Random(str(seed))
     token = uuid.uuid4().hex[:12]
@@ -123,7 +134,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
         lives = [stepped.spawn(m, cpu, launch, u) for m, u in zip(members, usage_files, strict=True)]
         try:
             deadline = time.monotonic() + timeout_s
-            for live in lives:
+            for i, live in enumerate(lives):
                 if live.alive:
                     first = stepped.next_line(live, deadline)
                     if first is not None and first != READY:
@@ -135,25 +146,28 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                     elif first is None and live.failure:
                         live.failure = (live.failure[0], f"{NOT_STEPPED}: it ended before it said it was ready")
                     stepped.look(live)
-                    if together:
+                    if i in by_cpu:
                         watch(live)
-            if together:  # the leads at the same time too, so that every iteration is timed alike
-                stepped.out_of_turn(lives)
-                turns_at_once(lives, {i: (0, m.lead) for i, m in enumerate(members)}, list(range(len(lives))),
-                              step_limit)
-            for live in lives if not together else []:  # the leads, one member after another: nothing is paired
-                for k in range(live.member.lead):
+            # the leads: at the same time where the turns will be (so that every iteration is timed alike), else
+            # one member after another; nothing is paired
+            for unit in [list(range(len(lives)))] if turns == TOGETHER else units:
+                if unit in at_once or turns == TOGETHER:
                     stepped.out_of_turn(lives)
-                    if not live.alive:
-                        break
-                    stepped.step(live, k, step_limit)
+                    turns_at_once(lives, {i: (0, members[i].lead) for i in unit}, unit, step_limit)
+                    continue
+                for live in (lives[i] for i in unit):
+                    for k in range(live.member.lead):
+                        stepped.out_of_turn(lives)
+                        if not live.alive:
+                            break
+                        stepped.step(live, k, step_limit)
             starts = []  # each round's start, and the last one's end: what a round lasts
             for r in range(n_rounds):
                 starts.append(time.monotonic())
                 _abandon_a_lone_survivor(lives, r)
                 order = list(range(len(units)))
                 rng.shuffle(order)
-                if together:
+                if turns == TOGETHER:
                     stepped.out_of_turn(lives)  # before anyone is told to go, as before each separate step
                     for position, u in enumerate(order):
                         lives[units[u][0]].positions.append(position)
@@ -170,7 +184,12 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                     for i in unit:
                         lives[i].positions.append(position)
                     turn = members[unit[0]].turn  # a unit's members have the same turn
-                    for k in range(turn):
+                    if unit in at_once:
+                        go = list(unit)
+                        rng.shuffle(go)
+                        stepped.out_of_turn(lives)
+                        turns_at_once(lives, {i: (members[i].lead + r * turn, turn) for i in unit}, go, step_limit)
+                    for k in range(turn if unit not in at_once else 0):
                         steps = list(unit)
                         rng.shuffle(steps)  # a unit of one draws nothing: separate turns draw as they always did
                         for i in steps:
@@ -184,7 +203,8 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                             stepped.look(lives[i])  # after its last turn, before its end: every thread it made is there
             starts.append(time.monotonic())
             runs = [stepped.finish(live, timeout_s) for live in lives]
-            runs = [timed(live, run) if together else run for live, run in zip(lives, runs, strict=True)]
+            runs = [timed(live, run) if i in by_cpu else run for i, (live, run) in enumerate(zip(lives, runs,
+                                                                                                  strict=True))]
         except BaseException:
             stepped.kill(*lives)
             raise
@@ -198,14 +218,14 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     measured = [sum(r.output.times) if r.output else 0.0 for r in runs]
     machine = audit.audit(before, after, wall_s, cpu_total if all("user_s" in u for u in usages) else None)
     out = []
-    others_in_unit = {i: len(unit) - 1 for unit in units for i in unit}
+    others_in_unit = {i: len(unit) - 1 if turns == INTERLEAVED else 0 for unit in units for i in unit}
     for i, (live, run) in enumerate(zip(lives, runs, strict=True)):
         share = wall_s * measured[i] / sum(measured) if sum(measured) > 0 else wall_s / len(runs)
         pairing = {"block": token, "cpu": cpu, "turn": live.member.turn, "lead": live.member.lead,
                    "rounds": n_rounds, "members": len(members), "positions": live.positions, "block_wall_s": wall_s,
                    "round_s": round_s,
                    "processes": live.tree[0], "threads": live.tree[1], "interleaved_with": others_in_unit[i],
-                   "together": together}
+                   "together": i in by_cpu}
         if run.output is not None:
             run = replace(run, output=replace(run.output, info={**run.output.info, "pairing": pairing}))
         # Its wall time is its share of the block's (by the time its iterations took), so that the campaign's
