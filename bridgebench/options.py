@@ -136,8 +136,9 @@ class TimingOptions:
     # execution (a random-length environment entry and, in the Lua probe, a random-length allocation).
     layout: str = FIXED
     # In a lock-step block, whether members whose turns are equal take them SEPARATE, one member's whole turn
-    # after another's, INTERLEAVED, one iteration each in a drawn order, or TWINS, at the same time, timed by
-    # their CPU time; or whether every member takes its turn at the same time, TOGETHER (lockstep.run_block).
+    # after another's, INTERLEAVED, one iteration each in a drawn order, or TWINS, at the same time (every member
+    # then timed by its CPU time); or whether every member takes its turn at the same time, TOGETHER, timed so
+    # (lockstep.run_block).
     turns: str = SEPARATE
     look_growth: float = 1.0  # adaptive, aimed at the question: when ratios are judged (look_points)
     decided_within: float | None = None  # adaptive: a decided ratio runs on until its CI is within ±this

@@ -9,8 +9,9 @@ Interleaved (`run --turns interleaved`), the members whose turns are equal take 
 each in an order drawn for every iteration, so that a VM's and its twin's iterations stay adjacent in time
 however long the turn an interpreter beside them makes necessary (docs/methodology.md §13). Together
 (`run --turns together`), every member takes its turn at the same time, timed by its CPU time (together.py). Twins
-(`run --turns twins`), the members whose turns are equal take them at the same time, timed so, and the others
-theirs alone: what each pays for sharing the CPU is alike between a VM and its twin, not between unlike mechanisms.
+(`run --turns twins`), the members whose turns are equal take them at the same time and the others theirs alone,
+every one timed by its CPU time: what each pays for sharing the CPU is alike between a VM and its twin, not between
+unlike mechanisms.
 
 A block stores one execution per member, as a sequential campaign does; each carries its place in the block
 (`pairing` in the probe's other fields): the block's token, the CPU, its turn (iterations a turn), the
@@ -33,13 +34,13 @@ import uuid
 from dataclasses import replace
 
 from bridgebench import audit
-from bridgebench.options import INTERLEAVED, SEPARATE, TOGETHER, TURNS, TWINS
+from bridgebench.options import CPU_TIMED, INTERLEAVED, SEPARATE, TOGETHER, TURNS, TWINS
 from bridgebench.runner import ABANDONED, PROTOCOL, TIMEOUT, Execution, UsageFile, launcher
 from bridgebench.timing import stepped
 from bridgebench.timing.stepped import NOT_STEPPED, READY, Member
 from bridgebench.timing.together import timed, turns_at_once, watch
 
-__all__ = ["NOT_STEPPED", "Member", "lock_cpu", "run_block", "shared_turns", "timed_by_cpu", "turns"]
+__all__ = ["NOT_STEPPED", "Member", "lock_cpu", "run_block", "shared_turns", "turns"]
 
 SAME_TURN = 2.5  # members sized within this factor of the fewest take turns of one iteration alike (turns())
 
@@ -88,12 +89,6 @@ def shared_turns(members: list[Member], turns: str) -> list[list[int]]:
     return list(units.values())
 
 
-def timed_by_cpu(units: list[list[int]], turns: str) -> set[int]:
-    """The members that take their turns at the same time as others, and so are timed by their CPU time: every
-    one together, and with twins those of a unit of more than one."""
-    return {i for unit in units for i in unit if turns == TOGETHER or (turns == TWINS and len(unit) > 1)}
-
-
 def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int | None = None,
               step_timeout_s: float | None = None, turns: str = SEPARATE) -> list[Execution]:
     """Run one block: every member started pinned to `cpu`, each READY within timeout_s, then each member's
@@ -104,7 +99,8 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     are adjacent in time however long the turn (a VM and its twin beside an interpreter's long turns).
     Together, every member takes its turn (and its lead) at the same time, timed by its CPU time (together.py);
     the drawn order is then only the order the harness says go in. Twins, the members whose turns are equal take
-    them (and their leads) at the same time, timed by their CPU time, and the others theirs alone, as separate.
+    them (and their leads) at the same time, and the others theirs alone, as separate; every member is timed by its
+    CPU time, so that a ratio across sets one clock against the same clock.
     Returns one Execution per member, in the members' order."""
     if not members:
         return []
@@ -117,8 +113,9 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                          "turns")
     n_rounds = rounds.pop()
     units = shared_turns(members, turns)
-    by_cpu = timed_by_cpu(units, turns)
-    at_once = [unit for unit in units if set(unit) <= by_cpu] if turns == TWINS else []
+    # Timed by CPU time: every member, where any takes its turns at the same time as another, so that a ratio's two
+    # sides are on one clock; twins, each unit takes its turns at once (a unit of one as separate turns do)
+    by_cpu = set(range(len(members))) if turns in CPU_TIMED else set()
     step_limit = step_timeout_s if step_timeout_s is not None else timeout_s
     rng = random.Random(str(seed))
     token = uuid.uuid4().hex[:12]
@@ -151,7 +148,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
             # the leads: at the same time where the turns will be (so that every iteration is timed alike), else
             # one member after another; nothing is paired
             for unit in [list(range(len(lives)))] if turns == TOGETHER else units:
-                if unit in at_once or turns == TOGETHER:
+                if turns in CPU_TIMED:
                     stepped.out_of_turn(lives)
                     turns_at_once(lives, {i: (0, members[i].lead) for i in unit}, unit, step_limit)
                     continue
@@ -184,12 +181,12 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                     for i in unit:
                         lives[i].positions.append(position)
                     turn = members[unit[0]].turn  # a unit's members have the same turn
-                    if unit in at_once:
+                    if turns == TWINS:
                         go = list(unit)
                         rng.shuffle(go)
                         stepped.out_of_turn(lives)
                         turns_at_once(lives, {i: (members[i].lead + r * turn, turn) for i in unit}, go, step_limit)
-                    for k in range(turn if unit not in at_once else 0):
+                    for k in range(turn if turns != TWINS else 0):
                         steps = list(unit)
                         rng.shuffle(steps)  # a unit of one draws nothing: separate turns draw as they always did
                         for i in steps:
@@ -218,14 +215,15 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     measured = [sum(r.output.times) if r.output else 0.0 for r in runs]
     machine = audit.audit(before, after, wall_s, cpu_total if all("user_s" in u for u in usages) else None)
     out = []
-    others_in_unit = {i: len(unit) - 1 if turns == INTERLEAVED else 0 for unit in units for i in unit}
+    others_in_unit = {i: len(unit) - 1 for unit in units for i in unit}
     for i, (live, run) in enumerate(zip(lives, runs, strict=True)):
         share = wall_s * measured[i] / sum(measured) if sum(measured) > 0 else wall_s / len(runs)
         pairing = {"block": token, "cpu": cpu, "turn": live.member.turn, "lead": live.member.lead,
                    "rounds": n_rounds, "members": len(members), "positions": live.positions, "block_wall_s": wall_s,
                    "round_s": round_s,
-                   "processes": live.tree[0], "threads": live.tree[1], "interleaved_with": others_in_unit[i],
-                   "together": i in by_cpu}
+                   "processes": live.tree[0], "threads": live.tree[1],
+                   "interleaved_with": others_in_unit[i] if turns == INTERLEAVED else 0,
+                   "together": turns == TOGETHER or (turns == TWINS and others_in_unit[i] > 0)}
         if run.output is not None:
             run = replace(run, output=replace(run.output, info={**run.output.info, "pairing": pairing}))
         # Its wall time is its share of the block's (by the time its iterations took), so that the campaign's
