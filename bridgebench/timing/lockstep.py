@@ -181,19 +181,20 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                     for i in unit:
                         lives[i].positions.append(position)
                     turn = members[unit[0]].turn  # a unit's members have the same turn
-                    if turns == TWINS:
+                    if turns == TWINS:  # the unit's members at once, in a drawn order of goes
                         go = list(unit)
                         rng.shuffle(go)
                         stepped.out_of_turn(lives)
                         turns_at_once(lives, {i: (members[i].lead + r * turn, turn) for i in unit}, go, step_limit)
-                    for k in range(turn if turns != TWINS else 0):
-                        steps = list(unit)
-                        rng.shuffle(steps)  # a unit of one draws nothing: separate turns draw as they always did
-                        for i in steps:
-                            live = lives[i]
-                            stepped.out_of_turn(lives)
-                            if live.alive:
-                                stepped.step(live, live.member.lead + r * turn + k, step_limit)
+                    else:
+                        for k in range(turn):
+                            steps = list(unit)
+                            rng.shuffle(steps)  # a unit of one draws nothing: separate turns draw as they always did
+                            for i in steps:
+                                live = lives[i]
+                                stepped.out_of_turn(lives)
+                                if live.alive:
+                                    stepped.step(live, live.member.lead + r * turn + k, step_limit)
                     for i in unit:
                         if lives[i].alive and r == n_rounds - 1:
                             lives[i].ended = time.monotonic()
