@@ -26,8 +26,8 @@ for the power of such turns beside that error rate.
 `--turns separate,interleaved` runs each campaign both ways, one after the other, into a store each (the
 store's name with -separate and -interleaved before its suffix, and reports-separate and reports-interleaved
 beside it), so that the machine's drift falls on both alike; `--turns separate,together` does the same with every
-block's members at once, timed by their CPU time. A campaign that fails stops the script with its
-exit code; rerun it to add campaigns to the same store: their seeds follow on from the campaigns already there,
+block's members at once, timed by their CPU time, and `--turns separate,twins` with the twins' turns at once. A
+campaign that fails stops the script with its exit code; rerun it to add campaigns to the same store: their seeds follow on from the campaigns already there,
 so no two campaigns of a store draw the same orders.
 """
 
@@ -56,8 +56,8 @@ def main() -> int:
     ap.add_argument("--benchmarks", default=None, help="comma-separated: only these (default: all 16)")
     ap.add_argument("--max-time", default=None, help="each campaign's cap instead of its budget's (fewer benchmarks: "
                     "a share of it, so that each gets the time it would have had)")
-    ap.add_argument("--turns", default=None, help="run's --turns (separate, interleaved or together), or several "
-                    "comma-separated: each campaign every way, into a store each; default: run's")
+    ap.add_argument("--turns", default=None, help="run's --turns (separate, interleaved, together or twins), or "
+                    "several comma-separated: each campaign every way, into a store each; default: run's")
     args = ap.parse_args()
     store = Path(args.store).resolve()
     folder = store.parent
