@@ -27,8 +27,8 @@ for the power of such turns beside that error rate.
 store's name with -separate and -interleaved before its suffix, and reports-separate and reports-interleaved
 beside it), so that the machine's drift falls on both alike; `--turns separate,together` does the same with every
 block's members at once, timed by their CPU time, and `--turns separate,twins` with the twins' turns at once. A
-campaign that fails stops the script with its exit code; rerun it to add campaigns to the same store: their seeds follow on from the campaigns already there,
-so no two campaigns of a store draw the same orders.
+campaign that fails stops the script with its exit code; rerun it to add campaigns to the same store: their
+seeds follow on from the campaigns already there, so no two campaigns of a store draw the same orders.
 """
 
 from __future__ import annotations
