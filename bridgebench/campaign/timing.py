@@ -21,7 +21,6 @@ from bridgebench.majority import majority
 from bridgebench.options import (
     DRAWN,
     FIXED,
-    INTERLEAVED,
     LAYOUTS,
     LOCKSTEP,
     PAIRINGS,
@@ -31,7 +30,6 @@ from bridgebench.options import (
     TIMING,
     TOGETHER,
     TURNS,
-    TWINS,
     TimingOptions,
 )
 from bridgebench.placeholders import expand, expand_all
@@ -139,7 +137,7 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
     timed = options.metric == instructions.SECONDS
     if not timed and pairing == LOCKSTEP:
         raise CampaignError("--pairing lockstep: counted instructions do not drift with the machine; nothing to pair")
-    if turns in (INTERLEAVED, TOGETHER, TWINS) and (not timed or pairing == SEQUENTIAL or not study.baseline):
+    if turns not in (None, SEPARATE) and (not timed or pairing == SEQUENTIAL or not study.baseline):
         raise CampaignError(f"--turns {turns}: only lock-step blocks take turns (a timed campaign of a study "
                             "with a baseline, not --pairing sequential)")
     options = replace(options,

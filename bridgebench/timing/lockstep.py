@@ -115,7 +115,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     units = shared_turns(members, turns)
     # Timed by CPU time: every member, where any takes its turns at the same time as another, so that a ratio's two
     # sides are on one clock; twins, each unit takes its turns at once (a unit of one as separate turns do)
-    by_cpu = set(range(len(members))) if turns in CPU_TIMED else set()
+    cpu_timed = turns in CPU_TIMED
     step_limit = step_timeout_s if step_timeout_s is not None else timeout_s
     rng = random.Random(str(seed))
     token = uuid.uuid4().hex[:12]
@@ -131,7 +131,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
         lives = [stepped.spawn(m, cpu, launch, u) for m, u in zip(members, usage_files, strict=True)]
         try:
             deadline = time.monotonic() + timeout_s
-            for i, live in enumerate(lives):
+            for live in lives:
                 if live.alive:
                     first = stepped.next_line(live, deadline)
                     if first is not None and first != READY:
@@ -143,12 +143,12 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                     elif first is None and live.failure:
                         live.failure = (live.failure[0], f"{NOT_STEPPED}: it ended before it said it was ready")
                     stepped.look(live)
-                    if i in by_cpu:
+                    if cpu_timed:
                         watch(live)
             # the leads: at the same time where the turns will be (so that every iteration is timed alike), else
             # one member after another; nothing is paired
             for unit in [list(range(len(lives)))] if turns == TOGETHER else units:
-                if turns in CPU_TIMED:
+                if cpu_timed:
                     stepped.out_of_turn(lives)
                     turns_at_once(lives, {i: (0, members[i].lead) for i in unit}, unit, step_limit)
                     continue
@@ -201,8 +201,8 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                             stepped.look(lives[i])  # after its last turn, before its end: every thread it made is there
             starts.append(time.monotonic())
             runs = [stepped.finish(live, timeout_s) for live in lives]
-            runs = [timed(live, run) if i in by_cpu else run for i, (live, run) in enumerate(zip(lives, runs,
-                                                                                                  strict=True))]
+            if cpu_timed:
+                runs = [timed(live, run) for live, run in zip(lives, runs, strict=True)]
         except BaseException:
             stepped.kill(*lives)
             raise
