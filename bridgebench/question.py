@@ -105,13 +105,14 @@ def summary(subject: str, baseline: str, answers: Iterable[tuple[str, Answer]], 
 
 
 def _times(ratio: float) -> str:
-    """A ratio as the headline gives it: ×0.05, ×1.5, ×38, ×19,540; near 1 with the digits that keep it from
-    reading as ×1 (a benchmark decided slower at 1.03 is ×1.03, not ×1)."""
+    """A ratio as the headline gives it: ×0.05, ×38, ×19,540; between ×0.5 and ×2, where the words are about how
+    far from 1 it is, with two significant digits of that distance (×1.03 for 1.0302, ×1.052 for 1.0516, not
+    ×1.1; ×0.9996, not ×1)."""
     if ratio >= 1000:
         return f"×{ratio:,.0f}"
     if ratio >= 10:
         return f"×{ratio:.0f}"
-    for digits in (2, 3, 4):
-        if float(shown := f"{ratio:.{digits}g}") != 1:
-            return f"×{shown}"
-    return f"×{ratio:.5g}"
+    if not 0.5 <= ratio < 2 or ratio == 1:
+        return f"×{ratio:.2g}"
+    decimals = min(8, 1 - math.floor(math.log10(abs(ratio - 1))))
+    return f"×{ratio:.{decimals}f}".rstrip("0").rstrip(".")

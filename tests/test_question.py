@@ -47,11 +47,17 @@ def test_the_summary_counts_each_answer_and_names_the_undecided() -> None:
     assert summary("luajit2", "LuaJIT", answers, 0.02, 0.99, sizes) == (
         "luajit2 vs LuaJIT, 5 benchmarks: faster on 2: ×0.051–×0.81, slower on 1: ×38, equivalent within 2% on 1, "
         "undecided on 1 (havlak) (99%)")
-    # near 1 a decided ratio keeps the digits that set it apart from 1 (2026-11-26: "slower on 1: ×1" for 1.03)
+    # near 1 a decided ratio keeps two digits of its distance from 1 (2026-11-26: "slower on 1: ×1" for 1.03;
+    # 2026-11-28: "×1.1" for 1.0516, "×0.99" for 0.995)
     near = {"fib": 0.9996, "md5": 0.995, "ray": 1.0302}
     assert summary("luajit2", "LuaJIT", answers, 0.02, 0.99, near) == (
-        "luajit2 vs LuaJIT, 5 benchmarks: faster on 2: ×0.99–×0.9996, slower on 1: ×1.03, equivalent within 2% "
+        "luajit2 vs LuaJIT, 5 benchmarks: faster on 2: ×0.995–×0.9996, slower on 1: ×1.03, equivalent within 2% "
         "on 1, undecided on 1 (havlak) (99%)")
+    shown = {"fib": 0.5, "md5": 0.81, "ray": 1.0516, "life": 1.0, "havlak": 1.97}
+    slower = [(b, Answer(SLOWER, "")) for b in ("ray", "havlak")]
+    faster = [(b, Answer(FASTER, "")) for b in ("fib", "md5")]
+    assert summary("a", "b", slower + faster, 0.02, 0.99, shown) == (
+        "a vs b, 4 benchmarks: faster on 2: ×0.5–×0.81, slower on 2: ×1.052–×1.97 (99%)")
 
 
 def test_the_headline_names_a_mechanism_other_than_the_baseline(basic_study: Path) -> None:
