@@ -65,7 +65,9 @@ class Budget:
     mechanisms: tuple[str, ...] | None = None
     metric: str = SECONDS  # what an iteration measures: wall time, or instructions (instructions.py)
     execution_ir: float | None = None  # counted: iterations sized to about this many instructions an execution
-    count_sizes: bool = False  # benchmarks at their count_param (a counted campaign always: timing.options_for)
+    # Benchmarks at their count_param (True) or their param (False); None: count_param where instructions are
+    # counted (callgrind is many times slower), param where time is (timing.options_for).
+    count_sizes: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -379,7 +381,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         mechanisms=tuple(data["mechanisms"]) if "mechanisms" in data else base.mechanisms if base else None,
         metric=data.get("metric", SECONDS),
         execution_ir=float(data["execution_ir"]) if "execution_ir" in data else None,
-        count_sizes=bool(data.get("count_sizes", False)),
+        count_sizes=bool(data["count_sizes"]) if "count_sizes" in data else None,
     )
     if budget.min_iterations is not None and budget.min_iterations > budget.iterations:
         raise loc.error(table, "min_iterations", f"expected at most iterations ({budget.iterations})")

@@ -155,3 +155,23 @@ def test_a_budget_must_be_based_on_another_budget(tmp_path: Path, extra: str, ex
 def test_the_default_budget_cannot_be_based_on_another(tmp_path: Path) -> None:
     with pytest.raises(StudyError, match=r"study.toml:\d+: budget.based_on: only a named budget"):
         read_study(write(tmp_path, VALID.replace("iterations = 10\n", 'iterations = 10\nbased_on = "quick"\n')))
+
+
+def test_counted_budgets_take_count_sizes_unless_they_ask_for_the_timed_ones(tmp_path: Path) -> None:
+    from bridgebench import instructions
+    from bridgebench.campaign.timing import options_for
+    if instructions.unavailable():
+        pytest.skip(f"cannot count instructions here: {instructions.unavailable()}")
+    text = VALID.replace("param = 5\n", "param = 5\ncount_param = 2\n") + (
+        '\n[budget.counted]\nmetric = "instructions"\n'
+        '\n[budget.counted-timed-sizes]\nmetric = "instructions"\ncount_sizes = false\n'
+        '\n[budget.timed-count-sizes]\ncount_sizes = true\n')
+    study = read_study(write(tmp_path, text))
+    sizes = {name: options_for(study, name, None, None).count_sizes
+             for name in ("default", "counted", "counted-timed-sizes", "timed-count-sizes")}
+    assert sizes == {"default": False, "counted": True, "counted-timed-sizes": False, "timed-count-sizes": True}
+    # the command line's metric counts at count_param too, unless the budget says otherwise
+    assert options_for(study, "default", None, None, metric="instructions").count_sizes is True
+    assert options_for(study, "counted-timed-sizes", None, None, metric="seconds").count_sizes is False
+    bench = study.benchmarks["b"]
+    assert (bench.param_for(True), bench.param_for(False)) == ("2", "5")

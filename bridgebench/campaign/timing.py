@@ -124,10 +124,9 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
             raise CampaignError(f"--metric {metric}: this machine cannot count instructions: {why}")
         # Iterations are counted, not timed: sized (if the budget says so) to a count, never to valgrind's time.
         execution_s = instructions.analysed(budget.execution_ir) if budget.execution_ir and not iterations else None
-        options = replace(options, metric=metric, counting=instructions.pinning(), execution_s=execution_s,
-                          count_sizes=True)
-    elif budget.count_sizes:
-        options = replace(options, count_sizes=True)
+        options = replace(options, metric=metric, counting=instructions.pinning(), execution_s=execution_s)
+    counted = options.metric == instructions.INSTRUCTIONS
+    options = replace(options, count_sizes=counted if budget.count_sizes is None else budget.count_sizes)
     if pairing is not None and pairing not in PAIRINGS:
         raise CampaignError(f"--pairing {pairing}: expected one of {', '.join(PAIRINGS)}")
     if layout_ is not None and layout_ not in LAYOUTS:
