@@ -9,7 +9,10 @@ of the harness's statistics on this machine (issue #22), not a test.
 
 For each campaign and benchmark, the ratio of the pair's cells is computed by the analysis's own rule
 (analysis.ratio_between on the cached analysis: paired by round from 5 shared rounds, else Welch's t over
-the executions, no interval below 3 a side, at the confidence the report computes it at). `--across M`
+the executions, no interval below 3 a side, at the confidence the report computes it at). `--truths STORE`
+takes a planted pair's truth benchmark by benchmark from the same pair counted in STORE's last finished counted
+campaign (lua-vms: `run lua-vms --budget plus2-counted --store STORE`), where what was planted is not the share
+asked for (methodology §13); benchmarks it lacks keep the ratio given with --pair. `--across M`
 compares mechanism M with itself in another campaign (Welch's t, as `diff` does), the campaigns taken two by
 two in the order they ran. `--split` resamples stored campaigns: each cell with at least 6 executions,
 split once at random into two halves, one half against the other. The table counts the comparisons, those
@@ -34,6 +37,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 from bridgebench import question
+from bridgebench.instructions import INSTRUCTIONS
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.store import Campaign, Store
@@ -43,6 +47,26 @@ from bridgebench.timing.diff_sides import compare
 from bridgebench.timing.result import Cell
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def counted_truths(path: str, a: str, b: str) -> dict[str, Estimate]:
+    """B over A, benchmark by benchmark, in the last finished campaign of the store at `path` that counted
+    instructions for both: the truth a planted pair's timed ratios are held to."""
+    store = Store(path, create=False)
+    series = Series(store, INSTRUCTIONS)
+    for campaign in reversed([c for c in store.campaigns() if c.state == "done"]):
+        result = current_analysis(store, campaign.id)
+        if result.metric != INSTRUCTIONS or not {a, b} <= {c.mechanism for c in result.cells}:
+            continue
+        truths = {}
+        for bench in result.benchmarks:
+            cell_a, cell_b = result.cell(bench, a), result.cell(bench, b)
+            sa = series.steady(cell_a.per_execution) if cell_a else {}
+            sb = series.steady(cell_b.per_execution) if cell_b else {}
+            if sa and sb:
+                truths[bench] = ratio_between(sa, sb, confidence=result.interval_confidence, same_campaign=True)
+        return truths
+    raise SystemExit(f"--truths {path}: no finished campaign there counted instructions for both {a} and {b}")
 
 
 def pair_spec(text: str) -> tuple[str, str, float]:
@@ -114,13 +138,18 @@ def _add_pair(count: Count, series: Series, cell_a: Cell | None, cell_b: Cell | 
                   cell_a.disturbed + cell_b.disturbed > 0, benchmark, where, equivalence)
 
 
-def within(store: Store, series: Series, campaigns: list[Campaign], a: str, b: str, truth: float) -> Count:
-    """A against B inside each campaign, at the confidence its report computes intervals at."""
+def within(store: Store, campaigns: list[Campaign], a: str, b: str, truth: float,
+           truths: dict[str, Estimate] | None = None) -> Count:
+    """A against B inside each campaign, at the confidence its report computes intervals at; the truth is
+    `truths`' estimate where it has the benchmark, else `truth`."""
     count = Count()
+    truths = truths or {}
     for campaign in campaigns:
         result = current_analysis(store, campaign.id)
+        series = Series(store, result.metric)  # a counted campaign's iterations are its counts
         for bench in result.benchmarks:
-            _add_pair(count, series, result.cell(bench, a), result.cell(bench, b), truth,
+            true = truths[bench].value if bench in truths else truth
+            _add_pair(count, series, result.cell(bench, a), result.cell(bench, b), true,
                       result.interval_confidence, same_campaign=True,
                       benchmark=bench, where=f"{b} over {a} in campaign {campaign.id}",
                       equivalence=result.equivalence)
@@ -142,12 +171,15 @@ def said_by_rule(differ: Counter[tuple[str, str]]) -> str:
     return ", ".join(said)
 
 
-def across(store: Store, series: Series, campaigns: list[Campaign], mechanism: str) -> Count:
+def across(store: Store, campaigns: list[Campaign], mechanism: str) -> Count:
     """The mechanism in one campaign against itself in the next, campaigns taken two by two (1 with 2, 3 with
     4, ...) so that no campaign's data counts twice."""
     count = Count()
     for first, second in zip(campaigns[0::2], campaigns[1::2], strict=False):
         ra, rb = current_analysis(store, first.id), current_analysis(store, second.id)
+        if ra.metric != rb.metric:  # counts against times: no ratio (diff refuses it too)
+            continue
+        series = Series(store, ra.metric)
         for bench in ra.benchmarks:
             _add_pair(count, series, ra.cell(bench, mechanism), rb.cell(bench, mechanism), 1.0, ra.confidence,
                       same_campaign=False,
@@ -156,7 +188,7 @@ def across(store: Store, series: Series, campaigns: list[Campaign], mechanism: s
     return count
 
 
-def split(store: Store, series: Series, campaigns: list[Campaign], seed: int) -> Count:
+def split(store: Store, campaigns: list[Campaign], seed: int) -> Count:
     """A/A by resampling stored campaigns: every cell with at least 2 × 3 steady executions, its executions
     split once at random into two halves (the odd one out left over), one half against the other (Welch's t):
     the same mechanism, so the truth is 1. One split a cell, so that no execution counts twice."""
@@ -164,6 +196,7 @@ def split(store: Store, series: Series, campaigns: list[Campaign], seed: int) ->
     rng = random.Random(seed)
     for campaign in campaigns:
         result = current_analysis(store, campaign.id)
+        series = Series(store, result.metric)
         for cell in result.cells:
             rounds = series.steady(cell.per_execution)
             keys = sorted(rounds)
@@ -188,6 +221,8 @@ def main() -> None:
     parser.add_argument("--split", action="store_true",
                         help="A/A by resampling: each cell with 6 or more executions split in two halves")
     parser.add_argument("--seed", type=int, default=0, help="for --split")
+    parser.add_argument("--truths", metavar="STORE",
+                        help="planted pairs' truth per benchmark: the pair counted in STORE (budget plus2-counted)")
     parser.add_argument("--study", help="only this study's campaigns")
     parser.add_argument("--by-benchmark", action="store_true",
                         help="also how each benchmark's comparisons were answered (power differs by benchmark)")
@@ -195,18 +230,18 @@ def main() -> None:
     if not args.pair and not args.across and not args.split:
         parser.error("give at least one --pair, --across or --split")
     store = Store(args.store, create=False)
-    series = Series(store)
     campaigns = [c for c in store.campaigns(args.study) if c.state == "done"]
     print(f"{len(campaigns)} finished campaigns in {args.store}")
     print("| comparison | true ratio | comparisons | with an interval | missed | missed (quiet) | disturbed | "
           "miss rate, 99% binomial CI | half-width: median, 90th percentile, largest |")
     print("|---|---|---|---|---|---|---|---|---|")
     total = Count()
-    rows = [(f"{a} : {b}, within a campaign", truth, within(store, series, campaigns, a, b, truth))
-            for a, b, truth in args.pair]
-    rows += [(f"{m}, across campaigns", 1.0, across(store, series, campaigns, m)) for m in args.across]
+    planted = {(a, b): counted_truths(args.truths, a, b) for a, b, truth in args.pair if args.truths and truth != 1}
+    rows = [(f"{a} : {b}, within a campaign" + (", truths counted" if (a, b) in planted else ""), truth,
+             within(store, campaigns, a, b, truth, planted.get((a, b)))) for a, b, truth in args.pair]
+    rows += [(f"{m}, across campaigns", 1.0, across(store, campaigns, m)) for m in args.across]
     if args.split:
-        rows.append(("every cell split in two halves", 1.0, split(store, series, campaigns, args.seed)))
+        rows.append(("every cell split in two halves", 1.0, split(store, campaigns, args.seed)))
     for what, truth, count in rows:
         print(count.row(what, truth))
         if truth == 1.0:
@@ -221,6 +256,10 @@ def main() -> None:
             print(f"diff said ({what}): {said_by_rule(count.differ)}")
         for miss in count.misses:
             print(f"missed ({what}): {miss}")
+    for (a, b), truths in planted.items():
+        print(f"\ncounted in {args.truths}, {b} over {a}: " + ", ".join(
+            f"{bench} ×{t.value:.4f}" + (f" ({t.low:.4f}–{t.high:.4f})" if t.reach is not None else "")
+            for bench, t in truths.items()))
     if args.by_benchmark:
         for what, _, count in rows:
             print(f"\n{what}\n\n| benchmark | comparisons | faster | slower | equivalent | undecided |")

@@ -12,6 +12,7 @@ import re
 import shutil
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -363,3 +364,19 @@ def test_a_counted_report_sets_its_ratios_beside_the_newest_timed_campaign_of_th
     assert "## Counts beside time" in markdown and "counts beside time (timed campaign 2, 1 cells)" in markdown
     assert re.search(r"^\| warmup \| A with twice the work \| ×(1\.99\d*|2\.00\d*) \| ×", markdown, re.MULTILINE)
     assert beside(2) is None  # a timed campaign is never set beside anything
+
+    # The power counts take a planted pair's truth from such counts (evidence/coverage.py --truths): per
+    # benchmark, the counted ratio (×2 here), not the ratio given with --pair.
+    def coverage(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, str(REPO / "evidence" / "coverage.py"), db, *args],
+                              capture_output=True, text=True, timeout=120, check=False)
+
+    told = coverage("--pair", "a:double=1.5", "--truths", db)
+    assert told.returncode == 0, told.stderr
+    assert "| a : double, within a campaign, truths counted | 1.5 |" in told.stdout
+    (counted,) = [x for x in told.stdout.splitlines() if x.startswith(f"counted in {db}, double over a: ")]
+    assert re.fullmatch(r".*: warmup ×(1\.99\d*|2\.00\d*) \(.*\)", counted), counted
+    assert "truths counted" not in coverage("--pair", "a:double=1.5").stdout
+    none = coverage("--pair", "a:unbracketed=1.5", "--truths", db)
+    assert none.returncode != 0
+    assert "no finished campaign there counted instructions for both a and unbracketed" in none.stderr
