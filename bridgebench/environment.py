@@ -6,6 +6,7 @@ Capture, don't pretend to control: nothing here changes the machine.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import os
 import platform
@@ -164,6 +165,27 @@ def memory_taken_back(sys_root: Path = Path("/sys")) -> list[str]:
     return found
 
 
+STEAL_ACCOUNTING = "CONFIG_PARAVIRT_TIME_ACCOUNTING"
+
+
+def steal_time(proc_root: Path = Path("/proc"), boot: Path = Path("/boot")) -> tuple[float | None, bool | None]:
+    """The share of all CPU time since boot that the hypervisor took for others (steal, /proc/stat), and
+    whether the kernel keeps it out of processes' CPU time (built with CONFIG_PARAVIRT_TIME_ACCOUNTING, read
+    from /proc/config.gz or /boot/config-RELEASE): a wall clock always holds steal, a CPU clock then does not,
+    so a ratio of CPU times leaves it out and a CPU time over a wall time does not. None where unknown."""
+    fields = next((ln.split()[1:] for ln in (_read(str(proc_root / "stat")) or "").splitlines()
+                   if ln.startswith("cpu ")), [])
+    ticks = [int(f) for f in fields if f.isdigit()]
+    share = ticks[7] / sum(ticks[:8]) if len(ticks) >= 8 and sum(ticks[:8]) else None
+    config = None
+    with contextlib.suppress(OSError, EOFError, gzip.BadGzipFile):
+        config = gzip.decompress((proc_root / "config.gz").read_bytes()).decode(errors="replace")
+    if config is None:
+        config = _read(str(boot / f"config-{platform.release()}"))
+    kept_out = None if config is None else f"{STEAL_ACCOUNTING}=y" in config.splitlines()
+    return share, kept_out
+
+
 @dataclass(frozen=True)
 class Advice:
     """One of `doctor`'s findings about this machine: a topic, its state, whether it is fine, and what to do."""
@@ -196,6 +218,14 @@ def doctor(env: dict[str, Any] | None = None) -> list[Advice]:
         Advice("load average (1 min)", f"{load1:.2f}", load1 < 0.5 * cores,
                "" if load1 < 0.5 * cores else "other work is running; results will be noisier"),
     ]
+    share, kept_out = steal_time()
+    said = ("not reported" if share is None else f"{share:.2%} of CPU time since boot") + (
+        "" if kept_out is None else ", kept out of CPU times" if kept_out else ", counted in CPU times")
+    findings.append(Advice("steal time", said, kept_out is not False and (share or 0) < 0.01,
+                           "" if kept_out is not False and (share or 0) < 0.01 else
+                           "the hypervisor runs others on this machine's CPUs: wall times hold the stolen time"
+                           + ("" if kept_out else ", and so do CPU times (the kernel was built without "
+                              f"{STEAL_ACCOUNTING})")))
     taken = memory_taken_back()
     findings.append(Advice("memory taken back", "; ".join(taken) or "nothing seen", not taken,
                            "a process started after a pause reads its pages back (major faults), and memory "

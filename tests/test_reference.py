@@ -243,3 +243,23 @@ def test_doctor_names_what_takes_memory_back_from_the_kernels_own_files(tmp_path
     (kdamond / "state").write_text("off\n")
     assert environment.memory_taken_back(tmp_path) == [
         "the virtio balloon reports freed pages to the host (virtio0)"]
+
+
+def test_doctor_reads_steal_time_and_whether_cpu_times_leave_it_out(tmp_path: Path) -> None:
+    """Steal from /proc/stat's eighth field; whether the kernel keeps it out of CPU times from its config,
+    /proc/config.gz first, else /boot/config-RELEASE. Copies of the files, as this project's VM has them."""
+    import gzip
+    import platform
+    proc, boot = tmp_path / "proc", tmp_path / "boot"
+    proc.mkdir()
+    boot.mkdir()
+    assert environment.steal_time(proc, boot) == (None, None)  # nothing to read: unknown, not "none"
+    (proc / "stat").write_text("cpu  600 0 100 250 0 0 0 50 0 0\ncpu0 300 0 50 125 0 0 0 25 0 0\n")
+    assert environment.steal_time(proc, boot) == (0.05, None)  # 50 of 1000 ticks
+    (boot / f"config-{platform.release()}").write_text("CONFIG_PARAVIRT=y\n# CONFIG_PARAVIRT_TIME_ACCOUNTING is "
+                                                       "not set\n")
+    assert environment.steal_time(proc, boot) == (0.05, False)
+    (proc / "config.gz").write_bytes(gzip.compress(b"CONFIG_PARAVIRT=y\nCONFIG_PARAVIRT_TIME_ACCOUNTING=y\n"))
+    assert environment.steal_time(proc, boot) == (0.05, True)  # the running kernel's own config wins
+    (proc / "config.gz").write_bytes(b"not gzip")
+    assert environment.steal_time(proc, boot) == (0.05, False)  # unreadable: the file in /boot
