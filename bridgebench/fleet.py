@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import faulthandler
 import logging
 import os
+import signal
 import statistics
 import sys
 import threading
@@ -269,6 +271,8 @@ def run_worker(store: Store, build_dir: Path | None, *, concurrency: int = 1, un
     until_done, until nothing is left to run."""
     global _state
     require_postgres(store)
+    # SIGUSR1 prints every thread's stack to stderr: a worker that seems stuck says where (tests/test_fleet.py)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     logging.getLogger("procrastinate").setLevel(logging.CRITICAL)  # a failed job is said in one line
     env = environment.capture()
     machine = environment.machine_id(env)

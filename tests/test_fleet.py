@@ -41,10 +41,39 @@ def workers(n: int, cwd: Path, dsn: str, env: dict[str, str] | None = None) -> l
             for _ in range(n)]
 
 
-def finish(procs: list[subprocess.Popen[str]], timeout: float = 180) -> None:
+def finish(procs: list[subprocess.Popen[str]], timeout: float = 180, dsn: str | None = None) -> None:
+    """Wait for every worker to end, each without error. One still running after `timeout` fails the test
+    with where each worker's threads stood (SIGUSR1: fleet.run_worker's stack dump) and, given `dsn`, what the
+    queue held: a hang seen once in CI (2026-11-28) left only its last line."""
+    deadline = time.monotonic() + timeout
     for p in procs:
-        _, err = p.communicate(timeout=timeout)
+        try:
+            _, err = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"a worker still ran after {timeout:g} s\n" + stuck(procs, dsn)) from None
         assert p.returncode == 0, err
+
+
+def stuck(procs: list[subprocess.Popen[str]], dsn: str | None) -> str:
+    """The stacks of the workers still running, their output, then the queue's jobs and workers."""
+    import psycopg
+
+    said = []
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGUSR1)
+            time.sleep(1.0)
+        p.kill()
+        out, err = p.communicate(timeout=30)
+        said.append(f"--- worker {p.pid} (exit {p.returncode})\n{out}{err}")
+    if dsn:
+        with psycopg.connect(dsn) as conn:
+            said.append("--- jobs: " + repr(conn.execute(
+                "SELECT id, status::text, attempts, worker_id, scheduled_at FROM procrastinate_jobs ORDER BY id"
+            ).fetchall()))
+            said.append("--- workers: " + repr(conn.execute(
+                "SELECT id, last_heartbeat FROM procrastinate_workers ORDER BY id").fetchall()))
+    return "\n".join(said)
 
 
 def wait_for_jobs(dsn: str, succeeded: int, doing: int, timeout: float = 120) -> None:
@@ -162,7 +191,7 @@ def test_a_server_restart_mid_campaign_loses_nothing(basic_study: Path, tmp_path
     procs = workers(2, tmp_path, postgres_db, {"PROBE_SLEEP_S": "0.7"})
     wait_for_executions(postgres_db, 1, timeout=120)
     restart_postgres(postgres_db)  # mid-campaign: executions in flight lose their connection
-    finish(procs)
+    finish(procs, dsn=postgres_db)
     assert Counter(stored(postgres_db, cid)) == Counter(range(8))
     assert Store(postgres_db, create=False).campaign(cid).state == "done"
 
@@ -238,3 +267,18 @@ def test_a_counted_campaign_runs_on_workers_and_one_under_another_pinning_refuse
     assert stored(postgres_db, other) == []
     assert f"this worker cannot count campaign {other}'s instructions: it counts under another pinning" in err
     assert "valgrind-0.0 in the campaign" in err
+
+
+def test_a_worker_that_does_not_end_is_reported_with_its_stacks(basic_study: Path, tmp_path: Path,
+                                                                postgres_db: str) -> None:
+    """The test helper's own failure: a worker without --until-done never ends, and the failure shows where
+    its threads stood and what the queue held."""
+    enqueue(basic_study, tmp_path, postgres_db, "-p", "1", "-i", "2")
+    forever = start_bridgebench("worker", "--store", postgres_db, cwd=tmp_path, env=LEASE)
+    wait_for_jobs(postgres_db, succeeded=1, doing=0)
+    with pytest.raises(AssertionError) as failed:
+        finish([forever], timeout=2, dsn=postgres_db)
+    said = str(failed.value)
+    assert "a worker still ran after 2 s" in said
+    assert "Thread 0x" in said and "fleet.py" in said  # faulthandler's dump of the worker's threads
+    assert "--- jobs: [(1, 'succeeded'" in said and "--- workers: [(" in said
