@@ -221,8 +221,8 @@ def doctor(env: dict[str, Any] | None = None) -> list[Advice]:
     share, kept_out = steal_time()
     said = ("not reported" if share is None else f"{share:.2%} of CPU time since boot") + (
         "" if kept_out is None else ", kept out of CPU times" if kept_out else ", counted in CPU times")
-    findings.append(Advice("steal time", said, kept_out is not False and (share or 0) < 0.01,
-                           "" if kept_out is not False and (share or 0) < 0.01 else
+    fine = kept_out is not False and (share or 0) < 0.01
+    findings.append(Advice("steal time", said, fine, "" if fine else
                            "the hypervisor runs others on this machine's CPUs: wall times hold the stolen time"
                            + ("" if kept_out else ", and so do CPU times (the kernel was built without "
                               f"{STEAL_ACCOUNTING})")))
