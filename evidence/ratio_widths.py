@@ -9,9 +9,14 @@ flagged, and the most steal it saw, and the range of the machine's speed reading
 iteration at each campaign's start and end: bridgebench/reference.py). Several
 reports (campaigns of one budget) are read as one pool. With --means, for repeated campaigns of one question
 (an A/A, a planted difference): each mechanism and benchmark's estimates over the reports, their geometric mean
-and its standard error, so a bias shows apart from the intervals' chance misses. A reading of reports, not a test.
+and its standard error, so a bias shows apart from the intervals' chance misses. With --versus, a second pool of
+reports (campaigns of the same study taken another way: `--turns twins` against separate turns, which `diff` will
+not set against each other, their clocks differing): per mechanism, the second pool's estimates over the first's,
+benchmark by benchmark (each pool's geometric mean), their geometric mean over the benchmarks with its standard
+error, and on how many the second is lower. A reading of reports, not a test.
 
     .venv/bin/python evidence/ratio_widths.py results/lua-vms-1.json [more.json ...] [--within 0.05] [--means]
+    .venv/bin/python evidence/ratio_widths.py separate-1.json separate-2.json --versus twins-1.json twins-2.json
 """
 
 from __future__ import annotations
@@ -32,16 +37,13 @@ def main() -> None:
     ap.add_argument("--within", type=float, default=0.05)
     ap.add_argument("--means", action="store_true", help="the estimates' geometric mean over the reports, per "
                     "mechanism and benchmark, with its standard error")
+    ap.add_argument("--versus", type=Path, nargs="+", metavar="REPORT", help="a second pool: its estimates over "
+                    "the first pool's, per mechanism")
     args = ap.parse_args()
-    by_mechanism: dict[str, list[dict]] = {}  # each ratio's cell
-    audits, readings = [], []
-    for path in args.report:
-        report = json.loads(path.read_text())
-        audits.append(report["audit"])
-        readings += [r["iteration_s"] for r in report["campaign"].get("speed", []) if r["iteration_s"]]
-        for cell in report["cells"]:
-            if cell["ratio"] and cell["mechanism"] != report["baseline"]:
-                by_mechanism.setdefault(cell["mechanism"], []).append(cell)
+    by_mechanism, audits, readings = _pool(args.report)
+    if args.versus:
+        _versus(by_mechanism, _pool(args.versus)[0])
+        return
     print(f"| mechanism | ratios with an interval | median half-width | largest | within ±{args.within:.0%} "
           "| executions or blocks (median) | sd within / between blocks (medians) | a round (benchmarks' medians) |"
           "\n|---|---|---|---|---|---|---|---|")
@@ -66,6 +68,40 @@ def main() -> None:
           f"{len(readings)} readings" if readings else "the reference loop: no readings (campaigns stored before them)")
     if args.means:
         _means(by_mechanism)
+
+
+def _pool(paths: list[Path]) -> tuple[dict[str, list[dict]], list[dict], list[float]]:
+    """The reports' ratio cells by mechanism (the baseline's own left out), their audits, and the speed readings."""
+    by_mechanism: dict[str, list[dict]] = {}
+    audits, readings = [], []
+    for path in paths:
+        report = json.loads(path.read_text())
+        audits.append(report["audit"])
+        readings += [r["iteration_s"] for r in report["campaign"].get("speed", []) if r["iteration_s"]]
+        for cell in report["cells"]:
+            if cell["ratio"] and cell["mechanism"] != report["baseline"]:
+                by_mechanism.setdefault(cell["mechanism"], []).append(cell)
+    return by_mechanism, audits, readings
+
+
+def _log_means(cells: list[dict]) -> dict[str, float]:
+    """Each benchmark's mean log estimate over the cells."""
+    by_benchmark: dict[str, list[float]] = {}
+    for c in cells:
+        by_benchmark.setdefault(c["benchmark"], []).append(math.log(c["ratio"]["value"]))
+    return {b: statistics.mean(v) for b, v in by_benchmark.items()}
+
+
+def _versus(first: dict[str, list[dict]], second: dict[str, list[dict]]) -> None:
+    """Per mechanism, the second pool's estimates over the first's: geometric mean over the benchmarks both have."""
+    print("| mechanism | benchmarks | second pool over first: geometric mean | standard error | second lower on |"
+          "\n|---|---|---|---|---|")
+    for mechanism in sorted(first.keys() & second.keys()):
+        a, b = _log_means(first[mechanism]), _log_means(second[mechanism])
+        logs = [b[k] - a[k] for k in a.keys() & b.keys()]
+        se = statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else float("nan")
+        print(f"| {mechanism} | {len(logs)} | ×{math.exp(statistics.mean(logs)):.4f} | {se:.2%} | "
+              f"{sum(x < 0 for x in logs)} |")
 
 
 def _means(by_mechanism: dict[str, list[dict]]) -> None:
