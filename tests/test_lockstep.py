@@ -589,21 +589,32 @@ def test_a_campaign_with_interleaved_turns_stores_and_says_so(tmp_path: Path) ->
                                                (TWINS, "took them at the same time")])
 def test_a_campaign_with_turns_at_once_stores_cpu_times_and_says_so(tmp_path: Path, turns: str, words: str) -> None:
     """`--turns together`, and `--turns twins` where the stepped cells' turns are equal: their iterations are
-    their CPU times, the wall times they answered kept beside them; the cell that ran alone keeps its own times;
+    their CPU times, the wall times they answered kept beside them; the cell that ran alone (no stepped mode) is
+    timed by its probe's CPU clock where it reports one (here with twins), else keeps its wall times and says so;
     the report says what a ratio is then."""
     import json
 
     from tests.conftest import bridgebench, rows
 
     db, study = tmp_path / "s.sqlite", _study(tmp_path)
+    if turns == TWINS:  # c's probe reports its CPU time: half its wall time
+        study.write_text(study.read_text().replace('LEVEL = "0.003"', 'LEVEL = "0.003", CPU_S = "0.5"'))
     done = bridgebench("run", str(study), "--turns", turns, "--store", str(db), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     (config,) = rows(db, "SELECT config_json FROM campaign")
     assert json.loads(config[0])["options"]["turns"] == turns
     for mechanism, info in rows(db, "SELECT mechanism, info_json FROM execution"):
         stored = json.loads(info)
-        if mechanism == "c":  # no stepped mode: alone, timed as always
+        if mechanism == "c" and turns == TWINS:  # alone, on the probe's CPU clock
+            assert "pairing" not in stored and set(stored["wall_times"]) == {0.003}
+            assert stored["cpu_from"] == "probe"
+            import numpy as np
+            times = rows(db, "SELECT s.data FROM series s JOIN execution e ON s.execution_id = e.id WHERE "
+                             "e.mechanism = 'c' AND s.name = 'seconds'")
+            assert {v for (data,) in times for v in np.frombuffer(data, dtype="<f8").tolist()} == {0.0015}
+        elif mechanism == "c":  # alone, no CPU time to be had: its wall times, named
             assert "pairing" not in stored and "wall_times" not in stored
+            assert stored["cpu_from"].startswith("wall clock")
         else:
             level = {"a": 0.001, "b": 0.002}[mechanism]  # what the fixture answers, whatever its CPU time
             assert stored["pairing"]["together"] is True and set(stored["wall_times"]) == {level}

@@ -19,6 +19,7 @@ from bridgebench.campaign import replace as replace_dropped
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
 from bridgebench.majority import majority
 from bridgebench.options import (
+    CPU_TIMED,
     DRAWN,
     FIXED,
     LAYOUTS,
@@ -37,7 +38,7 @@ from bridgebench.runner import ABANDONED, OK, Execution, Task, execute, execute_
 from bridgebench.stats import too_short_for_changepoints
 from bridgebench.store import Store
 from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
-from bridgebench.timing import layout, lockstep
+from bridgebench.timing import layout, lockstep, together
 from bridgebench.timing.analysis import (
     WRONG_ANSWER,
     Series,
@@ -415,7 +416,10 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         iterations = sum(parts(task))
         argv, env, drawn = command(task, iterations)
         waited = quiet()
-        return _marked(run_probe(argv, env, study.dir, iterations, options.timeout_s), drawn, waited)
+        run = run_probe(argv, env, study.dir, iterations, options.timeout_s)
+        if options.pairing == LOCKSTEP and options.turns in CPU_TIMED:  # its cell on the campaign's one clock
+            run = together.alone_on_cpu(run)
+        return _marked(run, drawn, waited)
 
     def block(task: Task) -> Execution:
         # its partners: the pending tasks of its benchmark and round whose probes step

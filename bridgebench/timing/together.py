@@ -24,6 +24,7 @@ from bridgebench.timing.stepped import GO, Live, accept, fail, pop_line, process
 
 _CPUCLOCK_SCHED = 2  # the kernel's process-wide CPU clock: every thread's time, the ended ones' too
 PROBE_CPU, HARNESS_CPU = "probe", "harness"
+WALL_CLOCK = "wall clock: the probe reports no CPU time"  # an execution run alone that could not be put on CPU time
 
 
 def watch(live: Live) -> None:
@@ -110,6 +111,20 @@ def timed(live: Live, run: Execution) -> Execution:
         return replace(run, status=PROTOCOL, detail=source, output=None)
     info = {**run.output.info, "wall_times": list(run.output.times), "cpu_from": source}
     return replace(run, output=replace(run.output, times=cpu, info=info))
+
+
+def alone_on_cpu(run: Execution) -> Execution:
+    """An execution run alone in a campaign timed by CPU time (a probe without the stepped mode, or a block's
+    last member left): its iterations in the probe's own CPU seconds (its `cpu_s` counter), the wall times
+    beside them, so that its cell's ratios set CPU time against CPU time; where the probe reports none, its wall
+    times, and `cpu_from` says so."""
+    if run.output is None:
+        return run
+    counter = run.output.counters.get("cpu_s")
+    if counter is None or len(counter) != len(run.output.times) or not all(0 <= c < math.inf for c in counter):
+        return replace(run, output=replace(run.output, info={**run.output.info, "cpu_from": WALL_CLOCK}))
+    info = {**run.output.info, "wall_times": list(run.output.times), "cpu_from": PROBE_CPU}
+    return replace(run, output=replace(run.output, times=list(counter), info=info))
 
 
 def cpu_times(live: Live, counter: list[float] | None, usage: dict[str, float]) -> tuple[list[float] | None, str]:

@@ -176,14 +176,16 @@ def pairing_words(result: Analysis) -> str:
                   f"`--pairing sequential` spreads them, methodology §13): {several}")
     if o["pairing"] == "lockstep" and o.get("turns") == "together":
         words += ("; every member of a block took its turns at the same time, the scheduler sharing the CPU among "
-                  "them, and each iteration was timed by its processes' CPU time, not the wall clock: a ratio is of "
+                  "them, and each iteration was timed by its processes' CPU time, not the wall clock (a cell run alone "
+                  "by its probe's own CPU time, or where the probe reports none by the wall clock): a ratio is of "
                   "CPU times on a shared CPU, and between unlike mechanisms (an interpreter and a JIT) it carries "
                   "what each pays for sharing the CPU, which differs by mechanism; read it between a VM and its twin "
                   "or fork; an option whose A/A and power were measured only on a slow day (methodology §13)")
     if o["pairing"] == "lockstep" and o.get("turns") == "twins":
         words += ("; members whose turns were equal (a VM and its twin) took them at the same time, the scheduler "
                   "sharing the CPU between them, and the others took theirs alone; every iteration was timed by its "
-                  "processes' CPU time, not the wall clock: a ratio between twins is of CPU times on a shared CPU, "
+                  "processes' CPU time, not the wall clock (a cell run alone by its probe's own CPU time, or where "
+                  "the probe reports none by the wall clock): a ratio between twins is of CPU times on a shared CPU, "
                   "where both pay for sharing it, alike as far as measured; a ratio across (an interpreter against a "
                   "JIT and its twin) sets one side's time alone against the other's beside its twin, and carries what "
                   "the latter pays for the sharing; an option whose A/A and power were measured only on a slow day "
