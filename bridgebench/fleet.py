@@ -13,12 +13,16 @@ Faults, and why nothing is stored twice or lost:
 - the server restarting while a worker asks the queue for its next job ends procrastinate's worker loop
   with a database error: the worker starts the loop again once the server answers, for up to
   RECONNECT_S of failures in a row, then stops with one line.
+- the server restarting just as a job ends leaves the job 'doing' under a worker that is alive (its end could
+  not be saved, and its heartbeat goes on): the worker finds such jobs of its own that it is not running and
+  gives them back (lost_jobs), so they run again and `worker --until-done` ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import faulthandler
 import logging
 import os
@@ -26,6 +30,7 @@ import signal
 import statistics
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,15 +93,17 @@ def app_for(store: Store) -> Any:
     again = procrastinate.RetryStrategy(max_attempts=RETRIES, wait=RETRY_WAIT_S,
                                         retry_exceptions={StoreError, *store_postgres.database_errors()})
 
-    @app.task(name=TASK_NAME, queue=QUEUE, pass_context=False, retry=again)
-    def execute(campaign_id: int, seq: int) -> str:
-        try:
-            return _execute(campaign_id, seq)
-        except Exception as err:  # the worker says why in one line and goes on
-            again = isinstance(err, (StoreError, *store_postgres.database_errors()))
-            print(f"job {'interrupted' if again else 'failed'}: campaign {campaign_id}, execution {seq}: {err}"
-                  + ("; it will run again" if again else ""), file=sys.stderr, flush=True)
-            raise
+    @app.task(name=TASK_NAME, queue=QUEUE, pass_context=True, retry=again)
+    def execute(context: Any, campaign_id: int, seq: int) -> str:
+        held = _state.hold(context.job.id, context.job.worker_id) if _state else contextlib.nullcontext()
+        with held:
+            try:
+                return _execute(campaign_id, seq)
+            except Exception as err:  # the worker says why in one line and goes on
+                again = isinstance(err, (StoreError, *store_postgres.database_errors()))
+                print(f"job {'interrupted' if again else 'failed'}: campaign {campaign_id}, execution {seq}: {err}"
+                      + ("; it will run again" if again else ""), file=sys.stderr, flush=True)
+                raise
 
     return app
 
@@ -161,6 +168,20 @@ class _Worker:
     builds: dict[tuple[str, tuple[str, ...]], dict[str, BuildResult]] = field(default_factory=dict)
     local: threading.local = field(default_factory=threading.local)
     read: set[int] = field(default_factory=set)  # the campaigns whose speed it has read on this machine
+    # The ids procrastinate gave this process's worker loops (a loop started again gets a new one), and the jobs
+    # it is running: a job of ours in 'doing' that we do not run was lost (lost_jobs).
+    worker_ids: set[int] = field(default_factory=set)
+    holding: set[int] = field(default_factory=set)
+
+    @contextlib.contextmanager
+    def hold(self, job_id: int, worker_id: int | None) -> Iterator[None]:
+        if worker_id is not None:
+            self.worker_ids.add(worker_id)
+        self.holding.add(job_id)
+        try:
+            yield
+        finally:
+            self.holding.discard(job_id)
 
     def store(self) -> Store:
         store = getattr(self.local, "store", None)
@@ -217,12 +238,32 @@ def _execute(campaign_id: int, seq: int) -> str:
 
 
 async def _give_back_stalled(app: Any, lease: float) -> None:
-    """Every heartbeat, return to the queue the jobs of workers that stopped sending heartbeats."""
+    """Every heartbeat, return to the queue the jobs of workers that stopped sending heartbeats, and this
+    process's own lost jobs (lost_jobs)."""
+    suspects: set[int] = set()
     while True:
         with contextlib.suppress(Exception):  # the server away, or another worker gave the job back first
             for job in await app.job_manager.get_stalled_jobs(queue=QUEUE, seconds_since_heartbeat=lease):
                 await app.job_manager.retry_job(job)
+        with contextlib.suppress(Exception):
+            lost = await lost_jobs(app)
+            for job_id in lost & suspects:  # lost at two looks in a row: not a job between fetch and start
+                await app.job_manager.retry_job_by_id_async(job_id, retry_at=datetime.datetime.now(datetime.UTC))
+            suspects = lost
         await asyncio.sleep(lease / 4)
+
+
+async def lost_jobs(app: Any) -> set[int]:
+    """This process's jobs that the queue says it is running and it is not. A job whose end could not be saved
+    (the server restarting as it ended) stays 'doing' under a worker whose heartbeat goes on, which the
+    stalled-job query never gives back: `worker --until-done` would wait for it for ever."""
+    state = _state
+    if state is None or not state.worker_ids:
+        return set()
+    rows = await app.connector.execute_query_all_async(
+        "SELECT id FROM procrastinate_jobs WHERE queue_name = %(queue)s AND status = 'doing' "
+        "AND worker_id = ANY(%(workers)s)", queue=QUEUE, workers=sorted(state.worker_ids))
+    return {int(r["id"]) for r in rows} - state.holding
 
 
 async def _until_drained(store_location: str, campaign_id: int | None) -> None:
