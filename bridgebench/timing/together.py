@@ -109,8 +109,7 @@ def timed(live: Live, run: Execution) -> Execution:
     cpu, source = cpu_times(live, run.output.counters.get("cpu_s"), live.usage)
     if cpu is None:
         return replace(run, status=PROTOCOL, detail=source, output=None)
-    info = {**run.output.info, "wall_times": list(run.output.times), "cpu_from": source}
-    return replace(run, output=replace(run.output, times=cpu, info=info))
+    return _on_cpu(run, cpu, source)
 
 
 def alone_on_cpu(run: Execution) -> Execution:
@@ -121,10 +120,22 @@ def alone_on_cpu(run: Execution) -> Execution:
     if run.output is None:
         return run
     counter = run.output.counters.get("cpu_s")
-    if counter is None or len(counter) != len(run.output.times) or not all(0 <= c < math.inf for c in counter):
+    if not _usable(counter, len(run.output.times)):
         return replace(run, output=replace(run.output, info={**run.output.info, "cpu_from": WALL_CLOCK}))
-    info = {**run.output.info, "wall_times": list(run.output.times), "cpu_from": PROBE_CPU}
-    return replace(run, output=replace(run.output, times=list(counter), info=info))
+    return _on_cpu(run, list(counter), PROBE_CPU)
+
+
+def _on_cpu(run: Execution, cpu: list[float], source: str) -> Execution:
+    """The execution with its iterations in CPU seconds, the wall times it answered beside them, and where the
+    CPU times came from."""
+    assert run.output is not None
+    info = {**run.output.info, "wall_times": list(run.output.times), "cpu_from": source}
+    return replace(run, output=replace(run.output, times=cpu, info=info))
+
+
+def _usable(counter: list[float] | None, n: int) -> bool:
+    """The probe's own CPU times (its `cpu_s` counter) time its iterations: one each, none negative or endless."""
+    return counter is not None and len(counter) == n and all(0 <= c < math.inf for c in counter)
 
 
 def cpu_times(live: Live, counter: list[float] | None, usage: dict[str, float]) -> tuple[list[float] | None, str]:
@@ -136,7 +147,7 @@ def cpu_times(live: Live, counter: list[float] | None, usage: dict[str, float]) 
     holds its exit too. None, and why, if neither is there."""
     n = live.member.iterations
     alone = len(live.pids) <= 1
-    if alone and counter is not None and len(counter) == n and all(0 <= c < math.inf for c in counter):
+    if alone and _usable(counter, n):
         return list(counter), PROBE_CPU
     cpu = list(live.cpu)
     if len(cpu) == n - 1 and "user_s" in usage and "sys_s" in usage:
