@@ -59,14 +59,9 @@ def counted_truths(path: str, a: str, b: str) -> dict[str, Estimate]:
         result = current_analysis(store, campaign.id)
         if result.metric != INSTRUCTIONS or not {a, b} <= {c.mechanism for c in result.cells}:
             continue
-        truths = {}
-        for bench in result.benchmarks:
-            cell_a, cell_b = result.cell(bench, a), result.cell(bench, b)
-            sa = series.steady(cell_a.per_execution) if cell_a else {}
-            sb = series.steady(cell_b.per_execution) if cell_b else {}
-            if sa and sb:
-                truths[bench] = ratio_between(sa, sb, confidence=result.interval_confidence, same_campaign=True)
-        return truths
+        truths = {bench: _ratio(series, result.cell(bench, a), result.cell(bench, b), result.interval_confidence,
+                                same_campaign=True) for bench in result.benchmarks}
+        return {bench: t for bench, t in truths.items() if t is not None}
     raise SystemExit(f"--truths {path}: no finished campaign there counted instructions for both {a} and {b}")
 
 
@@ -128,15 +123,21 @@ class Count:
                 f"{self.disturbed} | {rate} | {widths} |")
 
 
+def _ratio(series: Series, cell_a: Cell | None, cell_b: Cell | None, confidence: float, same_campaign: bool
+           ) -> Estimate | None:
+    """B over A by the analysis's ratio rule, from both cells' steady executions; None when a side has none."""
+    if cell_a is None or cell_b is None:
+        return None
+    sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
+    return ratio_between(sa, sb, confidence=confidence, same_campaign=same_campaign) if sa and sb else None
+
+
 def _add_pair(count: Count, series: Series, cell_a: Cell | None, cell_b: Cell | None, truth: float,
               confidence: float, same_campaign: bool, benchmark: str, where: str, equivalence: float) -> None:
     """One comparison of two cells' steady executions by the analysis's ratio rule, when both have some."""
-    if cell_a is None or cell_b is None:
-        return
-    sa, sb = series.steady(cell_a.per_execution), series.steady(cell_b.per_execution)
-    if sa and sb:
-        count.add(ratio_between(sa, sb, confidence=confidence, same_campaign=same_campaign), truth,
-                  cell_a.disturbed + cell_b.disturbed > 0, benchmark, where, equivalence)
+    ratio = _ratio(series, cell_a, cell_b, confidence, same_campaign)
+    if ratio is not None and cell_a is not None and cell_b is not None:
+        count.add(ratio, truth, cell_a.disturbed + cell_b.disturbed > 0, benchmark, where, equivalence)
 
 
 def within(store: Store, campaigns: list[Campaign], a: str, b: str, truth: float,
