@@ -84,12 +84,17 @@ def _pool(paths: list[Path]) -> tuple[dict[str, list[dict]], list[dict], list[fl
     return by_mechanism, audits, readings
 
 
-def _log_means(cells: list[dict]) -> dict[str, float]:
-    """Each benchmark's mean log estimate over the cells."""
+def _log_estimates(cells: list[dict]) -> dict[str, list[float]]:
+    """Each benchmark's log estimates over the cells."""
     by_benchmark: dict[str, list[float]] = {}
     for c in cells:
         by_benchmark.setdefault(c["benchmark"], []).append(math.log(c["ratio"]["value"]))
-    return {b: statistics.mean(v) for b, v in by_benchmark.items()}
+    return by_benchmark
+
+
+def _mean_se(logs: list[float]) -> tuple[float, float]:
+    """The mean of the logs and its standard error (nan from one)."""
+    return statistics.mean(logs), statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else float("nan")
 
 
 def _versus(first: dict[str, list[dict]], second: dict[str, list[dict]]) -> None:
@@ -97,11 +102,10 @@ def _versus(first: dict[str, list[dict]], second: dict[str, list[dict]]) -> None
     print("| mechanism | benchmarks | second pool over first: geometric mean | standard error | second lower on |"
           "\n|---|---|---|---|---|")
     for mechanism in sorted(first.keys() & second.keys()):
-        a, b = _log_means(first[mechanism]), _log_means(second[mechanism])
-        logs = [b[k] - a[k] for k in a.keys() & b.keys()]
-        se = statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else float("nan")
-        print(f"| {mechanism} | {len(logs)} | ×{math.exp(statistics.mean(logs)):.4f} | {se:.2%} | "
-              f"{sum(x < 0 for x in logs)} |")
+        a, b = _log_estimates(first[mechanism]), _log_estimates(second[mechanism])
+        logs = [statistics.mean(b[k]) - statistics.mean(a[k]) for k in a.keys() & b.keys()]
+        mean, se = _mean_se(logs)
+        print(f"| {mechanism} | {len(logs)} | ×{math.exp(mean):.4f} | {se:.2%} | {sum(x < 0 for x in logs)} |")
 
 
 def _means(by_mechanism: dict[str, list[dict]]) -> None:
@@ -109,12 +113,9 @@ def _means(by_mechanism: dict[str, list[dict]]) -> None:
     print("\n| mechanism | benchmark | reports | geometric mean of the estimates | standard error |"
           "\n|---|---|---|---|---|")
     for mechanism, cells in by_mechanism.items():
-        by_benchmark: dict[str, list[float]] = {}
-        for c in cells:
-            by_benchmark.setdefault(c["benchmark"], []).append(math.log(c["ratio"]["value"]))
-        for benchmark, logs in by_benchmark.items():
-            se = statistics.stdev(logs) / math.sqrt(len(logs)) if len(logs) > 1 else float("nan")
-            print(f"| {mechanism} | {benchmark} | {len(logs)} | ×{math.exp(statistics.mean(logs)):.5f} | {se:.3%} |")
+        for benchmark, logs in _log_estimates(cells).items():
+            mean, se = _mean_se(logs)
+            print(f"| {mechanism} | {benchmark} | {len(logs)} | ×{math.exp(mean):.5f} | {se:.3%} |")
 
 
 def _rounds(cells: list[dict]) -> str:
