@@ -55,17 +55,11 @@ def finish(procs: list[subprocess.Popen[str]], timeout: float = 180, dsn: str | 
 
 
 def stuck(procs: list[subprocess.Popen[str]], dsn: str | None) -> str:
-    """The stacks of the workers still running, their output, then the queue's jobs and workers."""
+    """What the queue held while the workers still ran (its jobs and workers), then each worker's stacks and
+    output."""
     import psycopg
 
     said = []
-    for p in procs:
-        if p.poll() is None:
-            p.send_signal(signal.SIGUSR1)
-            time.sleep(1.0)
-        p.kill()
-        out, err = p.communicate(timeout=30)
-        said.append(f"--- worker {p.pid} (exit {p.returncode})\n{out}{err}")
     if dsn:
         with psycopg.connect(dsn) as conn:
             said.append("--- jobs: " + repr(conn.execute(
@@ -73,6 +67,19 @@ def stuck(procs: list[subprocess.Popen[str]], dsn: str | None) -> str:
             ).fetchall()))
             said.append("--- workers: " + repr(conn.execute(
                 "SELECT id, last_heartbeat FROM procrastinate_workers ORDER BY id").fetchall()))
+    for p in procs:
+        if p.poll() is None:
+            # The dump first, then a stop after the job in hand: Linux delivers the lower-numbered of two pending
+            # signals first, and faulthandler writes the stacks in its handler, so they are out before it ends,
+            # however slowly it is scheduled. One that does not stop even then is killed.
+            p.send_signal(signal.SIGUSR1)
+            p.send_signal(signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate(timeout=30)
+        said.append(f"--- worker {p.pid} (exit {p.returncode})\n{out}{err}")
     return "\n".join(said)
 
 
