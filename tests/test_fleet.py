@@ -300,7 +300,9 @@ def test_a_job_left_doing_under_a_live_worker_is_given_back_and_run(basic_study:
     import psycopg
 
     add_benchmark(basic_study, "sleepy")
-    cid = enqueue(basic_study, tmp_path, postgres_db, "--benchmarks", "sleepy", "--mechanisms", "a", "-p", "4",
+    # 6 jobs of at least 0.9 s each (the probe's sleeps are floors): after the first, the test has seconds to
+    # leave one of the 4 still queued, however slow the machine
+    cid = enqueue(basic_study, tmp_path, postgres_db, "--benchmarks", "sleepy", "--mechanisms", "a", "-p", "6",
                   "-i", "3")
     procs = workers(1, tmp_path, postgres_db, {"PROBE_SLEEP_S": "0.3"})
     wait_for_jobs(postgres_db, succeeded=1, doing=0)
@@ -312,5 +314,5 @@ def test_a_job_left_doing_under_a_live_worker_is_given_back_and_run(basic_study:
                             "SKIP LOCKED) RETURNING id", (worker,)).fetchone()
     assert lost is not None, "every job had been taken before one could be left 'doing'"
     finish(procs, dsn=postgres_db)
-    assert Counter(stored(postgres_db, cid)) == Counter(range(4))
+    assert Counter(stored(postgres_db, cid)) == Counter(range(6))
     assert Store(postgres_db, create=False).campaign(cid).state == "done"
