@@ -13,7 +13,7 @@ the executions, no interval below 3 a side, at the confidence the report compute
 takes a planted pair's truth benchmark by benchmark from the same pair counted in STORE's last finished counted
 campaign (lua-vms: `run lua-vms --budget plus2-counted --store STORE`), where what was planted is not the share
 asked for; benchmarks it lacks keep the ratio given with --pair. Counts are not times: on LuaJIT's planted pair
-the two agreed on fasta, nbody and richards only (methodology §13, "Twins on the next boot"). `--across M`
+the two agreed on fasta and nbody only (methodology §13, "Twins on the next boot"). `--across M`
 compares mechanism M with itself in another campaign (Welch's t, as `diff` does), the campaigns taken two by
 two in the order they ran. `--split` resamples stored campaigns: each cell with at least 6 executions,
 split once at random into two halves, one half against the other. The table counts the comparisons, those
