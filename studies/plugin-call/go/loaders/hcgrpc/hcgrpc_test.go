@@ -22,6 +22,10 @@ func TestKilledPluginFails(t *testing.T) {
 	hctest.CheckKill(t, "hcgrpc", contract.Config{"server": hctest.BuildServer(t, server)})
 }
 
+func TestLongTempDirIsAnError(t *testing.T) {
+	hctest.CheckLongTempDir(t, "hcgrpc", contract.Config{"server": hctest.BuildServer(t, server)})
+}
+
 func TestNoServer(t *testing.T) {
 	if _, err := contract.Open("hcgrpc", contract.Config{}); err == nil {
 		t.Fatal("open without a server binary: no error")

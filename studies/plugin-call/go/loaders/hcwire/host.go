@@ -11,6 +11,9 @@ import (
 	"github.com/hashicorp/go-plugin"
 )
 
+// MaxSocketPath is the longest path a unix socket's address holds on Linux (sun_path, less its NUL).
+const MaxSocketPath = 107
+
 // Host is a launched server program and its dispensed plugin: a contract.Plugin.
 type Host struct {
 	client  *plugin.Client
@@ -39,6 +42,14 @@ func Open(cfg contract.Config, version int) (*Host, error) {
 	sockets, err := os.MkdirTemp("", "hcwire")
 	if err != nil {
 		return nil, fmt.Errorf("socket folder: %w", err)
+	}
+	// go-plugin names the socket "plugin" and up to 10 digits in that folder; a path longer than a unix
+	// socket's address holds makes the server fail to listen, which the client reports only as a message it
+	// did not recognise. Say what it is.
+	if n := len(sockets) + len("/plugin") + 10; n > MaxSocketPath {
+		os.RemoveAll(sockets)
+		return nil, fmt.Errorf("the plugin's unix socket would be %d bytes long in %s, more than the %d a socket's "+
+			"address holds: point TMPDIR at a shorter folder", n, sockets, MaxSocketPath)
 	}
 	cmd := exec.Command(server)
 	cmd.Env = []string{plugin.EnvUnixSocketDir + "=" + sockets} // go-plugin adds this process's environment

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -130,6 +131,30 @@ func CheckKill(t *testing.T, name string, cfg contract.Config) {
 	if !Gone(pid, bound) {
 		t.Errorf("plugin process %d still exists after Close", pid)
 	}
+}
+
+// CheckLongTempDir checks that a TMPDIR too long for the plugin's unix socket is an error that says so,
+// not go-plugin's "Unrecognized remote plugin message", and leaves nothing behind.
+func CheckLongTempDir(t *testing.T, name string, cfg contract.Config) {
+	t.Helper()
+	leavesNothing(t)
+	long := filepath.Join(os.Getenv("TMPDIR"), strings.Repeat("d", 100))
+	if err := os.Mkdir(long, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", long)
+	p, err := contract.Open(name, cfg)
+	if err == nil {
+		p.Close()
+		t.Fatalf("open %s with TMPDIR %d bytes long: no error", name, len(long))
+	}
+	if !strings.Contains(err.Error(), "point TMPDIR at a shorter folder") {
+		t.Errorf("open %s with a long TMPDIR: %v", name, err)
+	}
+	if left, _ := os.ReadDir(long); len(left) != 0 {
+		t.Errorf("left in the long TMPDIR: %v", left)
+	}
+	os.Remove(long)
 }
 
 // CheckClose checks that Close ends the plugin process (no orphans).
