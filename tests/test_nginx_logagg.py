@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -272,3 +273,14 @@ def test_check_checks_a_study_of_servers_only(tmp_path: Path) -> None:
     assert {r["mechanism"] for r in rows} == {"none", "shared"} and all(r["status"] == "agrees" for r in rows)
     assert {r["benchmark"] for r in rows} >= {"totals"}
     assert left_behind(BUILD) == []
+
+
+def test_a_build_folder_too_deep_for_the_collectors_socket_is_a_one_line_error(tmp_path: Path) -> None:
+    """Its socket's path would pass the 107 bytes a unix socket's address holds (and the Lua side's copy of
+    it would overrun its sockaddr): serve.sh says so before starting anything, and leaves no prefix."""
+    build = tmp_path / ("d" * 100)
+    done = subprocess.run(["bash", str(STUDY / "nginx" / "serve.sh"), str(build), "ship", "1", "1"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "use a build folder with a shorter path" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert list((build / "run").iterdir()) == []

@@ -65,6 +65,8 @@ end
 -- are not allowed in the log phase). A full receive queue refuses the datagram: counted as dropped.
 local ffi, C, fd
 local function open_socket(path)
+  -- sun_path holds 107 bytes and a NUL: a longer path would be copied past its end
+  if #path > 107 then return nil, "socket path longer than 107 bytes: " .. path end
   ffi = require("ffi")
   ffi.cdef [[
     struct bb_sockaddr_un { unsigned short sun_family; char sun_path[108]; };

@@ -33,10 +33,27 @@ sed -e "s|@LOG@|$log|g" -e "s|@ROOT@|$root|g" -e "s|@PREFIX@|$prefix|g" -e "s|@W
     "$study/nginx/nginx.conf.in" > "$prefix/nginx.conf"
 collector=
 if [ "$mode" = ship ]; then
+  # A unix socket's path holds at most 107 bytes: a longer one fails to bind, and would overrun the Lua
+  # side's sockaddr. The prefix lies under the build folder, so a deep one is the cause.
+  if [ $(( ${#prefix} + 11 )) -gt 107 ]; then
+    echo "serve.sh: the collector's socket $prefix/totals.sock would be longer than the 107 bytes a unix" \
+         "socket's path holds: use a build folder with a shorter path (--build-dir)" >&2
+    rm -rf "$prefix"
+    exit 2
+  fi
   "$build/collector" "$prefix/lines.sock" "$prefix/totals.sock" &
   collector=$!
-  for _ in $(seq 100); do [ -S "$prefix/totals.sock" ] && break; sleep 0.05; done
-  [ -S "$prefix/totals.sock" ] || { echo "serve.sh: the collector did not start" >&2; exit 1; }
+  # Until its socket is there, or it has died (a busy machine may take long to start it: up to a minute).
+  for _ in $(seq 1200); do
+    [ -S "$prefix/totals.sock" ] || ! kill -0 "$collector" 2>/dev/null && break
+    sleep 0.05
+  done
+  if [ ! -S "$prefix/totals.sock" ]; then
+    echo "serve.sh: the collector did not start" >&2
+    kill "$collector" 2>/dev/null || true
+    rm -rf "$prefix"
+    exit 1
+  fi
   # nginx started by root runs its workers as nobody: they must reach the collector's sockets.
   chmod 666 "$prefix/lines.sock" "$prefix/totals.sock"
 fi
