@@ -118,3 +118,18 @@ def test_a_benchmark_is_as_near_as_its_nearest_open_ratio_and_unranked_while_one
     assert x_left is not None and y_left is not None and x_left < y_left
     # x's block (3 members at 1 s) serves its PUC ratio, the nearer; y's (2 members) its one; z is not ranked
     assert got == {"x": x_left * 3, "y": y_left * 2, "z": None}
+
+
+def test_a_benchmark_waits_since_the_first_round_of_its_last_unbroken_wait() -> None:
+    """Read back from the stored decisions, as a resumed campaign reads them: x has waited since round 2, y
+    waited once, ran again, and waits since round 4; z never waited; w waited but not in the last round."""
+    def d(round_: int, benchmark: str, waits: bool) -> dict[str, object]:
+        reason = "undecided" + (nearest.wait_reason(90.0, 200.0) if waits else "")
+        return {"round": round_, "benchmark": benchmark, "mechanism": "m", "reason": reason}
+
+    history = [d(r, "x", r >= 2) for r in range(5)] + [d(r, "y", r in (1, 4)) for r in range(5)] + \
+        [d(r, "z", False) for r in range(5)] + [d(r, "w", r == 3) for r in range(4)]
+    assert nearest.waiting_since(history) == {"x": 2, "y": 4}
+    assert nearest.waiting_since([]) == {}
+    assert "about 90 s more" in nearest.wait_reason(90.0, 200.0)
+    assert "more blocks than any campaign runs" in nearest.wait_reason(math.inf, 200.0)

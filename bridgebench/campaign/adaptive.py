@@ -280,6 +280,7 @@ def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudge
     for d in history:  # a resumed campaign: where each cell stood after the last judged round
         state[(d["benchmark"], d["mechanism"])] = d["state"]
     round_ = max((d["round"] for d in history), default=-1) + 1
+    waited_since = nearest.waiting_since(history)  # a benchmark waiting for nearer answers: since which round
     clock = _Clock(store, campaign_id, max_time_s)
     while True:
         skipped = run_tasks(store.pending(campaign_id), clock.skip)
@@ -298,8 +299,10 @@ def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudge
         for cell in open_cells:
             n, cls, d = judged[cell]
             if d.state == OPEN and not clock.fits(cell):
+                waited = (f"; from round {waited_since[cell[0]] + 1} on its benchmark waited for "
+                          f"nearer answers, at {n} process executions" if cell[0] in waited_since else "")
                 d = Decision(OUT_OF_TIME, f"its next execution would pass the campaign's {max_time_s:g} s: "
-                             f"{d.reason}", d.half_width)
+                             f"{d.reason}{waited}", d.half_width)
                 judged[cell] = (n, cls, d)
             state[cell] = d.state
         still_open = [c for c in cells if state[c] == OPEN]
@@ -313,14 +316,12 @@ def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudge
             n, cls, d = judged[cell]
             reason = d.reason
             if cell[0] in waits:
-                more = (f"about {waits[cell[0]]:.0f} s more" if waits[cell[0]] < float("inf")
-                        else "more blocks than any campaign runs")
-                reason += (f"; waits this round: as they stand, its ratios would take {more}, and nearer answers "
-                           f"come first ({max_time_s - clock.spent:.0f} s left)")
+                reason += nearest.wait_reason(waits[cell[0]], max_time_s - clock.spent)
             decisions.append((*cell, n, cls, d.half_width, d.state, reason))
         store.record_decisions(campaign_id, round_, decisions)
         if not still_open:
             return
+        waited_since = {b: waited_since.get(b, round_) for b in waits}
         still_open = [c for c in still_open if c[0] not in waits]
         planned = store.planned(campaign_id)
         next_seq = max(t.seq for t in planned) + 1

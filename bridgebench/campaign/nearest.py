@@ -9,7 +9,9 @@ projection (question.blocks_to_decide, or, decided faster or slower, the blocks 
 nearest open ratio's, in seconds of its blocks as they now cost (a block serves all its open ratios). Ranked
 nearest first, the benchmarks whose projections fit the time left run; the others *wait* for a later round,
 when they are projected again with the time then left: none is stopped, the nearest always runs, and a
-benchmark not yet ranked (fewer blocks, or no spread yet) always runs too.
+benchmark not yet ranked (fewer blocks, or no spread yet) always runs too. A waiting benchmark's cells say so in
+their reasons each round, and one whose time runs out while it waits says from which round (waiting_since), so
+that a report's cell left at 8 blocks is read as the rule's choice, not as the method's width.
 
 It changes which rounds a ratio is looked at in, never how: every look keeps its interval at the confidence
 the looks share (adaptive.py), so a ratio that waits cannot be decided more often than 1 % wrongly; a
@@ -25,6 +27,7 @@ from bridgebench import question
 from bridgebench.stats import Estimate
 from bridgebench.timing.result import Analysis
 
+WAITS = "; waits this round: "  # how a waiting benchmark's cells' reasons go on (cell_decision)
 RANK_FROM = 8  # blocks: a spread between fewer is too rough to rank a ratio by (the third look of 3, 5, 8…)
 
 Cell = tuple[str, str]
@@ -75,3 +78,28 @@ def waiting(projected: dict[str, float | None], left_s: float) -> dict[str, floa
         else:
             out[benchmark] = seconds
     return out
+
+
+def wait_reason(seconds: float, left_s: float) -> str:
+    """What a waiting benchmark's cells add to their reasons this round."""
+    more = f"about {seconds:.0f} s more" if seconds < math.inf else "more blocks than any campaign runs"
+    return f"{WAITS}as they stand, its ratios would take {more}, and nearer answers come first ({left_s:.0f} s left)"
+
+
+def waiting_since(history: Iterable[dict[str, object]]) -> dict[str, int]:
+    """Per benchmark waiting in the last judged round, the round its wait began: read from the stored decisions
+    (rounds in order), so that a resumed campaign knows it too."""
+    rounds: dict[str, dict[int, bool]] = {}
+    for d in history:
+        waited = rounds.setdefault(str(d["benchmark"]), {})
+        r = int(str(d["round"]))
+        waited[r] = waited.get(r, False) or WAITS in str(d["reason"])
+    last = max((r for waited in rounds.values() for r in waited), default=-1)
+    since = {}
+    for benchmark, waited in rounds.items():
+        r = last
+        while waited.get(r):
+            r -= 1
+        if r < last:
+            since[benchmark] = r + 1
+    return since
