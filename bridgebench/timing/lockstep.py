@@ -164,38 +164,30 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                 _abandon_a_lone_survivor(lives, r)
                 order = list(range(len(units)))
                 rng.shuffle(order)
-                if turns == TOGETHER:
-                    stepped.out_of_turn(lives)  # before anyone is told to go, as before each separate step
-                    for position, u in enumerate(order):
-                        lives[units[u][0]].positions.append(position)
-                    turns_at_once(lives, {i: (m.lead + r * m.turn, m.turn) for i, m in enumerate(members)},
-                                  [units[u][0] for u in order], step_limit)
-                    if r == n_rounds - 1:
-                        for live in lives:
-                            if live.alive:
-                                live.ended = time.monotonic()
-                                stepped.look(live)
-                    continue
                 for position, u in enumerate(order):
-                    unit = units[u]
-                    for i in unit:
+                    for i in units[u]:
                         lives[i].positions.append(position)
-                    turn = members[unit[0]].turn  # a unit's members have the same turn
-                    if turns == TWINS:  # the unit's members at once, in a drawn order of goes
-                        go = list(unit)
-                        rng.shuffle(go)
+                # together, every unit's turn at once, told to go in the drawn order; else one unit after another
+                groups = [[i for u in order for i in units[u]]] if turns == TOGETHER else [units[u] for u in order]
+                for group in groups:
+                    if cpu_timed:  # the group's members at once (twins: told to go in an order drawn afresh)
+                        go = list(group)
+                        if turns == TWINS:
+                            rng.shuffle(go)
                         stepped.out_of_turn(lives)
-                        turns_at_once(lives, {i: (members[i].lead + r * turn, turn) for i in unit}, go, step_limit)
+                        turns_at_once(lives, {i: (members[i].lead + r * members[i].turn, members[i].turn)
+                                              for i in group}, go, step_limit)
                     else:
+                        turn = members[group[0]].turn  # a unit's members have the same turn
                         for k in range(turn):
-                            steps = list(unit)
+                            steps = list(group)
                             rng.shuffle(steps)  # a unit of one draws nothing: separate turns draw as they always did
                             for i in steps:
                                 live = lives[i]
                                 stepped.out_of_turn(lives)
                                 if live.alive:
                                     stepped.step(live, live.member.lead + r * turn + k, step_limit)
-                    for i in unit:
+                    for i in group:
                         if lives[i].alive and r == n_rounds - 1:
                             lives[i].ended = time.monotonic()
                             stepped.look(lives[i])  # after its last turn, before its end: every thread it made is there
