@@ -9,11 +9,14 @@ build=$1 mode=$2 workers=$3 port=$4
 study=$(cd "$(dirname "$0")/.." && pwd)
 root=$build/nginx/root
 mkdir -p "$build/run"
-# A run stopped by SIGKILL could not remove its prefix: remove those whose nginx is gone.
+# A run stopped by SIGKILL could not remove its prefix, nor its sockets' folder: remove those whose nginx is gone.
 for old in "$build"/run/nginx-*; do
   [ -d "$old" ] || continue
   pid=$(cat "$old/nginx.pid" 2>/dev/null || true)
-  if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then rm -rf "$old"; fi
+  if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+    [ -f "$old/sockets" ] && rm -rf "$(cat "$old/sockets")"
+    rm -rf "$old"
+  fi
 done
 status='200 "ok"' missing='404'
 case $mode in
@@ -27,42 +30,43 @@ case $mode in
 esac
 prefix=$(mktemp -d "$build/run/nginx-$port-XXXXXX")
 chmod 755 "$prefix"  # nginx started by root runs its workers as nobody: they read the access log here
-sed -e "s|@LOG@|$log|g" -e "s|@ROOT@|$root|g" -e "s|@PREFIX@|$prefix|g" -e "s|@WORKERS@|$workers|g" \
-    -e "s|@STUDY@|$study|g" -e "s|@MODE@|$mode|g" -e "s|@PORT@|$port|g" -e "s|@STATUS@|$status|g" \
-    -e "s|@MISSING@|$missing|g" -e "s|@DICT_SIZE@|${BB_DICT_SIZE:-1m}|g" \
-    "$study/nginx/nginx.conf.in" > "$prefix/nginx.conf"
 collector=
+sockets=$prefix  # ship's sockets' folder; the others have none, and the prefix stands in
 if [ "$mode" = ship ]; then
-  # A unix socket's path holds at most 107 bytes: a longer one fails to bind, and would overrun the Lua
-  # side's sockaddr. The prefix lies under the build folder, so a deep one is the cause.
-  if [ $(( ${#prefix} + 11 )) -gt 107 ]; then
-    echo "serve.sh: the collector's socket $prefix/totals.sock would be longer than the 107 bytes a unix" \
-         "socket's path holds: use a build folder with a shorter path (--build-dir)" >&2
-    rm -rf "$prefix"
-    exit 2
-  fi
-  "$build/collector" "$prefix/lines.sock" "$prefix/totals.sock" &
+  # The collector's sockets in a folder of their own in /tmp, not in the prefix: a unix socket's path holds at most
+  # 107 bytes (a longer one fails to bind, and would overrun the Lua side's sockaddr), and the build folder lies
+  # wherever the repository was cloned; nor in TMPDIR, which may be private (the harness gives each execution a
+  # folder of its own) where the workers, who run as nobody, must reach them. The prefix names the folder, for
+  # the sweep above.
+  sockets=$(mktemp -d /tmp/bb-logagg-XXXXXX)
+  echo "$sockets" > "$prefix/sockets"
+  chmod 755 "$sockets"
+  "$build/collector" "$sockets/lines.sock" "$sockets/totals.sock" &
   collector=$!
   # Until its socket is there, or it has died (a busy machine may take long to start it: up to a minute).
   for _ in $(seq 1200); do
-    [ -S "$prefix/totals.sock" ] || ! kill -0 "$collector" 2>/dev/null && break
+    [ -S "$sockets/totals.sock" ] || ! kill -0 "$collector" 2>/dev/null && break
     sleep 0.05
   done
-  if [ ! -S "$prefix/totals.sock" ]; then
+  if [ ! -S "$sockets/totals.sock" ]; then
     echo "serve.sh: the collector did not start" >&2
     kill "$collector" 2>/dev/null || true
-    rm -rf "$prefix"
+    rm -rf "$sockets" "$prefix"
     exit 1
   fi
   # nginx started by root runs its workers as nobody: they must reach the collector's sockets.
-  chmod 666 "$prefix/lines.sock" "$prefix/totals.sock"
+  chmod 666 "$sockets/lines.sock" "$sockets/totals.sock"
 fi
+sed -e "s|@LOG@|$log|g" -e "s|@ROOT@|$root|g" -e "s|@PREFIX@|$prefix|g" -e "s|@WORKERS@|$workers|g" \
+    -e "s|@STUDY@|$study|g" -e "s|@MODE@|$mode|g" -e "s|@PORT@|$port|g" -e "s|@STATUS@|$status|g" \
+    -e "s|@MISSING@|$missing|g" -e "s|@DICT_SIZE@|${BB_DICT_SIZE:-1m}|g" -e "s|@SOCKETS@|$sockets|g" \
+    "$study/nginx/nginx.conf.in" > "$prefix/nginx.conf"
 export LD_LIBRARY_PATH=$root/usr/lib/x86_64-linux-gnu
 "$root/usr/sbin/nginx" -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/error.log" &
 nginx=$!
 finish() {
   if [ -n "$collector" ]; then kill "$collector" 2>/dev/null || true; wait "$collector" 2>/dev/null || true; fi
-  rm -rf "$prefix"
+  rm -rf "$sockets" "$prefix"
 }
 stop() {
   kill -QUIT "$nginx" 2>/dev/null || true  # graceful: workers finish their requests
