@@ -353,6 +353,7 @@ def test_a_counted_report_sets_its_ratios_beside_the_newest_timed_campaign_of_th
     assert beside(1) is None
     alone = bridgebench("report", "1", "--format", "markdown", "--store", db, cwd=tmp_path)
     assert "counts beside time: no finished timed campaign of this study" in alone.stdout
+    assert "else its param, which any timed campaign times" in alone.stdout
     run(study, "-i", "5")  # campaign 2: timed, the same work
     run(other, "-i", "5")  # campaign 3: timed, other work
     found = beside(1)

@@ -4,7 +4,8 @@ A ratio of instruction counts is not a ratio of times (instructions.py says what
 counted campaign's analysis carries, where the store has one, the time ratio of each cell from a timed
 campaign that ran the same work: the newest finished timed campaign of the same study, on the same machine,
 with the same baseline and every shared benchmark at the same parameter (a counted campaign runs at each
-benchmark's count_param; a budget with `count_sizes = true` times the study there). Per cell: both ratios,
+benchmark's count_param unless its budget says `count_sizes = false`; a timed budget with `count_sizes = true`
+times the study there). Per cell: both ratios,
 count over time, and whether the time ratio's interval holds the count ratio; over the cells, Spearman's
 rank correlation, so a user sees when counts may stand in for time.
 """

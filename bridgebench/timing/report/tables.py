@@ -361,8 +361,9 @@ def beside_line(result: Analysis) -> str | None:
     b = result.beside_time
     if b is None:
         return ("counts beside time: no finished timed campaign of this study in this store ran the same "
-                "benchmarks at the same parameters on this machine (a budget with count_sizes = true times "
-                "them at the counted sizes)")
+                "benchmarks at the same parameters on this machine (those counted here: a benchmark's count_param "
+                "where it has one and the budget counted there, which a budget with count_sizes = true times; "
+                "else its param, which any timed campaign times)")
     if not b.pairs:
         return f"counts beside time (timed campaign {b.campaign}): no cell has a ratio in both"
     return f"counts beside time (timed campaign {b.campaign}, {len(b.pairs)} cells): {agreement(b)}"
