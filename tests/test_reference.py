@@ -146,6 +146,8 @@ def test_doctor_sets_the_speed_now_against_the_calibration_it_finds() -> None:
     assert not slow.ok and "1.4 ms in the calibration of 1970-01-01 (1.43 times as long)" in slow.state
     assert "another host" in slow.advice
     assert reference.advice(now, {"created": 0.0, "iteration_ms": 1.95}).ok  # within the loop's own steps
+    steady = reference.advice(Reading("doctor", 0.0, 1, 0.002, 0.0042), None)
+    assert steady.state == "2 ms an iteration, interquartile range 0.42 %"  # the loop's own spread
     failed = reference.advice(Reading("doctor", 0.0, 1, None, None, "cc failed"), None)
     assert (failed.ok, failed.state, failed.advice) == (False, "not read", "cc failed")
 
@@ -193,11 +195,13 @@ def test_a_run_says_the_speed_it_opened_at_against_the_campaigns_calibration(tmp
     store, cid = make_campaign(tmp_path / "s.sqlite", pexecs=2, iterations=40)
     assert speed_now(store, cid) is None  # no reading yet
     store.record_speed(cid, "machine-1", 5.0, asdict(Reading("start", 5.0, 1, 0.002, 0.01)))
-    assert speed_now(store, cid) == ("machine speed: 2 ms an iteration (no calibration of this machine in the store "
-                                     "to set it against: run `bridgebench calibrate` once on a day it runs as usual)")
+    assert speed_now(store, cid) == ("machine speed: 2 ms an iteration, interquartile range 1 % (no calibration of "
+                                     "this machine in the store to set it against: run `bridgebench calibrate` once "
+                                     "on a day it runs as usual)")
     store.record_calibration("machine-1", 0.5, {"created": 0.5, "iteration_ms": 1.4})
     said = speed_now(store, cid) or ""
-    assert said.startswith("machine speed: 2 ms an iteration; 1.4 ms in the calibration of 1970-01-01 (1.43 times "
+    assert said.startswith("machine speed: 2 ms an iteration, interquartile range 1 %; 1.4 ms in the calibration of "
+                           "1970-01-01 (1.43 times "
                            "as long); WARNING: not the machine as calibrated")
 
 
