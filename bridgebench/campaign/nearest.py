@@ -21,7 +21,8 @@ projection from a spread estimated on 8 blocks can be wrong, which costs time, n
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from bridgebench import question
 from bridgebench.stats import Estimate
@@ -86,14 +87,13 @@ def wait_reason(seconds: float, left_s: float) -> str:
     return f"{WAITS}as they stand, its ratios would take {more}, and nearer answers come first ({left_s:.0f} s left)"
 
 
-def waiting_since(history: Iterable[dict[str, object]]) -> dict[str, int]:
-    """Per benchmark waiting in the last judged round, the round its wait began: read from the stored decisions
-    (rounds in order), so that a resumed campaign knows it too."""
+def waiting_since(history: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Per benchmark waiting in the last judged round, the round its wait began: read from the stored decisions,
+    so that a resumed campaign knows it too."""
     rounds: dict[str, dict[int, bool]] = {}
     for d in history:
-        waited = rounds.setdefault(str(d["benchmark"]), {})
-        r = int(str(d["round"]))
-        waited[r] = waited.get(r, False) or WAITS in str(d["reason"])
+        waited = rounds.setdefault(d["benchmark"], {})
+        waited[d["round"]] = waited.get(d["round"], False) or WAITS in d["reason"]
     last = max((r for waited in rounds.values() for r in waited), default=-1)
     since = {}
     for benchmark, waited in rounds.items():
