@@ -274,7 +274,6 @@ def test_check_checks_a_study_of_servers_only(tmp_path: Path) -> None:
     assert left_behind(BUILD) == []
 
 
-
 def test_the_shipping_server_counts_from_a_build_folder_deeper_than_a_sockets_path_holds(tmp_path: Path) -> None:
     """The collector's sockets live in a short folder of their own in /tmp, not under the build folder, so a
     repository cloned deep still ships and counts; and that folder goes when the server does."""
@@ -287,4 +286,3 @@ def test_the_shipping_server_counts_from_a_build_folder_deeper_than_a_sockets_pa
     assert (rows[("totals", "ship")]["status"], rows[("totals", "ship")]["answer"]) == ("agrees", "3 of 3")
     assert left_behind(deep) == []
     assert set(Path("/tmp").glob("bb-logagg-*")) <= before
-
