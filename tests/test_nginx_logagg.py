@@ -13,6 +13,8 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -286,3 +288,21 @@ def test_the_shipping_server_counts_from_a_build_folder_deeper_than_a_sockets_pa
     assert (rows[("totals", "ship")]["status"], rows[("totals", "ship")]["answer"]) == ("agrees", "3 of 3")
     assert left_behind(deep) == []
     assert set(Path("/tmp").glob("bb-logagg-*")) <= before
+
+
+def test_the_next_run_sweeps_a_killed_runs_prefix_and_its_sockets_folder(tmp_path: Path) -> None:
+    """A run killed outright (SIGKILL) removes nothing; the next serve.sh in that build folder removes its prefix
+    (its nginx gone) and the sockets' folder the prefix names, before it starts (here it stops at a bad mode)."""
+    stale = tmp_path / "run" / "nginx-1-abcdef"
+    stale.mkdir(parents=True)
+    sockets = Path(tempfile.mkdtemp(prefix="bb-logagg-", dir="/tmp"))
+    (stale / "sockets").write_text(f"{sockets}\n")
+    (stale / "nginx.pid").write_text("999999999\n")  # no such process
+    try:
+        done = subprocess.run(["bash", str(STUDY / "nginx" / "serve.sh"), str(tmp_path), "bogus", "1", "1"],
+                              capture_output=True, text=True, timeout=60)
+        swept = not stale.exists() and not sockets.exists()
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
+    assert done.returncode == 2 and "unknown mode bogus" in done.stderr
+    assert swept
