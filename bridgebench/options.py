@@ -153,6 +153,12 @@ class TimingOptions:
     nearest_first: bool = False  # adaptive, aimed at the question: campaign/nearest.py
     replace_dropped: bool = False  # fixed: blocks that count for no ratio are replaced (campaign/replace.py)
 
+    @property
+    def cpu_timed(self) -> bool:
+        """Whether its iterations are CPU times: lock-step turns taken at the same time as another's, on a shared
+        CPU, and so every cell of it, one run alone too, on that one clock."""
+        return self.pairing == LOCKSTEP and self.turns in CPU_TIMED
+
     def calibrated(self, calibration: dict[str, Any] | None) -> TimingOptions:
         """These options judged with the machine's calibration (the latest `bridgebench calibrate` stored).
         Counts do not drift as the machine's time does: an instructions campaign keeps the default δ."""

@@ -608,7 +608,6 @@ def test_a_campaign_with_turns_at_once_stores_cpu_times_and_says_so(tmp_path: Pa
         if mechanism == "c" and turns == TWINS:  # alone, on the probe's CPU clock
             assert "pairing" not in stored and set(stored["wall_times"]) == {0.003}
             assert stored["cpu_from"] == "probe"
-            import numpy as np
             times = rows(db, "SELECT s.data FROM series s JOIN execution e ON s.execution_id = e.id WHERE "
                              "e.mechanism = 'c' AND s.name = 'seconds'")
             assert {v for (data,) in times for v in np.frombuffer(data, dtype="<f8").tolist()} == {0.0015}

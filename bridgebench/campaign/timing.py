@@ -19,7 +19,6 @@ from bridgebench.campaign import replace as replace_dropped
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Renderer
 from bridgebench.majority import majority
 from bridgebench.options import (
-    CPU_TIMED,
     DRAWN,
     FIXED,
     LAYOUTS,
@@ -417,7 +416,7 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         argv, env, drawn = command(task, iterations)
         waited = quiet()
         run = run_probe(argv, env, study.dir, iterations, options.timeout_s)
-        if options.pairing == LOCKSTEP and options.turns in CPU_TIMED:  # its cell on the campaign's one clock
+        if options.cpu_timed:  # its cell on the campaign's one clock
             run = together.alone_on_cpu(run)
         return _marked(run, drawn, waited)
 
