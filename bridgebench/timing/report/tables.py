@@ -159,6 +159,25 @@ def ratio_methods(result: Analysis) -> str:
     return ", ".join(f"{method} ({n})" for method, n in sorted(counts.items()))
 
 
+# What a lock-step campaign's way of taking turns (options.TURNS) adds to its method line; separate adds nothing.
+_ON_CPU = ("iteration was timed by its processes' CPU time, not the wall clock (a cell run alone by its probe's own "
+           "CPU time, or where the probe reports none by the wall clock)")
+_SLOW_DAY = "an option whose A/A and power were measured only on a slow day"
+_TURNS_WORDS = {
+    "together": ("; every member of a block took its turns at the same time, the scheduler sharing the CPU among "
+                 f"them, and each {_ON_CPU}: a ratio is of CPU times on a shared CPU, and between unlike mechanisms "
+                 "(an interpreter and a JIT) it carries what each pays for sharing the CPU, which differs by "
+                 f"mechanism; read it between a VM and its twin or fork; {_SLOW_DAY} (methodology §13)"),
+    "twins": ("; members whose turns were equal (a VM and its twin) took them at the same time, the scheduler sharing "
+              f"the CPU between them, and the others took theirs alone; every {_ON_CPU}: a ratio between twins is "
+              "of CPU times on a shared CPU, where both pay for sharing it, alike as far as measured; a ratio across "
+              "(an interpreter against a JIT and its twin) sets one side's time alone against the other's beside "
+              f"its twin, and carries what the latter pays for the sharing; {_SLOW_DAY} (methodology §13)"),
+    "interleaved": ("; members whose turns were equal took them interleaved (one iteration each, in an order drawn "
+                    f"for each iteration; {_SLOW_DAY}, methodology §13)"),
+}
+
+
 def pairing_words(result: Analysis) -> str:
     """How the campaign paired its executions and drew its layouts, naming the cells a lock-step campaign ran
     alone (their probes have no stepped mode), for the method line."""
@@ -174,26 +193,8 @@ def pairing_words(result: Analysis) -> str:
     if several:
         words += (f"; sharing the block's one CPU among several threads (their ratios are costs on one CPU; "
                   f"`--pairing sequential` spreads them, methodology §13): {several}")
-    if o["pairing"] == "lockstep" and o.get("turns") == "together":
-        words += ("; every member of a block took its turns at the same time, the scheduler sharing the CPU among "
-                  "them, and each iteration was timed by its processes' CPU time, not the wall clock (a cell run alone "
-                  "by its probe's own CPU time, or where the probe reports none by the wall clock): a ratio is of "
-                  "CPU times on a shared CPU, and between unlike mechanisms (an interpreter and a JIT) it carries "
-                  "what each pays for sharing the CPU, which differs by mechanism; read it between a VM and its twin "
-                  "or fork; an option whose A/A and power were measured only on a slow day (methodology §13)")
-    if o["pairing"] == "lockstep" and o.get("turns") == "twins":
-        words += ("; members whose turns were equal (a VM and its twin) took them at the same time, the scheduler "
-                  "sharing the CPU between them, and the others took theirs alone; every iteration was timed by its "
-                  "processes' CPU time, not the wall clock (a cell run alone by its probe's own CPU time, or where "
-                  "the probe reports none by the wall clock): a ratio between twins is of CPU times on a shared CPU, "
-                  "where both pay for sharing it, alike as far as measured; a ratio across (an interpreter against a "
-                  "JIT and its twin) sets one side's time alone against the other's beside its twin, and carries what "
-                  "the latter pays for the sharing; an option whose A/A and power were measured only on a slow day "
-                  "(methodology §13)")
-    if o["pairing"] == "lockstep" and o.get("turns") == "interleaved":
-        words += ("; members whose turns were equal took them interleaved (one iteration each, in an order drawn "
-                  "for each iteration; an option whose A/A and power were measured only on a slow day, methodology "
-                  "§13)")
+    if o["pairing"] == "lockstep":
+        words += _TURNS_WORDS.get(o.get("turns") or "", "")
     drawn = {"drawn": "drawn per execution", "shared": "drawn per block, the same for its members"}.get(
         o.get("layout") or "", "fixed by the paths")
     return f"{words}; memory layout {drawn}"
