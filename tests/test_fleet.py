@@ -299,20 +299,18 @@ def test_a_job_left_doing_under_a_live_worker_is_given_back_and_run(basic_study:
     that it is not running, gives it back, runs it, and `--until-done` ends with every execution stored once."""
     import psycopg
 
-    add_benchmark(basic_study, "sleepy")
-    # 6 jobs of at least 0.9 s each (the probe's sleeps are floors): after the first, the test has seconds to
-    # leave one of the 4 still queued, however slow the machine
-    cid = enqueue(basic_study, tmp_path, postgres_db, "--benchmarks", "sleepy", "--mechanisms", "a", "-p", "6",
-                  "-i", "3")
-    procs = workers(1, tmp_path, postgres_db, {"PROBE_SLEEP_S": "0.3"})
-    wait_for_jobs(postgres_db, succeeded=1, doing=0)
+    cid = enqueue(basic_study, tmp_path, postgres_db, "--benchmarks", "ok", "--mechanisms", "a", "-p", "6", "-i", "3")
+    with psycopg.connect(postgres_db, autocommit=True) as conn:  # one job kept back: no worker fetches it yet
+        (kept,) = conn.execute("UPDATE procrastinate_jobs SET scheduled_at = now() + interval '1 day' WHERE id = "
+                               "(SELECT max(id) FROM procrastinate_jobs) RETURNING id").fetchone()
+    procs = workers(1, tmp_path, postgres_db)
+    wait_for_jobs(postgres_db, succeeded=1, doing=0)  # the worker's id is known once it has run a job
     with psycopg.connect(postgres_db, autocommit=True) as conn:
         (worker,) = conn.execute("SELECT worker_id FROM procrastinate_jobs WHERE status = 'succeeded' LIMIT 1"
                                  ).fetchone()
-        lost = conn.execute("UPDATE procrastinate_jobs SET status = 'doing', worker_id = %s WHERE id = (SELECT id "
-                            "FROM procrastinate_jobs WHERE status = 'todo' ORDER BY id DESC LIMIT 1 FOR UPDATE "
-                            "SKIP LOCKED) RETURNING id", (worker,)).fetchone()
-    assert lost is not None, "every job had been taken before one could be left 'doing'"
+        lost = conn.execute("UPDATE procrastinate_jobs SET status = 'doing', worker_id = %s, scheduled_at = NULL "
+                            "WHERE id = %s AND status = 'todo' RETURNING id", (worker, kept)).fetchone()
+    assert lost is not None, "the job kept back was fetched"
     finish(procs, dsn=postgres_db)
     assert Counter(stored(postgres_db, cid)) == Counter(range(6))
     assert Store(postgres_db, create=False).campaign(cid).state == "done"
