@@ -26,7 +26,9 @@ for the power of such turns beside that error rate.
 `--turns separate,interleaved` runs each campaign both ways, one after the other, into a store each (the
 store's name with -separate and -interleaved before its suffix, and reports-separate and reports-interleaved
 beside it), so that the machine's drift falls on both alike; `--turns separate,together` does the same with every
-block's members at once, timed by their CPU time, and `--turns separate,twins` with the twins' turns at once. A
+block's members at once, timed by their CPU time, and `--turns separate,twins` with the twins' turns at once.
+`--layout drawn,shared` does the same with layouts drawn per process execution against one drawn per block (the
+stores' names then end -drawn and -shared); with both options, each campaign runs every pair. A
 campaign that fails stops the script with its exit code; rerun it to add campaigns to the same store: their
 seeds follow on from the campaigns already there, so no two campaigns of a store draw the same orders.
 """
@@ -37,6 +39,7 @@ import argparse
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from bridgebench.store import Store
@@ -58,28 +61,31 @@ def main() -> int:
                     "a share of it, so that each gets the time it would have had)")
     ap.add_argument("--turns", default=None, help="run's --turns (separate, interleaved, together or twins), or "
                     "several comma-separated: each campaign every way, into a store each; default: run's")
+    ap.add_argument("--layout", default=None, help="run's --layout (drawn, shared or fixed), or several "
+                    "comma-separated, as --turns; with both, every pair of them")
     args = ap.parse_args()
     store = Path(args.store).resolve()
     folder = store.parent
     build = Path(args.build_dir) if args.build_dir else folder / "build"
-    turns = args.turns.split(",") if args.turns else [None]
-    apart = {t: f"-{t}" if len(turns) > 1 else "" for t in turns}  # both ways: a store and a reports folder each
-    stores = {t: store.with_name(f"{store.stem}{apart[t]}{store.suffix}") for t in turns}
+    ways = [Way(t, lay) for t in split(args.turns) for lay in split(args.layout)]
+    apart = {w: w.suffix(several_turns=len(split(args.turns)) > 1, several_layouts=len(split(args.layout)) > 1)
+             for w in ways}  # several ways: a store and a reports folder each
+    stores = {w: store.with_name(f"{store.stem}{apart[w]}{store.suffix}") for w in ways}
     first = max(already(s) for s in stores.values())
     neighbour = subprocess.Popen([sys.executable, "-c", NEIGHBOUR]) if args.busy else None
     started = time.monotonic()
     try:
         for i in range(first, first + args.campaigns):
-            for t in turns:
+            for w in ways:
                 command = [str(REPO / ".venv/bin/bridgebench"), "run", "lua-vms", "--budget", args.budget, "--seed",
-                           str(i), "--store", str(stores[t]),
-                           "--build-dir", str(build), "--report-dir", str(folder / f"reports{apart[t]}"), "--json",
+                           str(i), "--store", str(stores[w]),
+                           "--build-dir", str(build), "--report-dir", str(folder / f"reports{apart[w]}"), "--json",
                            *(["--benchmarks", args.benchmarks] if args.benchmarks else []),
-                           *(["--max-time", args.max_time] if args.max_time else []), *(["--turns", t] if t else [])]
+                           *(["--max-time", args.max_time] if args.max_time else []), *w.options()]
                 done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                       cwd=REPO, check=False)
-                print(f"campaign {i + 1 - first} of {args.campaigns}{f' ({t})' if t else ''}, seed {i}: exit "
-                      f"{done.returncode}, "
+                named = f" ({apart[w][1:]})" if apart[w] else ""
+                print(f"campaign {i + 1 - first} of {args.campaigns}{named}, seed {i}: exit {done.returncode}, "
                       f"{time.monotonic() - started:.0f} s so far", flush=True)
                 if done.returncode != 0:
                     print(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "", file=sys.stderr)
@@ -89,6 +95,25 @@ def main() -> int:
             neighbour.kill()
             neighbour.wait()
     return 0
+
+
+@dataclass(frozen=True)
+class Way:
+    """One way of running each campaign: run's --turns and --layout (None: run's default)."""
+
+    turns: str | None
+    layout: str | None
+
+    def options(self) -> list[str]:
+        return [*(["--turns", self.turns] if self.turns else []), *(["--layout", self.layout] if self.layout else [])]
+
+    def suffix(self, *, several_turns: bool, several_layouts: bool) -> str:
+        """What the way's store and reports folder carry in their names: the ways that vary."""
+        return (f"-{self.turns}" if several_turns else "") + (f"-{self.layout}" if several_layouts else "")
+
+
+def split(listed: str | None) -> list[str | None]:
+    return listed.split(",") if listed else [None]
 
 
 def already(store: Path) -> int:

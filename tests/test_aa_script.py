@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bridgebench.store import Store
-from evidence.aa import already
+from evidence.aa import Way, already, split
 
 
 def test_a_rerun_continues_from_the_campaigns_the_store_holds(tmp_path: Path) -> None:
@@ -18,3 +18,13 @@ def test_a_rerun_continues_from_the_campaigns_the_store_holds(tmp_path: Path) ->
         store.create_campaign("lua-vms", "studies/lua-vms", "hash", {}, "sha", {}, "machine", [])
     store.close()
     assert already(path) == 2
+
+
+def test_each_way_names_only_what_varies_and_passes_its_options() -> None:
+    # --turns separate,twins --layout drawn,shared: four stores, each named by both; one layout: by the turns alone
+    way = Way("twins", "shared")
+    assert way.options() == ["--turns", "twins", "--layout", "shared"]
+    assert way.suffix(several_turns=True, several_layouts=True) == "-twins-shared"
+    assert way.suffix(several_turns=False, several_layouts=True) == "-shared"
+    assert Way(None, "drawn").options() == ["--layout", "drawn"]
+    assert [w.options() for w in (Way(t, lay) for t in split(None) for lay in split(None))] == [[]]
