@@ -59,9 +59,9 @@ PairingOpt = Annotated[str | None, typer.Option(
     "benchmark's mechanisms run as live processes on one CPU taking turns iteration by iteration; sequential: "
     "one process execution after another.")]
 LayoutOpt = Annotated[str | None, typer.Option(
-    "--layout", metavar="drawn|shared|fixed", help="drawn (timed: the default): each process execution draws "
-    "where its code and data land in memory; shared: each lock-step block draws one layout for all its "
-    "members; fixed: where the paths put them.")]
+    "--layout", metavar="shared|drawn|fixed", help="shared (timed, in lock-step blocks: the default): each block "
+    "draws where its members' code and data land in memory, one layout for all of them; drawn (timed, sequential: "
+    "the default): each process execution draws its own; fixed: where the paths put them.")]
 TurnsOpt = Annotated[str | None, typer.Option(
     "--turns", metavar="separate|interleaved|together|twins", help="In lock-step blocks, members whose turns are "
     "equal (a VM and its twin): separate (the default), one whole turn after another; interleaved, one iteration "

@@ -132,8 +132,9 @@ class TimingOptions:
     # How the executions of a benchmark's mechanisms are paired (methodology §12): SEQUENTIAL, one after the
     # other (rounds, RMIT blocks), or LOCKSTEP, live together on one CPU taking turns iteration by iteration.
     pairing: str = SEQUENTIAL
-    # Where a probe's code and data land in memory: FIXED by the paths and environment, or DRAWN per
-    # execution (a random-length environment entry and, in the Lua probe, a random-length allocation).
+    # Where a probe's code and data land in memory: FIXED by the paths and environment, DRAWN per execution (a
+    # random-length environment entry and, in the Lua probe, a random-length allocation), or SHARED: drawn per
+    # lock-step block, the same for its members.
     layout: str = FIXED
     # In a lock-step block, whether members whose turns are equal take them SEPARATE, one member's whole turn
     # after another's, INTERLEAVED, one iteration each in a drawn order, or TWINS, at the same time (every member

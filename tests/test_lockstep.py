@@ -538,13 +538,13 @@ def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tm
             "cell's its first and as many as take as long as 6 of those: 3") in md
 
 
-def test_a_shared_layout_is_one_draw_per_block_for_all_its_members(tmp_path: Path) -> None:
+def test_a_shared_layout_is_one_draw_per_block_for_all_its_members_by_default(tmp_path: Path) -> None:
     import json
 
     from tests.conftest import bridgebench, rows
 
-    db = tmp_path / "s.sqlite"
-    done = bridgebench("run", str(_study(tmp_path)), "--layout", "shared", "--store", str(db), cwd=tmp_path)
+    db, study = tmp_path / "s.sqlite", _study(tmp_path)
+    done = bridgebench("run", str(study), "--store", str(db), cwd=tmp_path)  # lock-step blocks: shared
     assert done.returncode == 0, done.stderr
     by_block: dict[str, list[dict]] = {}
     alone = []
@@ -560,6 +560,17 @@ def test_a_shared_layout_is_one_draw_per_block_for_all_its_members(tmp_path: Pat
     assert len(alone) == 3 and all(0 <= v < layout.MAX_PAD for d in alone for v in d.values())
     markdown = next((tmp_path / "results").glob("stepping-*.md")).read_text()
     assert "memory layout drawn per block, the same for its members" in markdown
+    # without blocks there is nothing to share: asked for, it is refused in a line; by default each execution draws
+    refused = bridgebench("run", str(study), "--pairing", "sequential", "--layout", "shared", "--store",
+                          str(tmp_path / "t.sqlite"), cwd=tmp_path)
+    assert refused.returncode != 0 and "only lock-step blocks share a layout" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    sequential = bridgebench("run", str(study), "--json", "--pairing", "sequential", "--store",
+                             str(tmp_path / "u.sqlite"), cwd=tmp_path)
+    assert sequential.returncode == 0, sequential.stderr
+    draws = [json.loads(i)["layout"] for (i,) in rows(tmp_path / "u.sqlite", "SELECT info_json FROM execution")]
+    assert len({json.dumps(d, sort_keys=True) for d in draws}) == len(draws) == 9  # one each
+    assert any("memory layout drawn per execution" in f.read_text() for f in (tmp_path / "results").glob("*.md"))
 
 
 def test_a_campaign_with_interleaved_turns_stores_and_says_so(tmp_path: Path) -> None:

@@ -139,9 +139,17 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
     if turns not in (None, SEPARATE) and (not timed or pairing == SEQUENTIAL or not study.baseline):
         raise CampaignError(f"--turns {turns}: only lock-step blocks take turns (a timed campaign of a study "
                             "with a baseline, not --pairing sequential)")
-    options = replace(options,
-                      pairing=pairing or (LOCKSTEP if timed and study.baseline else SEQUENTIAL),
-                      layout=layout_ or (DRAWN if timed else FIXED), turns=turns or SEPARATE)
+    paired = pairing or (LOCKSTEP if timed and study.baseline else SEQUENTIAL)
+    if layout_ == SHARED and paired != LOCKSTEP:
+        raise CampaignError(f"--layout {SHARED}: only lock-step blocks share a layout among their members (a timed "
+                            "campaign of a study with a baseline, not --pairing sequential); --layout drawn draws one "
+                            "per execution")
+    # Timed, a lock-step block's members share one drawn layout: each member's is as random as its own draw, and
+    # where the mechanisms answer a layout alike (a VM and its twin, one program before and after a change), the
+    # block's ratio no longer carries it (methodology §13, LuaJIT's nbody).
+    options = replace(options, pairing=paired,
+                      layout=layout_ or ((SHARED if paired == LOCKSTEP else DRAWN) if timed else FIXED),
+                      turns=turns or SEPARATE)
     given = (until_ci, max_process_executions, max_time_s, until_decided or None)
     if budget.until_ci is not None or any(v is not None for v in given):
         pexecs = options.process_executions

@@ -7,7 +7,9 @@ environment's size alone biasing results). Drawing the layout afresh for every p
 Stabilizer does for code, stack and heap, turns that bias into spread between executions, which the
 intervals over executions then carry. Two knobs, drawn uniformly: a random-length environment entry (it
 moves the initial stack of every probe) and a random-length allocation before the benchmark loads (the
-probes that read BRIDGEBENCH_HEAP_PAD: the Lua probe). What was drawn is stored with the execution.
+probes that read BRIDGEBENCH_HEAP_PAD: the Lua probe). What was drawn is stored with the execution. In a
+lock-step block the members share one draw (`--layout shared`, the default there): each member's layout is as random
+as before, and a layout that the mechanisms answer alike no longer sways their ratio.
 """
 
 from __future__ import annotations
