@@ -6,16 +6,18 @@ rest on each count), and for lock-step ratios the medians of the spread within b
 report's ratio_within_sd and ratio_between_sd), and what a round lasted (ratio_round_s: each benchmark's
 median over the pool, the shortest and the longest of those); last, how many executions the disturbance audit
 flagged, and the most steal it saw, and the range of the machine's speed readings (the reference loop's
-iteration at each campaign's start and end: bridgebench/reference.py). Several
-reports (campaigns of one budget) are read as one pool. With --means, for repeated campaigns of one question
-(an A/A, a planted difference): each mechanism and benchmark's estimates over the reports, their geometric mean
-and its standard error, so a bias shows apart from the intervals' chance misses. With --versus, a second pool of
-reports (campaigns of the same study taken another way: `--turns twins` against separate turns, which `diff` will
+iteration at each campaign's start and end: bridgebench/reference.py). Several reports (campaigns of one budget) are
+read as one pool; --benchmarks reads only those benchmarks' ratios. With --means, for repeated campaigns of one
+question (an A/A, a planted difference): each mechanism and benchmark's estimates over the reports, their geometric
+mean and its standard error, so a bias shows apart from the intervals' chance misses. With --versus, a second pool
+of reports (campaigns of the same study taken another way: `--turns twins` against separate turns, which `diff` will
 not set against each other, their clocks differing): per mechanism, the second pool's estimates over the first's,
 benchmark by benchmark (each pool's geometric mean), their geometric mean over the benchmarks with its standard
-error, and on how many the second is lower. A reading of reports, not a test.
+error, and on how many the second is lower.
+A reading of reports, not a test.
 
     .venv/bin/python evidence/ratio_widths.py results/lua-vms-1.json [more.json ...] [--within 0.05] [--means]
+    .venv/bin/python evidence/ratio_widths.py reports/*.json --benchmarks nbody
     .venv/bin/python evidence/ratio_widths.py separate-1.json separate-2.json --versus twins-1.json twins-2.json
 """
 
@@ -39,10 +41,12 @@ def main() -> None:
                     "mechanism and benchmark, with its standard error")
     ap.add_argument("--versus", type=Path, nargs="+", metavar="REPORT", help="a second pool: its estimates over "
                     "the first pool's, per mechanism")
+    ap.add_argument("--benchmarks", default=None, help="comma-separated: read only these benchmarks' ratios")
     args = ap.parse_args()
-    by_mechanism, audits, readings = _pool(args.report)
+    only = set(args.benchmarks.split(",")) if args.benchmarks else None
+    by_mechanism, audits, readings = _pool(args.report, only)
     if args.versus:
-        _versus(by_mechanism, _pool(args.versus)[0])
+        _versus(by_mechanism, _pool(args.versus, only)[0])
         return
     print(f"| mechanism | ratios with an interval | median half-width | largest | within ±{args.within:.0%} "
           "| executions or blocks (median) | sd within / between blocks (medians) | a round (benchmarks' medians) |"
@@ -70,8 +74,9 @@ def main() -> None:
         _means(by_mechanism)
 
 
-def _pool(paths: list[Path]) -> tuple[dict[str, list[dict]], list[dict], list[float]]:
-    """The reports' ratio cells by mechanism (the baseline's own left out), their audits, and the speed readings."""
+def _pool(paths: list[Path], only: set[str] | None = None) -> tuple[dict[str, list[dict]], list[dict], list[float]]:
+    """The reports' ratio cells by mechanism (the baseline's own left out; with `only`, those benchmarks' alone),
+    their audits, and the speed readings."""
     by_mechanism: dict[str, list[dict]] = {}
     audits, readings = [], []
     for path in paths:
@@ -79,7 +84,8 @@ def _pool(paths: list[Path]) -> tuple[dict[str, list[dict]], list[dict], list[fl
         audits.append(report["audit"])
         readings += [r["iteration_s"] for r in report["campaign"].get("speed", []) if r["iteration_s"]]
         for cell in report["cells"]:
-            if cell["ratio"] and cell["mechanism"] != report["baseline"]:
+            wanted = only is None or cell["benchmark"] in only
+            if cell["ratio"] and cell["mechanism"] != report["baseline"] and wanted:
                 by_mechanism.setdefault(cell["mechanism"], []).append(cell)
     return by_mechanism, audits, readings
 
