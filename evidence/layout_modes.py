@@ -54,8 +54,7 @@ def main() -> None:
     modes = classify(found, args.by)
     fast_range, slow_range = pad_range(args.fast_range), pad_range(args.slow_range)
     print(f"{len(found)} processes of {args.benchmark}; a mode is more than {args.by:.0%} from its mechanism's "
-          "median: " + ", ".join(f"{m} {statistics.median(p.steady_s for p in found if p.mechanism == m) * 1e3:.2f} ms"
-                                 for m in sorted({p.mechanism for p in found})))
+          "median: " + ", ".join(f"{m} {s * 1e3:.2f} ms" for m, s in sorted(centres(found).items())))
     print("\n| heap pad | processes | fast | slow |\n|---|---|---|---|")
     for (start, end), counts in by_pad(found, modes, args.width):
         print(f"| {start}–{end} | {counts['all']} | {counts[FAST]} | {counts[SLOW]} |")
@@ -92,9 +91,17 @@ def processes(path: Path, benchmark: str, tail: int) -> list[Process]:
         store.close()
 
 
+def centres(found: list[Process]) -> dict[str, float]:
+    """Each mechanism's median steady speed over its processes."""
+    by_mechanism: dict[str, list[float]] = collections.defaultdict(list)
+    for p in found:
+        by_mechanism[p.mechanism].append(p.steady_s)
+    return {m: statistics.median(v) for m, v in by_mechanism.items()}
+
+
 def classify(found: list[Process], by: float) -> dict[Process, str]:
     """Each process's mode against its mechanism's median over all of them."""
-    centre = {m: statistics.median(p.steady_s for p in found if p.mechanism == m) for m in {p.mechanism for p in found}}
+    centre = centres(found)
     return {p: FAST if p.steady_s < centre[p.mechanism] * (1 - by)
             else SLOW if p.steady_s > centre[p.mechanism] * (1 + by) else USUAL for p in found}
 

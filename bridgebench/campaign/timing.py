@@ -148,7 +148,7 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
     # where the mechanisms answer a layout alike (a VM and its twin, one program before and after a change), the
     # block's ratio no longer carries it (methodology §13, LuaJIT's nbody).
     options = replace(options, pairing=paired,
-                      layout=layout_ or ((SHARED if paired == LOCKSTEP else DRAWN) if timed else FIXED),
+                      layout=layout_ or (SHARED if paired == LOCKSTEP else DRAWN if timed else FIXED),
                       turns=turns or SEPARATE)
     given = (until_ci, max_process_executions, max_time_s, until_decided or None)
     if budget.until_ci is not None or any(v is not None for v in given):
