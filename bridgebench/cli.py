@@ -183,15 +183,17 @@ def check(study_name: opt.StudyArg, benchmarks: opt.BenchmarksOpt = None, mechan
 
 def _campaign(kind: Kind, study_name: str, new_options: Callable[[Study], Options], resume: bool,
               campaign_id: int | None, report_dir: Path, build_dir: Path | None, store_path: str, as_json: bool,
-              seed: int | None = None, exclude_disturbed: bool = False, wide: bool = False) -> None:
-    """`run` and `load`: start a campaign of this kind or resume one, then write its reports and print it."""
+              seed: int | None = None, exclude_disturbed: bool = False, wide: bool = False,
+              more_time_s: float | None = None) -> None:
+    """`run` and `load`: start a campaign of this kind or resume one (`more_time_s`: with its time cap raised to
+    that), then write its reports and print it."""
     study = _study(study_name)
     opt.writable_folder(report_dir, "--report-dir")
     chosen = None if resume else new_options(study)  # refused before a store is opened (or created)
     store, listener = _store(store_path), _listener(as_json)
     lifecycle.signals_interrupt()
     if chosen is None:
-        cid = lifecycle.resume(kind, study, store, campaign_id, build_dir, listener)
+        cid = lifecycle.resume(kind, study, store, campaign_id, build_dir, listener, more_time_s)
     else:
         cid = lifecycle.start(kind, study, store, chosen, build_dir, listener)
     result = kind.analyse(store, cid, seed=seed, exclude_disturbed=exclude_disturbed)
@@ -225,7 +227,7 @@ def run(study_name: opt.StudyArg, quick: opt.QuickOpt = False, budget: opt.Budge
                                   layout_=layout, turns=turns)
 
     _campaign(TIMING, study_name, options, resume, campaign_id, report_dir, build_dir, store_path, as_json, seed,
-              exclude_disturbed, wide)
+              exclude_disturbed, wide, opt.seconds(max_time, "--max-time") if resume else None)
 
 
 @command()

@@ -53,7 +53,9 @@ StudyBuildDirOpt = Annotated[Path | None, typer.Option("--build-dir", help="Wher
 ReportDirOpt = Annotated[Path, typer.Option(help="Where the reports are written.")]
 ResumeCampaignOpt = Annotated[int | None, typer.Option("--campaign", help="With --resume: which one.")]
 MaxTimeOpt = Annotated[str | None, typer.Option("--max-time", help="Adaptive: stop when the process executions "
-                                                "have taken this long (600, 10m, 1h).")]
+                                                "have taken this long (600, 10m, 1h). With --resume: raise the "
+                                                "campaign's cap to this, even once it is complete, so that its "
+                                                "cells stopped out of time go on.")]
 PairingOpt = Annotated[str | None, typer.Option(
     "--pairing", metavar="lockstep|sequential", help="lockstep (timed, with a baseline: the default): a "
     "benchmark's mechanisms run as live processes on one CPU taking turns iteration by iteration; sequential: "
@@ -84,7 +86,8 @@ RunUntilOpt = Annotated[str | None, typer.Option("--until", help="Adaptive: more
     metavar="ci=SHARE|decided")]
 RunMaxExecutionsOpt = Annotated[int | None, typer.Option("--max-executions", min=1, help="Adaptive: at most "
     "this many process executions per cell.")]
-RunResumeOpt = Annotated[bool, typer.Option("--resume", help="Continue the latest unfinished campaign.")]
+RunResumeOpt = Annotated[bool, typer.Option("--resume", help="Continue the latest unfinished campaign (with "
+                                            "--max-time, the latest campaign, with more time).")]
 LoadBudgetOpt = Annotated[str, typer.Option(help="A load budget named in the study's [load].")]
 LoadDurationOpt = Annotated[float | None, typer.Option(help="Seconds recorded per load run.", min=0.001)]
 LoadWarmupOpt = Annotated[float | None, typer.Option(help="Seconds sent, not recorded, before.", min=0)]

@@ -33,6 +33,7 @@ class AdaptiveBudget:
     growth: float = 1.0  # when a ratio is judged (look_points): 1, after every round
     within: float | None = None  # a ratio decided faster or slower settles once its CI is within ±this too
     nearest_first: bool = False  # when the time left cannot decide every ratio, the nearest get blocks first
+    earlier_max_time_s: tuple[float, ...] = ()  # the caps it had before resumes raised it, oldest first
 
     @property
     def looks(self) -> int:
@@ -153,6 +154,8 @@ class TimingOptions:
     later_steady: int | None = None
     nearest_first: bool = False  # adaptive, aimed at the question: campaign/nearest.py
     replace_dropped: bool = False  # fixed: blocks that count for no ratio are replaced (campaign/replace.py)
+    # adaptive: the time caps it had before `run --resume --max-time` raised it, oldest first (engine.resumable)
+    earlier_max_time_s: tuple[float, ...] = ()
 
     @property
     def cpu_timed(self) -> bool:
@@ -181,12 +184,13 @@ class TimingOptions:
         return AdaptiveBudget(self.process_executions, self.until_ci,
                               self.max_process_executions or self.process_executions, self.max_time_s or 0.0,
                               self.randomise, self.seed, self.until_decided, self.look_growth, self.decided_within,
-                              self.nearest_first)
+                              self.nearest_first, self.earlier_max_time_s)
 
     @classmethod
     def from_stored(cls, stored: dict[str, Any]) -> TimingOptions:
         return cls(**{**stored, "benchmarks": tuple(stored["benchmarks"]), "mechanisms": tuple(stored["mechanisms"]),
-                      "delta_by_length": tuple(tuple(e) for e in stored.get("delta_by_length", ()))})
+                      "delta_by_length": tuple(tuple(e) for e in stored.get("delta_by_length", ())),
+                      "earlier_max_time_s": tuple(stored.get("earlier_max_time_s", ()))})
 
 
 @dataclass(frozen=True)

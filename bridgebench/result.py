@@ -103,6 +103,7 @@ class AdaptiveSummary:
     until_decided: bool = False  # aimed at the question: a cell with a ratio settles when it is decided
     look_points: tuple[int, ...] = ()  # …judged only at these counts of executions (): after every round)
     decided_within: float | None = None  # …and, decided faster or slower, once its CI is within ±this
+    earlier_max_time_s: tuple[float, ...] = ()  # the time caps it had before resumes raised it, oldest first
 
 
 # --- JSON: dataclasses <-> plain data, driven by the type hints (every kind's result) -----------------------
@@ -164,7 +165,7 @@ def with_decisions(store: Store, campaign_id: int, budget: AdaptiveBudget | None
                                 max((d["round"] for d in last.values()), default=-1) + 1, dict(states),
                                 budget.until_decided,
                                 look_points(budget.first, budget.cap, budget.growth) if budget.growth > 1 else (),
-                                budget.within)
+                                budget.within, budget.earlier_max_time_s)
 
 
 class StoredResult(Protocol):

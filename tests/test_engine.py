@@ -76,6 +76,46 @@ def test_a_timing_campaign_keeps_its_options_and_its_old_config_shape(basic_stud
     assert LoadOptions("b", 1, 0.0, 1.0, ("x",)).adaptive is None
 
 
+def test_a_resume_with_more_time_raises_an_adaptive_cap_and_goes_on_past_done(basic_study: Path,
+                                                                               tmp_path: Path) -> None:
+    study = read_study(basic_study)
+    store = Store(tmp_path / "s.sqlite")
+    options = timing.options_for(study, "quick", None, None, until_ci=0.05, max_time_s=60.0)
+    cid = engine.create(store, TIMING, study, options, _builds(list(options.mechanisms)), [])
+    store.record_decisions(cid, 0, [("ok", "a", 2, "flat", None, "out of time", "its next execution would pass"),
+                                    ("ok", "b", 2, "flat", None, "settled", "CI within")])
+    store.set_state(cid, "done")
+    with pytest.raises(CampaignError, match=re.escape("no unfinished timing campaign to resume in "
+                                                      f"{store.path}; campaign {cid} stopped 1 of its cells out of "
+                                                      "time: `--resume --max-time T` gives them more")):
+        engine.resumable(store, TIMING, study, None)
+    with pytest.raises(CampaignError, match=re.escape("already complete; 1 of its cells stopped out of time: "
+                                                      "`--resume --max-time T` gives them more")):
+        engine.resumable(store, TIMING, study, cid)
+    with pytest.raises(CampaignError, match="already had 60 s; give more"):
+        engine.resumable(store, TIMING, study, None, 60.0)
+    with pytest.raises(CampaignError, match="expected at most a week"):
+        engine.resumable(store, TIMING, study, cid, 1e9)
+    chosen, raised = engine.resumable(store, TIMING, study, None, 90.0)  # the latest, though it is done
+    assert (chosen, raised) == (cid, engine.raised(options, 90.0, cid))
+    assert isinstance(raised, TimingOptions) and (raised.max_time_s, raised.earlier_max_time_s) == (90.0, (60.0,))
+    assert raised.adaptive is not None and raised.adaptive.earlier_max_time_s == (60.0,)
+    assert read(store.campaign(cid)).options == options  # stored only by the harness that owns the campaign
+    with engine.session() as held:
+        held.resume(store, TIMING, study, cid, 90.0)
+    assert read(store.campaign(cid)).options == raised
+    with engine.session() as held:  # again: the caps it had, oldest first
+        assert held.resume(store, TIMING, study, cid, 120.0).earlier_max_time_s == (60.0, 90.0)  # type: ignore[union-attr]
+
+    fixed = engine.create(store, TIMING, study, timing.options_for(study, "quick", None, None),
+                          _builds(["a", "b"]), [])
+    with pytest.raises(CampaignError, match="has no adaptive budget, so no time cap to raise"):
+        engine.resumable(store, TIMING, study, fixed, 90.0)
+    store.set_state(fixed, "done")
+    with pytest.raises(CampaignError, match="none of its cells stopped out of time: more time would run nothing"):
+        engine.resumable(store, TIMING, study, fixed, 90.0)
+
+
 def test_the_run_state_is_done_or_interrupted(tmp_path: Path, basic_study: Path) -> None:
     study = read_study(basic_study)
     store = Store(tmp_path / "s.sqlite")

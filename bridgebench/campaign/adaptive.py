@@ -268,6 +268,16 @@ class _Clock:
         return not self.fits((task.benchmark, task.mechanism))
 
 
+def reopened(state: dict[Cell, str], baseline: str | None) -> dict[Cell, str]:
+    """A resumed campaign's cells as its next round judges them: those that stopped out of time are open again
+    (the round re-judges them against the clock, so under the same cap they stop again without running; under a
+    raised one they go on), and so is the baseline of a benchmark with a ratio open again, which its ratios
+    need."""
+    out = {c: OPEN if s == OUT_OF_TIME else s for c, s in state.items()}
+    again = {b for (b, m), s in out.items() if s == OPEN and m != baseline}
+    return {(b, m): OPEN if m == baseline and b in again else s for (b, m), s in out.items()}
+
+
 def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudget, run_tasks: RunTasks,
         baseline: str | None = None, judge: Judge | None = None) -> None:
     """Run the campaign's rounds until every cell is settled, capped, failing or out of time. `judge`: the
@@ -279,6 +289,7 @@ def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudge
     state: dict[Cell, str] = {}
     for d in history:  # a resumed campaign: where each cell stood after the last judged round
         state[(d["benchmark"], d["mechanism"])] = d["state"]
+    state = reopened(state, baseline if aimed else None)
     round_ = max((d["round"] for d in history), default=-1) + 1
     waited_since = nearest.waiting_since(history)  # a benchmark waiting for nearer answers: since which round
     clock = _Clock(store, campaign_id, max_time_s)

@@ -6,7 +6,7 @@ The rules that hold for every kind live here once:
 - a campaign is *running* while a harness runs it, *interrupted* when the harness stopped before its plan
   was run (Ctrl-C, a kill, an error), and *done* when every planned execution is stored;
 - a campaign resumes only with the study file it started with, its mechanisms built as they were, and a
-  harness that owns it (store.claim);
+  harness that owns it (store.claim); a finished one only to give its cells that stopped out of time more time;
 - an execution is stored in one transaction as soon as it ends; one that another harness stored first is
   not stored twice, and a value the store cannot hold makes that execution a protocol violation, not the
   campaign's end.
@@ -23,10 +23,10 @@ from bridgebench.build import BuildResult
 from bridgebench.campaign import adaptive, kinds
 from bridgebench.campaign.kind import CampaignError, CheckRow, Execute, Kind
 from bridgebench.locks import Lock
-from bridgebench.options import CampaignConfig, Options, read
+from bridgebench.options import CampaignConfig, Options, TimingOptions, read
 from bridgebench.runner import PROTOCOL, Execution, Task
 from bridgebench.store import AlreadyStored, Campaign, Store
-from bridgebench.study import Study
+from bridgebench.study import MAX_TIMEOUT_S, Study
 from bridgebench.timing.lockstep import lock_cpu
 
 OnExecution = Callable[[Task, Execution], None]
@@ -56,14 +56,21 @@ def require_unchanged(study: Study, campaign: Campaign, what: str) -> None:
         raise CampaignError(f"{study.path} has changed since campaign {campaign.id} started; {what}")
 
 
-def resumable(store: Store, kind: Kind, study: Study, campaign_id: int | None) -> tuple[int, Options]:
+def resumable(store: Store, kind: Kind, study: Study, campaign_id: int | None, max_time_s: float | None = None
+              ) -> tuple[int, Options]:
     """The campaign `--resume` continues (the given one, else the study's latest unfinished one of this
-    kind) and its options, or a one-line CampaignError saying why there is none."""
+    kind) and its options, or a one-line CampaignError saying why there is none. With `max_time_s`, an adaptive
+    campaign's time cap is raised to it (raised()), and a finished one whose cells stopped out of time (the
+    study's latest, when none is unfinished) goes on; Session.resume stores the raised cap once it owns it."""
+    mine = [c for c in store.campaigns(study.name) if read(c).kind == kind.name]
     if campaign_id is None:
-        unfinished = [c for c in store.campaigns(study.name) if c.state != "done" and read(c).kind == kind.name]
-        if not unfinished:
-            raise CampaignError(f"{study.name}: no unfinished {kind.noun} to resume in {store.path}")
-        campaign = unfinished[-1]
+        unfinished = [c for c in mine if c.state != "done"]
+        if not unfinished and not (max_time_s is not None and mine):
+            timed_out = _out_of_time(store, mine[-1].id) if mine else 0
+            more = (f"; campaign {mine[-1].id} stopped {timed_out} of its cells out of time: `--resume --max-time T` "
+                    "gives them more" if timed_out else "")
+            raise CampaignError(f"{study.name}: no unfinished {kind.noun} to resume in {store.path}{more}")
+        campaign = (unfinished or mine)[-1]
     else:
         campaign = store.campaign(campaign_id)
     if campaign.study != study.name:
@@ -72,10 +79,43 @@ def resumable(store: Store, kind: Kind, study: Study, campaign_id: int | None) -
     if other.name != kind.name:
         raise CampaignError(f"campaign {campaign.id} is a {other.noun}: `bridgebench {other.command} {study.argument} "
                             "--resume`")
-    if campaign.state == "done":
-        raise CampaignError(f"campaign {campaign.id} is already complete")
+    timed_out = _out_of_time(store, campaign.id)
+    if campaign.state == "done" and max_time_s is None:
+        more = (f"; {timed_out} of its cells stopped out of time: `--resume --max-time T` gives them more"
+                if timed_out else "")
+        raise CampaignError(f"campaign {campaign.id} is already complete{more}")
     require_unchanged(study, campaign, "start a new campaign (a resumed one must measure the same thing)")
-    return campaign.id, read(campaign).options
+    options = read(campaign).options
+    if max_time_s is not None:
+        if campaign.state == "done" and not timed_out:
+            raise CampaignError(f"campaign {campaign.id} is complete and none of its cells stopped out of time: more "
+                                "time would run nothing")
+        options = raised(options, max_time_s, campaign.id)
+    return campaign.id, options
+
+
+def raised(options: Options, max_time_s: float, campaign_id: int) -> Options:
+    """The options with the adaptive time cap raised to max_time_s, the old cap kept (earlier_max_time_s). The
+    intervals do not change: a ratio is judged at the same look points whatever the time, and the confidence
+    that makes all of them hold together (adaptive.stopping_confidence) counts every look up to the cap of
+    process executions, so more time only lets more of those looks happen."""
+    if not isinstance(options, TimingOptions):
+        raise CampaignError(f"--max-time: campaign {campaign_id} is not a timing campaign; only those are resumed with "
+                            "more time")
+    old = options.max_time_s
+    if options.until_ci is None or old is None:
+        raise CampaignError(f"--max-time: campaign {campaign_id} has no adaptive budget, so no time cap to raise")
+    if max_time_s <= old:
+        raise CampaignError(f"--max-time {max_time_s:g} s: campaign {campaign_id} already had {old:g} s; give more")
+    if max_time_s > MAX_TIMEOUT_S * 7:
+        raise CampaignError(f"--max-time {max_time_s:g} s: expected at most a week")
+    return replace(options, max_time_s=max_time_s, earlier_max_time_s=(*options.earlier_max_time_s, old))
+
+
+def _out_of_time(store: Store, campaign_id: int) -> int:
+    """How many of the campaign's cells its adaptive budget last left out of time."""
+    last = {(d["benchmark"], d["mechanism"]): d["state"] for d in store.decisions(campaign_id)}
+    return sum(state == adaptive.OUT_OF_TIME for state in last.values())
 
 
 def verify_builds(store: Store, campaign_id: int, builds: dict[str, BuildResult]) -> None:
@@ -101,11 +141,14 @@ class Session:
             self.owner = store.claim(self.campaign_id)
         return self.campaign_id
 
-    def resume(self, store: Store, kind: Kind, study: Study, campaign_id: int | None) -> Options:
+    def resume(self, store: Store, kind: Kind, study: Study, campaign_id: int | None,
+               max_time_s: float | None = None) -> Options:
         """Choose the campaign to resume and own it, as one step."""
         with store.planning():
-            self.campaign_id, options = resumable(store, kind, study, campaign_id)
+            self.campaign_id, options = resumable(store, kind, study, campaign_id, max_time_s)
             self.owner = store.claim(self.campaign_id)
+            if max_time_s is not None:  # the raised cap, stored once the campaign is this harness's
+                store.set_options(self.campaign_id, asdict(options))
         return options
 
 

@@ -187,11 +187,11 @@ def start(kind: Kind, study: Study, store: Store, options: Options, build_dir: P
 
 
 def resume(kind: Kind, study: Study, store: Store, campaign_id: int | None, build_dir: Path | None,
-           listener: Listener = QUIET) -> int:
+           listener: Listener = QUIET, max_time_s: float | None = None) -> int:
     """Continue the given campaign, or the study's latest unfinished one of this kind, with its mechanisms
-    built as they were; its id."""
+    built as they were; its id. `max_time_s`: its adaptive time cap raised to this (engine.resumable)."""
     def begin(held: engine.Session) -> tuple[int, Options, dict[str, BuildResult]]:
-        options = held.resume(store, kind, study, campaign_id)
+        options = held.resume(store, kind, study, campaign_id, max_time_s)
         builds = build(study, build_dir, list(options.mechanisms), listener)
         assert held.campaign_id is not None  # resume() chose one or raised
         engine.verify_builds(store, held.campaign_id, builds)

@@ -359,6 +359,13 @@ class Store:
         found = [c for c in self.campaigns(study) if not unfinished or c.state != "done"]
         return found[-1] if found else None
 
+    def set_options(self, campaign_id: int, options: dict[str, Any]) -> None:
+        """Replace the options in the campaign's stored config (a resume that raises its time cap)."""
+        config = {**self.campaign(campaign_id).config, "options": options}
+        with self.transaction() as db:
+            db.execute("UPDATE campaign SET config_json=? WHERE id=?",
+                       (json.dumps(config, sort_keys=True), campaign_id))
+
     def set_state(self, campaign_id: int, state: str) -> None:
         finished = time.time() if state == "done" else None
         with self.transaction() as db:

@@ -529,15 +529,28 @@ def few_executions_line(result: Analysis) -> str | None:
             "differ; docs/methodology.md §6). More process executions, not more iterations, give them one")
 
 
+def raised_line(earlier: tuple[float, ...]) -> str:
+    """What a campaign's time cap was before `run --resume --max-time` raised it, if it was."""
+    if not earlier:
+        return ""
+    caps = ", then ".join(f"{s:g} s" for s in earlier)
+    return f" ({caps} until resumed with more time: `run --resume --max-time`)"
+
+
 def adaptive_line(result: Analysis) -> str | None:
-    """What an adaptive budget did, then the rule it followed: two sentences, the outcome first."""
+    """What an adaptive budget did (and, where cells stopped out of time, how to give them more), then the rule it
+    followed: the outcome first."""
     a = result.adaptive
     if not a:
         return None
     states = ", ".join(f"{n} {s}" for s, n in sorted(a.states.items()))
     outcome = (f"adaptive budget: {a.rounds} round{'s' if a.rounds != 1 else ''} judged, then {states}; "
                f"{a.first_process_executions} to at most {a.max_process_executions} process executions a cell, "
-               f"at most {a.max_time_s:g} s of executions in all.")
+               f"at most {a.max_time_s:g} s of executions in all{raised_line(a.earlier_max_time_s)}.")
+    timed_out = a.states.get("out of time", 0)
+    if timed_out:  # what more time would take, in the command that gives it (engine.resumable)
+        outcome += (f" `bridgebench run {result.campaign.study} --resume --max-time T`, T above {a.max_time_s:g} s, "
+                    f"gives the {timed_out} cell{'s' if timed_out != 1 else ''} stopped out of time more.")
     pct = f"{result.confidence:.0%}"
     if not a.until_decided:
         return f"{outcome} Each cell ran until its {pct} CI was within ±{a.until_ci:.1%} and its class held."
