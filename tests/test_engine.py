@@ -100,12 +100,14 @@ def test_a_resume_with_more_time_raises_an_adaptive_cap_and_goes_on_past_done(ba
     assert (chosen, raised) == (cid, engine.raised(options, 90.0, cid))
     assert isinstance(raised, TimingOptions) and (raised.max_time_s, raised.earlier_max_time_s) == (90.0, (60.0,))
     assert raised.adaptive is not None and raised.adaptive.earlier_max_time_s == (60.0,)
-    assert read(store.campaign(cid)).options == options  # stored only by the harness that owns the campaign
     with engine.session() as held:
-        held.resume(store, TIMING, study, cid, 90.0)
+        assert held.resume(store, TIMING, study, cid, 90.0) == raised
+    # stored only once the resume is past its checks (lifecycle.resume: its mechanisms built as they were)
+    assert read(store.campaign(cid)).options == options
+    engine.keep_options(store, cid, raised)
     assert read(store.campaign(cid)).options == raised
-    with engine.session() as held:  # again: the caps it had, oldest first
-        assert held.resume(store, TIMING, study, cid, 120.0).earlier_max_time_s == (60.0, 90.0)  # type: ignore[union-attr]
+    again = engine.resumable(store, TIMING, study, cid, 120.0)[1]  # the caps it had, oldest first
+    assert isinstance(again, TimingOptions) and again.earlier_max_time_s == (60.0, 90.0)
 
     fixed = engine.create(store, TIMING, study, timing.options_for(study, "quick", None, None),
                           _builds(["a", "b"]), [])
@@ -114,6 +116,20 @@ def test_a_resume_with_more_time_raises_an_adaptive_cap_and_goes_on_past_done(ba
     store.set_state(fixed, "done")
     with pytest.raises(CampaignError, match="none of its cells stopped out of time: more time would run nothing"):
         engine.resumable(store, TIMING, study, fixed, 90.0)
+
+
+def test_a_resume_refused_on_its_way_leaves_the_time_cap_as_it_was(basic_study: Path, tmp_path: Path) -> None:
+    study = read_study(basic_study)
+    store = Store(tmp_path / "s.sqlite")
+    options = timing.options_for(study, "quick", None, None, until_ci=0.05, max_time_s=60.0)
+    cid = engine.create(store, TIMING, study, options, _builds(list(options.mechanisms)), [])
+    store.record_decisions(cid, 0, [("ok", "a", 2, "flat", None, "out of time", "its next execution would pass")])
+    store.set_state(cid, "done")
+    # the campaign's mechanisms were stored with other builds than these (_builds' hashes): refused
+    with pytest.raises(CampaignError, match="mechanism a is not built as it was when campaign 1 started"):
+        lifecycle.resume(TIMING, study, store, cid, tmp_path / "build", max_time_s=90.0)
+    assert read(store.campaign(cid)).options == options  # a second try may ask for 90 s again
+    assert engine.resumable(store, TIMING, study, cid, 90.0)[1] == engine.raised(options, 90.0, cid)
 
 
 def test_the_run_state_is_done_or_interrupted(tmp_path: Path, basic_study: Path) -> None:

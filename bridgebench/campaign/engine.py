@@ -61,7 +61,7 @@ def resumable(store: Store, kind: Kind, study: Study, campaign_id: int | None, m
     """The campaign `--resume` continues (the given one, else the study's latest unfinished one of this
     kind) and its options, or a one-line CampaignError saying why there is none. With `max_time_s`, an adaptive
     campaign's time cap is raised to it (raised()), and a finished one whose cells stopped out of time (the
-    study's latest, when none is unfinished) goes on; Session.resume stores the raised cap once it owns it."""
+    study's latest, when none is unfinished) goes on; keep_options stores the raised cap once it is safe to."""
     mine = [c for c in store.campaigns(study.name) if read(c).kind == kind.name]
     if campaign_id is None:
         unfinished = [c for c in mine if c.state != "done"]
@@ -112,6 +112,13 @@ def raised(options: Options, max_time_s: float, campaign_id: int) -> Options:
     return replace(options, max_time_s=max_time_s, earlier_max_time_s=(*options.earlier_max_time_s, old))
 
 
+def keep_options(store: Store, campaign_id: int, options: Options) -> None:
+    """Store a resumed campaign's options where resuming changed them (a raised time cap): once its harness owns
+    it and its mechanisms are verified, so that a resume refused on the way changes nothing."""
+    if options != read(store.campaign(campaign_id)).options:
+        store.set_options(campaign_id, asdict(options))
+
+
 def _out_of_time(store: Store, campaign_id: int) -> int:
     """How many of the campaign's cells its adaptive budget last left out of time."""
     last = {(d["benchmark"], d["mechanism"]): d["state"] for d in store.decisions(campaign_id)}
@@ -147,8 +154,6 @@ class Session:
         with store.planning():
             self.campaign_id, options = resumable(store, kind, study, campaign_id, max_time_s)
             self.owner = store.claim(self.campaign_id)
-            if max_time_s is not None:  # the raised cap, stored once the campaign is this harness's
-                store.set_options(self.campaign_id, asdict(options))
         return options
 
 

@@ -195,6 +195,7 @@ def resume(kind: Kind, study: Study, store: Store, campaign_id: int | None, buil
         builds = build(study, build_dir, list(options.mechanisms), listener)
         assert held.campaign_id is not None  # resume() chose one or raised
         engine.verify_builds(store, held.campaign_id, builds)
+        engine.keep_options(store, held.campaign_id, options)
         return held.campaign_id, options, builds
 
     return _run(kind, study, store, begin, listener)
