@@ -53,6 +53,8 @@ def test_a_load_campaign_is_stored_typed_and_resumed_only_as_one(tmp_path: Path)
     with pytest.raises(CampaignError, match="no unfinished timing campaign"):
         engine.resumable(store, TIMING, study, None)
     assert engine.resumable(store, LOAD, study, None) == (cid, options)
+    with pytest.raises(CampaignError, match="is not a timing campaign; only those are resumed with more time"):
+        engine.resumable(store, LOAD, study, cid, 90.0)
 
     (tmp_path / "study" / "study.toml").write_text((tmp_path / "study" / "study.toml").read_text()
                                                    .replace("connections = 4", "connections = 5"))

@@ -62,8 +62,8 @@ def resumable(store: Store, kind: Kind, study: Study, campaign_id: int | None, m
     kind) and its options, or a one-line CampaignError saying why there is none. With `max_time_s`, an adaptive
     campaign's time cap is raised to it (raised()), and a finished one whose cells stopped out of time (the
     study's latest, when none is unfinished) goes on; keep_options stores the raised cap once it is safe to."""
-    mine = [c for c in store.campaigns(study.name) if read(c).kind == kind.name]
     if campaign_id is None:
+        mine = [c for c in store.campaigns(study.name) if read(c).kind == kind.name]
         unfinished = [c for c in mine if c.state != "done"]
         if not unfinished and not (max_time_s is not None and mine):
             timed_out = _out_of_time(store, mine[-1].id) if mine else 0
