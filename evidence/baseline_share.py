@@ -26,20 +26,15 @@ from pathlib import Path
 
 from bridgebench.stats.lockstep import block_log_ratio
 from bridgebench.store import Store
-from bridgebench.timing.analysis import Rounds, Series, current_analysis
+from bridgebench.timing.analysis import Rounds, Series, current_analysis, lockstep_blocks
 
 KS = (2, 3, 4)
 
 
 def values(base: Rounds, other: Rounds) -> dict[str, float]:
-    """Each block's log ratio other / base, over the rounds both were steady, by the block's token."""
-    out = {}
-    for r in sorted(set(base) & set(other)):
-        a, b = base[r], other[r]
-        both = sorted(set(a.turns) & set(b.turns))
-        if a.block is not None and a.block == b.block and both:
-            out[a.block] = block_log_ratio([a.turns[i] for i in both], [b.turns[i] for i in both])
-    return out
+    """Each block's log ratio other / base, over the rounds both were steady, by the block's token (as the
+    analysis pairs them)."""
+    return {block: block_log_ratio(a, b) for block, (a, b) in lockstep_blocks(base, other).items()}
 
 
 def to_two(base: Rounds, twin: Rounds, other: Rounds) -> dict[str, tuple[float, float]]:

@@ -36,15 +36,21 @@ from bridgebench.timing.analysis import Series, current_analysis, first_warmup
 from bridgebench.timing.result import Run
 
 
-def two_block_lead(firsts: list[Run]) -> int | None:
-    """The longest warm-up that first executions of two or more blocks reached: each block's longest (its flat
-    or warming-up executions'), then the second longest of those (the longest when there is one block)."""
+def block_warmups(firsts: list[Run]) -> list[int]:
+    """Each first block's longest warm-up (its flat or warming-up executions'), longest first; an execution that
+    ran alone counts as a block of its own."""
     by_block: dict[str, int] = {}
     for r in firsts:
         if r.kind in (FLAT, WARMUP) and r.steady_iteration is not None:
             key = r.block or f"alone {r.execution_id}"
             by_block[key] = max(by_block.get(key, 0), r.steady_iteration - 1)
-    longest = sorted(by_block.values(), reverse=True)
+    return sorted(by_block.values(), reverse=True)
+
+
+def two_block_lead(firsts: list[Run]) -> int | None:
+    """The longest warm-up that first executions of two or more blocks reached: the second longest of the blocks'
+    (block_warmups; the longest when there is one block)."""
+    longest = block_warmups(firsts)
     return longest[1] if len(longest) > 1 else (longest[0] if longest else None)
 
 
@@ -91,19 +97,16 @@ def main() -> None:
                             later_s += float(np.sum(t))
                             in_leads += float(np.sum(t[:r.lead]))
                             saved += float(np.sum(t[shorter:r.lead]))
-                    mine = [r for r in c.per_execution if r.pexec < first and r.kind is not None]
+                    mine = {r.execution_id: (r, series.times(r)) for r in c.per_execution
+                            if r.pexec < first and r.kind is not None}
                     if mine:
-                        moves[c.mechanism] = float(np.mean([move(series.times(r), shorter, longest, args.steady)
-                                                            for r in mine]))
+                        moves[c.mechanism] = float(np.mean([move(t, shorter, longest, args.steady)
+                                                            for _, t in mine.values()]))
                         # the same reading between two windows both past the longest warm-up: its noise
-                        later = [r for r in mine if r.iterations >= longest + 2 * args.steady]
+                        later = [t for r, t in mine.values() if r.iterations >= longest + 2 * args.steady]
                         if later:
-                            placebo[c.mechanism] = float(np.mean([move(series.times(r), longest + args.steady, longest,
-                                                                       args.steady) for r in later]))
-                blocks = defaultdict(int)
-                for r in firsts:
-                    if r.kind in (FLAT, WARMUP) and r.steady_iteration is not None:
-                        blocks[r.block] = max(blocks[r.block], r.steady_iteration - 1)
+                            placebo[c.mechanism] = float(np.mean([move(t, longest + args.steady, longest, args.steady)
+                                                                  for t in later]))
                 names = sorted(moves)
                 ratio = (f"{math.exp(moves[names[1]] - moves[names[0]]):.4f} ({names[1]}/{names[0]})"
                          if len(names) == 2 else "—")
@@ -111,7 +114,7 @@ def main() -> None:
                     ratio_moves.append(moves[names[1]] - moves[names[0]])
                     if sorted(placebo) == names:
                         noise.append(placebo[names[1]] - placebo[names[0]])
-                print(f"| {benchmark} | {', '.join(str(v) for v in sorted(blocks.values(), reverse=True))} | "
+                print(f"| {benchmark} | {', '.join(map(str, block_warmups(firsts)))} | "
                       f"{longest} | {shorter} | {later_s:.1f} | {in_leads:.1f} | {saved:.1f} | "
                       f"{', '.join(f'{m} {v:+.2%}' for m, v in sorted(moves.items()))} | {ratio} |")
                 totals["later"] += later_s

@@ -127,7 +127,7 @@ def ratio_between(samples_a: Rounds, samples_b: Rounds, *, confidence: float, sa
     means, log scale), with no interval when a side has fewer than stats.executions.MIN_EXECUTIONS.
     Neither rule resamples, so a report and a diff print the same interval for the same pair."""
     shared = sorted(set(samples_a) & set(samples_b))
-    blocks = _lockstep_blocks(samples_a, samples_b, shared) if same_campaign else []
+    blocks = list(lockstep_blocks(samples_a, samples_b).values()) if same_campaign else []
     if blocks:
         return lockstep_ratio(blocks, confidence=confidence)
     if (same_campaign and len(shared) >= PAIRED_MIN_ROUNDS
@@ -138,17 +138,17 @@ def ratio_between(samples_a: Rounds, samples_b: Rounds, *, confidence: float, sa
                                  [float(np.mean(s.steady)) for s in samples_b.values()], confidence=confidence)
 
 
-def _lockstep_blocks(samples_a: Rounds, samples_b: Rounds, shared: list[int]
-                     ) -> list[tuple[list[float], list[float]]]:
-    """The turn means of the rounds where both sides were steady, in every block both sides ran in."""
-    out = []
-    for r in shared:
+def lockstep_blocks(samples_a: Rounds, samples_b: Rounds) -> dict[str, tuple[list[float], list[float]]]:
+    """The turn means of the rounds where both sides were steady, in every block both sides ran in, by the block's
+    token (in the order of the campaign's rounds)."""
+    out = {}
+    for r in sorted(set(samples_a) & set(samples_b)):
         a, b = samples_a[r], samples_b[r]
         if a.block is None or a.block != b.block:
             continue
         both = sorted(set(a.turns) & set(b.turns))
         if both:
-            out.append(([a.turns[i] for i in both], [b.turns[i] for i in both]))
+            out[a.block] = ([a.turns[i] for i in both], [b.turns[i] for i in both])
     return out
 
 
@@ -399,7 +399,7 @@ def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput],
             ratio = ratio_between(base, steady, confidence=confidence, same_campaign=True)
             if ratio.method == LOCKSTEP_METHOD:
                 shared = sorted(set(base) & set(steady))
-                within, between = spread(_lockstep_blocks(base, steady, shared))
+                within, between = spread(list(lockstep_blocks(base, steady).values()))
                 paired = [r for r in shared if base[r].block is not None and base[r].block == steady[r].block]
                 turns = tuple(sorted({(base[r].turn, steady[r].turn) for r in paired}))
                 lasted = [r.round_s for r in cell.per_execution if r.pexec in paired and r.round_s is not None]
