@@ -1,5 +1,10 @@
 """Build each mechanism of a study, cached by a hash of its build steps and inputs.
 
+Two hashes of the same recipe: the folder's *stamp* holds the absolute paths its steps were given (a build
+folder copied elsewhere with its repository may hold binaries that point back), and the *build hash* a campaign
+stores names those paths by their placeholders ({study}, {build}, {probes}, {root}), so that a campaign goes on
+from another checkout of the same code: a fleet's workers, or a repository moved between a run and its resume.
+
 A mechanism whose commands are missing or whose build fails is *unavailable*, with the reason:
 it is reported as such, never dropped or faked.
 """
@@ -30,8 +35,14 @@ class BuildResult:
     reason: str
     version: str
     build_dir: Path
-    build_hash: str
+    build_hash: str  # the recipe, wherever the checkout is: what a campaign stores and compares
     cached: bool
+    stamp: str = ""  # the recipe at this checkout's paths (the cache's key; a campaign stored it before 2026-11-29)
+
+    def built_as(self, stored: str) -> bool:
+        """Whether this build is the one a campaign stored `stored` for (either hash: campaigns stored the
+        path-bound one until 2026-11-29)."""
+        return self.available and bool(stored) and stored in (self.build_hash, self.stamp)
 
 
 def build_values(study: Study, build_dir: Path) -> dict[str, str]:
@@ -64,19 +75,30 @@ def _unavailable_for(mech: Mechanism, missing: list[str]) -> str:
     return f"not found: {', '.join(missing)}{hint}"
 
 
-def _build_hash(study: Study, mech: Mechanism, values: dict[str, str]) -> str:
+def _build_hash(study: Study, mech: Mechanism, values: dict[str, str], portable: bool = False) -> str:
+    """The recipe's hash: its steps, variables and input files; `portable`, with the checkout's paths named by
+    their placeholders instead of spelt out."""
+    shown = {k: "{" + k + "}" for k in values} if portable else values
     digest = hashlib.sha256()
-    for step in expand_all(mech.build, values):
+    for step in expand_all(mech.build, shown):
         digest.update(b"step\0" + step.encode() + b"\0")
     for key, value in sorted(mech.env.items()):
-        digest.update(f"env\0{key}={expand(value, values)}\0".encode())
+        digest.update(f"env\0{key}={expand(value, shown)}\0".encode())
     for pattern in expand_all(mech.build_inputs, values):
         full = pattern if os.path.isabs(pattern) else str(study.dir / pattern)
         for name in sorted(glob.glob(full, recursive=True)):
             if os.path.isfile(name):
-                digest.update(b"input\0" + name.encode() + b"\0")
+                digest.update(b"input\0" + (_placeheld(name, values) if portable else name).encode() + b"\0")
                 digest.update(Path(name).read_bytes())
     return digest.hexdigest()[:16]
+
+
+def _placeheld(name: str, values: dict[str, str]) -> str:
+    """A file's path with the longest of the checkout's folders that holds it named by its placeholder."""
+    for key, folder in sorted(values.items(), key=lambda kv: -len(kv[1])):
+        if name.startswith(folder.rstrip("/") + "/"):
+            return "{" + key + "}" + name[len(folder.rstrip("/")):]
+    return name
 
 
 def _tail(text: str, lines: int = 1) -> str:
@@ -121,12 +143,15 @@ def build_mechanism(study: Study, mech: Mechanism, build_root: Path) -> BuildRes
     build_dir = (build_root / study.name / mech.name).resolve()
     values = build_values(study, build_dir)
 
+    stamp_hash = ""
+
     def unavailable(reason: str, build_hash: str = "") -> BuildResult:
-        return BuildResult(mech.name, False, reason, "", build_dir, build_hash, False)
+        return BuildResult(mech.name, False, reason, "", build_dir, build_hash, False, stamp_hash)
 
     try:
         commands = expand_all(mech.commands, values)
-        build_hash = _build_hash(study, mech, values)
+        build_hash = _build_hash(study, mech, values, portable=True)
+        stamp_hash = _build_hash(study, mech, values)
         steps = expand_all(mech.build, values)
         env = mechanism_env(mech, values)
     except PlaceholderError as err:
@@ -141,17 +166,18 @@ def build_mechanism(study: Study, mech: Mechanism, build_root: Path) -> BuildRes
     # files, in a mechanism's folder or in one its steps share: one builds, the other waits, then finds it
     # cached.
     with FileLock(build_dir.parent / ".building").acquire(blocking=True):
-        cached = stamp.exists() and stamp.read_text().strip() == build_hash
+        cached = stamp.exists() and stamp.read_text().strip() == stamp_hash
         if not cached:
             failed = _run_steps(study, steps, env, build_dir)
             if failed:
                 return unavailable(failed, build_hash)
-            stamp.write_text(build_hash + "\n")
+            stamp.write_text(stamp_hash + "\n")
 
     missing = _missing_commands([c for c in commands if "/" in c])
     if missing:
         return unavailable(_unavailable_for(mech, missing), build_hash)
-    return BuildResult(mech.name, True, "", _version(mech, values, env, study.dir), build_dir, build_hash, cached)
+    return BuildResult(mech.name, True, "", _version(mech, values, env, study.dir), build_dir, build_hash, cached,
+                       stamp_hash)
 
 
 def default_root(study: Study) -> Path:

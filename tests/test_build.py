@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bridgebench.build import build_mechanism
+from bridgebench.study import Study, read_study
 from tests.conftest import start_bridgebench
 
 STUDY = """
@@ -52,3 +54,81 @@ def test_an_outside_study_builds_beside_itself_not_in_the_current_folder(tmp_pat
     assert done.returncode == 0, done.stderr
     assert (study / "build" / "slow-build" / "a" / "made").is_file()
     assert not (cwd / "build").exists()
+
+
+MOVED = """
+[study]
+name = "moved"
+baseline = "a"
+
+[budget]
+process_executions = 1
+iterations = 1
+
+[mechanisms.a]
+commands = ["python3"]
+build = ["cp {study}/src.txt {build}/made"]
+build_inputs = ["{study}/src.txt"]
+env = { MADE = "{build}/made" }
+run = ["python3", "-c", "print(1)"]
+
+[benchmarks.one]
+param = 1
+"""
+
+
+def _checkout(folder: Path, source: str = "v1") -> Study:
+    (folder / "moved").mkdir(parents=True)
+    (folder / "moved" / "study.toml").write_text(MOVED)
+    (folder / "moved" / "src.txt").write_text(source)
+    return read_study(folder / "moved" / "study.toml")
+
+
+def test_a_build_is_the_same_build_from_another_checkout_but_its_folder_is_its_own(tmp_path: Path) -> None:
+    """A campaign stores the recipe with the checkout's paths named by their placeholders, so another checkout
+    of the same code (a fleet's worker, a repository moved between a run and its resume) builds what the
+    campaign stored; the build folder's stamp keeps its own paths, since its binaries may point back to them."""
+    built = {}
+    for folder in ("a", "a-checkout-in-a-folder-with-a-much-longer-path"):
+        study = _checkout(tmp_path / folder)
+        built[folder] = build_mechanism(study, study.mechanisms["a"], tmp_path / folder / "build")
+    short, long_ = built.values()
+    assert short.available and long_.available and short.build_hash and short.stamp
+    assert short.build_hash == long_.build_hash
+    assert short.stamp != long_.stamp
+    assert long_.built_as(short.build_hash) and long_.built_as(long_.stamp)  # and as campaigns stored it before
+    assert not long_.built_as(short.stamp) and not long_.built_as("")
+    # the recipe's inputs still count: another source is another build, wherever it is
+    study = _checkout(tmp_path / "b", source="v2")
+    changed = build_mechanism(study, study.mechanisms["a"], tmp_path / "b" / "build")
+    assert changed.available and not changed.built_as(short.build_hash)
+
+
+def test_a_campaign_goes_on_from_another_checkout_of_the_same_study(tmp_path: Path) -> None:
+    """Run out of time from one folder, resumed with more time from a copy of the study at a longer path with its
+    own build folder: it goes on. Before 2026-11-29 the build hash held the paths and the resume was refused."""
+    from tests.conftest import add_benchmark, bridgebench, copy_basic_study, rows
+
+    store = tmp_path / "shared.sqlite"
+    files = []
+    for folder in ("one", "another-checkout-with-a-longer-path"):
+        (tmp_path / folder).mkdir()
+        study_file = copy_basic_study(tmp_path / folder)
+        add_benchmark(study_file, "sleepy")
+        text = study_file.read_text()
+        for mechanism in ("a", "b"):  # a build whose steps and inputs name the checkout's folders
+            text = text.replace(f"[mechanisms.{mechanism}]\n", f"[mechanisms.{mechanism}]\n"
+                                'build = ["cp {study}/../probe.py {build}/probe.py"]\n'
+                                'build_inputs = ["{study}/../probe.py"]\n')
+        study_file.write_text(text)
+        files.append(study_file)
+    first = bridgebench("run", str(files[0]), "--benchmarks", "sleepy", "--until", "ci=0.0001%", "--max-executions",
+                        "20", "--max-time", "1.5", "--store", str(store), cwd=tmp_path / "one")
+    assert first.returncode == 0, first.stderr
+    before = rows(store, "SELECT count(*) FROM execution")[0][0]
+    other = tmp_path / "another-checkout-with-a-longer-path"
+    more = bridgebench("run", str(files[1]), "--resume", "--max-time", "4.5", "--store", str(store),
+                       "--build-dir", str(other / "build"), cwd=other)
+    assert more.returncode == 0, more.stderr
+    assert rows(store, "SELECT count(*) FROM execution")[0][0] > before
+    assert (other / "build" / "basic" / "a" / "probe.py").is_file()  # built there, from its own checkout

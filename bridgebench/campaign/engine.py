@@ -128,7 +128,7 @@ def _out_of_time(store: Store, campaign_id: int) -> int:
 def verify_builds(store: Store, campaign_id: int, builds: dict[str, BuildResult]) -> None:
     for stored in store.builds(campaign_id):
         now = builds.get(stored["mechanism"])
-        if stored["available"] and (now is None or not now.available or now.build_hash != stored["build_hash"]):
+        if stored["available"] and (now is None or not now.built_as(stored["build_hash"])):
             raise CampaignError(f"mechanism {stored['mechanism']} is not built as it was when campaign "
                                 f"{campaign_id} started; start a new campaign")
 
