@@ -29,9 +29,13 @@ class Failure:
     stderr_tail: str
 
 
+# A cell's states under an adaptive budget: campaign/adaptive.py decides them, the reports read them.
+OPEN, SETTLED, CAPPED, FAILING, OUT_OF_TIME = "open", "settled", "capped", "failing", "out of time"
+
+
 @dataclass(frozen=True)
 class CellDecision:
-    """An adaptive budget's last verdict on a cell."""
+    """An adaptive budget's last verdict on a cell (its state: one of the above)."""
 
     state: str
     reason: str

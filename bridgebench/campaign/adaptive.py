@@ -44,6 +44,7 @@ import numpy as np
 from bridgebench import question
 from bridgebench.campaign import nearest
 from bridgebench.options import AdaptiveBudget, looks
+from bridgebench.result import CAPPED, FAILING, OPEN, OUT_OF_TIME, SETTLED
 from bridgebench.runner import Task
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import MIN_EXECUTIONS, each_look, too_few
@@ -51,7 +52,6 @@ from bridgebench.store import Store
 from bridgebench.timing.analysis import CONFIDENCE, analyse, estimates
 from bridgebench.timing.result import Analysis
 
-OPEN, SETTLED, CAPPED, FAILING, OUT_OF_TIME = "open", "settled", "capped", "failing", "out of time"
 Cell = tuple[str, str]
 RunTasks = Callable[[list[Task], Callable[[Task], bool]], list[Task]]  # (tasks, skip) -> the tasks skipped
 

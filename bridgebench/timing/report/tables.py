@@ -9,6 +9,7 @@ from bridgebench import question
 from bridgebench.instructions import INSTRUCTIONS
 from bridgebench.report import fmt
 from bridgebench.report.fmt import CLASS_SYMBOL
+from bridgebench.result import OUT_OF_TIME, SETTLED
 from bridgebench.stats import BAD_INCONSISTENT, GOOD_INCONSISTENT
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 from bridgebench.stats.executions import MIN_EXECUTIONS
@@ -547,7 +548,7 @@ def adaptive_line(result: Analysis) -> str | None:
     outcome = (f"adaptive budget: {a.rounds} round{'s' if a.rounds != 1 else ''} judged, then {states}; "
                f"{a.first_process_executions} to at most {a.max_process_executions} process executions a cell, "
                f"at most {a.max_time_s:g} s of executions in all{raised_line(a.earlier_max_time_s)}.")
-    timed_out = a.states.get("out of time", 0)
+    timed_out = a.states.get(OUT_OF_TIME, 0)
     if timed_out:  # what more time would take, in the command that gives it (engine.resumable)
         outcome += (f" `bridgebench run {result.campaign.study} --resume --max-time T`, T above {a.max_time_s:g} s, "
                     f"gives the {timed_out} cell{'s' if timed_out != 1 else ''} stopped out of time more.")
@@ -569,7 +570,7 @@ def adaptive_line(result: Analysis) -> str | None:
 def unsettled_rows(result: Analysis) -> list[tuple[str, str, str, str]]:
     """The cells an adaptive budget left unsettled, and why (benchmark, mechanism, state, reason)."""
     return [(c.benchmark, result.label(c.mechanism), c.adaptive.state, c.adaptive.reason) for c in result.cells
-            if c.adaptive and c.adaptive.state != "settled"]
+            if c.adaptive and c.adaptive.state != SETTLED]
 
 
 
