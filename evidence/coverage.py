@@ -12,8 +12,10 @@ For each campaign and benchmark, the ratio of the pair's cells is computed by th
 the executions, no interval below 3 a side, at the confidence the report computes it at). `--truths STORE`
 takes a planted pair's truth benchmark by benchmark from the same pair counted in STORE's last finished counted
 campaign (lua-vms: `run lua-vms --budget plus2-counted --store STORE`), where what was planted is not the share
-asked for; benchmarks it lacks keep the ratio given with --pair. Counts are not times: on LuaJIT's planted pair
-the two agreed on fasta and nbody only (methodology §13, "Twins on the next boot"). `--across M`
+asked for; benchmarks it lacks keep the ratio given with --pair, and those whose counted ratio is itself not
+known within ±2 % (its own interval reaches farther) are left out and named: a timed interval cannot be held to a
+truth that uncertain. A miss whose interval overlaps the counted truth's own says so. Counts are not times: on
+LuaJIT's planted pair the two agreed on fasta and nbody only (methodology §13, "Twins on the next boot"). `--across M`
 compares mechanism M with itself in another campaign (Welch's t, as `diff` does), the campaigns taken two by
 two in the order they ran. `--split` resamples stored campaigns: each cell with at least 6 executions,
 split once at random into two halves, one half against the other. The table counts the comparisons, those
@@ -65,6 +67,19 @@ def counted_truths(path: str, a: str, b: str) -> dict[str, Estimate]:
     raise SystemExit(f"--truths {path}: no finished campaign there counted instructions for both {a} and {b}")
 
 
+SETTLED_TRUTH = 0.02  # a counted truth holds timed intervals where its own interval reaches at most this far
+
+
+def settled(truths: dict[str, Estimate]) -> tuple[dict[str, Estimate], dict[str, Estimate]]:
+    """The counted truths known well enough to hold timed intervals to, and the others."""
+    known = {b: t for b, t in truths.items() if t.reach is not None and t.reach <= SETTLED_TRUTH * t.value}
+    return known, {b: t for b, t in truths.items() if b not in known}
+
+
+def _shown(t: Estimate) -> str:
+    return f"×{t.value:.4f}" + (f" ({t.low:.4f}–{t.high:.4f})" if t.reach is not None else "")
+
+
 def pair_spec(text: str) -> tuple[str, str, float]:
     names, _, truth = text.partition("=")
     a, _, b = names.partition(":")
@@ -84,10 +99,12 @@ class Count:
         self.by_benchmark: dict[str, Counter[str]] = {}  # the same, benchmark by benchmark
         self.differ: Counter[tuple[str, str]] = Counter()  # what `diff` said of the pair, by verdict and rule
         # (within a campaign only)
+        self.left_out: list[str] = []  # comparisons not counted: their counted truth is not known well enough
 
-    def add(self, ratio: Estimate, truth: float, noisy: bool, benchmark: str, where: str, equivalence: float
-            ) -> None:
-        """One comparison of `benchmark`; `where` says which (mechanisms, campaigns) for a miss's line."""
+    def add(self, ratio: Estimate, truth: float, noisy: bool, benchmark: str, where: str, equivalence: float,
+            counted: Estimate | None = None) -> None:
+        """One comparison of `benchmark`; `where` says which (mechanisms, campaigns) for a miss's line; `counted`:
+        the truth's own interval, when it was counted."""
         self.all += 1
         state = question.answer(ratio, equivalence).state
         self.answers[state] += 1
@@ -99,7 +116,11 @@ class Count:
         self.interval += 1
         self.widths.append(reach / ratio.value)  # its farther end, as the report's ± and the budget read it
         if missed:
-            self.misses.append(f"{benchmark}, {where}: ×{ratio.value:.3f} ({ratio.low:.3f}–{ratio.high:.3f})")
+            overlaps = (counted is not None and counted.reach is not None and ratio.low is not None
+                        and ratio.high is not None and ratio.low <= counted.high and counted.low <= ratio.high)
+            self.misses.append(f"{benchmark}, {where}: ×{ratio.value:.3f} ({ratio.low:.3f}–{ratio.high:.3f})"
+                               + (f", overlapping the counted truth's {counted.low:.4f}–{counted.high:.4f}"
+                                  if overlaps and counted else ""))
         self.missed += missed
         self.disturbed += noisy
         self.quiet += not noisy
@@ -133,28 +154,33 @@ def _ratio(series: Series, cell_a: Cell | None, cell_b: Cell | None, confidence:
 
 
 def _add_pair(count: Count, series: Series, cell_a: Cell | None, cell_b: Cell | None, truth: float,
-              confidence: float, same_campaign: bool, benchmark: str, where: str, equivalence: float) -> None:
+              confidence: float, same_campaign: bool, benchmark: str, where: str, equivalence: float,
+              counted: Estimate | None = None) -> None:
     """One comparison of two cells' steady executions by the analysis's ratio rule, when both have some."""
     ratio = _ratio(series, cell_a, cell_b, confidence, same_campaign)
     if ratio is not None and cell_a is not None and cell_b is not None:
-        count.add(ratio, truth, cell_a.disturbed + cell_b.disturbed > 0, benchmark, where, equivalence)
+        count.add(ratio, truth, cell_a.disturbed + cell_b.disturbed > 0, benchmark, where, equivalence, counted)
 
 
 def within(store: Store, campaigns: list[Campaign], a: str, b: str, truth: float,
            truths: dict[str, Estimate] | None = None) -> Count:
     """A against B inside each campaign, at the confidence its report computes intervals at; the truth is
-    `truths`' estimate where it has the benchmark, else `truth`."""
+    `truths`' estimate where it has the benchmark and knows it well enough (settled()), else `truth`; a benchmark
+    whose counted truth is too uncertain is left out."""
     count = Count()
-    truths = truths or {}
+    known, unsettled = settled(truths or {})
     for campaign in campaigns:
         result = current_analysis(store, campaign.id)
         series = Series(store, result.metric)  # a counted campaign's iterations are its counts
         for bench in result.benchmarks:
-            true = truths[bench].value if bench in truths else truth
-            _add_pair(count, series, result.cell(bench, a), result.cell(bench, b), true,
-                      result.interval_confidence, same_campaign=True,
-                      benchmark=bench, where=f"{b} over {a} in campaign {campaign.id}",
-                      equivalence=result.equivalence)
+            if bench in unsettled:
+                if result.cell(bench, a) and result.cell(bench, b):
+                    count.left_out.append(bench)
+                continue
+            _add_pair(count, series, result.cell(bench, a), result.cell(bench, b),
+                      known[bench].value if bench in known else truth, result.interval_confidence,
+                      same_campaign=True, benchmark=bench, where=f"{b} over {a} in campaign {campaign.id}",
+                      equivalence=result.equivalence, counted=known.get(bench))
         if not {a, b} <= {c.mechanism for c in result.cells}:  # a campaign that ran other mechanisms
             continue
         for c in compare(store, campaign.id, a, campaign.id, b)[0]:
@@ -260,8 +286,13 @@ def main() -> None:
             print(f"missed ({what}): {miss}")
     for (a, b), truths in planted.items():
         print(f"\ncounted in {args.truths}, {b} over {a}: " + ", ".join(
-            f"{bench} ×{t.value:.4f}" + (f" ({t.low:.4f}–{t.high:.4f})" if t.reach is not None else "")
-            for bench, t in truths.items()))
+            f"{bench} {_shown(t)}" for bench, t in truths.items()))
+        unsettled = settled(truths)[1]
+        if unsettled:
+            left = Counter(bench for what, _, count in rows if what.startswith(f"{a} : {b},")
+                           for bench in count.left_out)
+            print(f"left out, their counted truth not known within ±{SETTLED_TRUTH:.0%}: " + ", ".join(
+                f"{bench} {_shown(t)} ({left[bench]} comparisons)" for bench, t in unsettled.items()))
     if args.by_benchmark:
         for what, _, count in rows:
             print(f"\n{what}\n\n| benchmark | comparisons | faster | slower | equivalent | undecided |")

@@ -97,3 +97,18 @@ def test_what_diff_said_is_counted_by_verdict_with_the_rules_that_gave_it() -> N
     assert said_by_rule(said) == "slower 4 (ratio 4), different 0, undecided 3 (too few 1, ratio 2)"
     said[DIFFERENT, "reaching"] += 1
     assert "different 1 (reaching 1)" in said_by_rule(said)
+
+
+def test_a_counted_truth_holds_timed_intervals_only_where_it_is_known_within_the_margin() -> None:
+    from evidence.coverage import Count, settled  # evidence/coverage.py --truths
+
+    truths = {"fasta": ratio(1.0065, 1.0308, 1.0186), "md5": ratio(0.9738, 0.9755, 0.9746),
+              "heapsort": ratio(0.793, 1.3696, 1.0422), "none": ratio(None, None)}
+    known, unsettled = settled(truths)
+    assert sorted(known) == ["fasta", "md5"] and sorted(unsettled) == ["heapsort", "none"]
+    count = Count()
+    count.add(ratio(1.008, 1.018, 1.013), known["fasta"].value, False, "fasta", "campaign 7", 0.02, known["fasta"])
+    count.add(ratio(1.005, 1.074, 1.039), known["md5"].value, False, "md5", "campaign 1", 0.02, known["md5"])
+    assert count.missed == 2
+    assert count.misses[0].endswith("overlapping the counted truth's 1.0065–1.0308")
+    assert "overlapping" not in count.misses[1]  # it lies clear of the counted one
