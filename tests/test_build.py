@@ -9,23 +9,16 @@ from bridgebench.build import build_mechanism
 from bridgebench.study import Study, read_study
 from tests.conftest import start_bridgebench
 
-STUDY = """
-[study]
-name = "slow-build"
-baseline = "a"
 
-[budget]
-process_executions = 1
-iterations = 1
+def one_mechanism_study(name: str, mechanism: str) -> str:
+    """A study file of one mechanism, `a`, whose table holds these lines (its build) and runs a trivial probe."""
+    return (f'[study]\nname = "{name}"\nbaseline = "a"\n\n[budget]\nprocess_executions = 1\niterations = 1\n\n'
+            '[mechanisms.a]\ncommands = ["python3"]\n' + mechanism + 'run = ["python3", "-c", "print(1)"]\n\n'
+            '[benchmarks.one]\nparam = 1\n')
 
-[mechanisms.a]
-commands = ["python3"]
-build = ["echo built >> {study}/builds.log && sleep 1 && echo ok > {build}/made"]
-run = ["python3", "-c", "print(1)"]
 
-[benchmarks.one]
-param = 1
-"""
+STUDY = one_mechanism_study(
+    "slow-build", 'build = ["echo built >> {study}/builds.log && sleep 1 && echo ok > {build}/made"]\n')
 
 
 def test_two_harnesses_building_one_study_at_once_build_it_once(tmp_path: Path) -> None:
@@ -56,25 +49,8 @@ def test_an_outside_study_builds_beside_itself_not_in_the_current_folder(tmp_pat
     assert not (cwd / "build").exists()
 
 
-MOVED = """
-[study]
-name = "moved"
-baseline = "a"
-
-[budget]
-process_executions = 1
-iterations = 1
-
-[mechanisms.a]
-commands = ["python3"]
-build = ["cp {study}/src.txt {build}/made"]
-build_inputs = ["{study}/src.txt"]
-env = { MADE = "{build}/made" }
-run = ["python3", "-c", "print(1)"]
-
-[benchmarks.one]
-param = 1
-"""
+MOVED = one_mechanism_study("moved", 'build = ["cp {study}/src.txt {build}/made"]\n'
+                                    'build_inputs = ["{study}/src.txt"]\nenv = { MADE = "{build}/made" }\n')
 
 
 def _checkout(folder: Path, source: str = "v1") -> Study:
