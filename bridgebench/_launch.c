@@ -15,7 +15,11 @@
  *    this process was given, or /tmp), removed with all it holds once every descendant is gone. A process
  *    that dies hard cannot remove what it put there (a Go plugin's RPC server its unix socket), and over a
  *    campaign those files would pile up in /tmp; this process outlives them all, also when the harness
- *    dies. The folder's name has a fixed length, so it moves every execution's environment alike.
+ *    dies. The folder's name has a fixed length, so it moves every execution's environment alike. This
+ *    process holds a lock on its folder while it lives; one killed outright (SIGKILL) cannot remove its
+ *    folder, so each launcher first removes the folders beside its own that no launcher holds any more
+ *    (sweep). Folders named bridgebench-tmp-…, made before the lock was (2026-11-29), are left alone: nothing
+ *    tells whether their launcher still runs.
  *
  * Writes "maxrss_kb N", "user_s X" and "sys_s X" lines to USAGE_FILE (opened before the benchmark starts),
  * then exits as the benchmark did:
@@ -24,15 +28,22 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#define SCRATCH_PREFIX "bridgebench-run-" /* as long as the bridgebench-tmp- it replaced: the same layout */
+#define SWEEP_AFTER_S 60 /* older than this, and unlocked: its launcher is gone (not between mkdtemp and flock) */
 
 static volatile sig_atomic_t stop_requested = 0;
 static volatile pid_t benchmark = 0;
@@ -88,17 +99,48 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return 0;
 }
 
-/* The private temporary folder, made in the given TMPDIR (or /tmp); 0, with the reason on stderr, if it
- * cannot be made. */
+/* Remove the private folders in `parent` that no launcher holds: this user's, older than SWEEP_AFTER_S, whose
+ * lock can be taken (a live launcher holds its own until it exits). Best effort, like the removal itself. */
+static void sweep(const char *parent) {
+    int dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return;
+    DIR *dir = fdopendir(dfd);
+    if (!dir) {
+        close(dfd);
+        return;
+    }
+    time_t now = time(NULL);
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        if (strncmp(entry->d_name, SCRATCH_PREFIX, strlen(SCRATCH_PREFIX)) != 0) continue;
+        int fd = openat(dfd, entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) continue;
+        struct stat st;
+        char path[4096];
+        if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && now - st.st_mtime > SWEEP_AFTER_S &&
+            flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+            (size_t)snprintf(path, sizeof path, "%s/%s", parent, entry->d_name) < sizeof path)
+            nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+        close(fd);
+    }
+    closedir(dir);
+}
+
+/* The private temporary folder, made in the given TMPDIR (or /tmp) and locked for as long as this process lives
+ * (the lock's descriptor is never closed: exiting releases it); 0, with the reason on stderr, if it cannot be
+ * made. */
 static int make_scratch(char *path, size_t size) {
     const char *parent = getenv("TMPDIR");
     if (!parent || !*parent) parent = "/tmp";
+    sweep(parent);
     errno = 0;
-    if ((size_t)snprintf(path, size, "%s/bridgebench-tmp-XXXXXX", parent) >= size || !mkdtemp(path)) {
+    if ((size_t)snprintf(path, size, "%s/" SCRATCH_PREFIX "XXXXXX", parent) >= size || !mkdtemp(path)) {
         fprintf(stderr, "bridgebench-launch: cannot make a private temporary folder in %s: %s\n", parent,
                 strerror(errno ? errno : ENAMETOOLONG));
         return 0;
     }
+    int lock = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock >= 0) flock(lock, LOCK_EX);
     return 1;
 }
 

@@ -148,8 +148,55 @@ def test_what_a_benchmark_that_dies_hard_leaves_in_its_tmpdir_is_removed(basic_s
     assert statuses(tmp_path / "results" / "bridgebench.sqlite") == {"crashed": 4}
     folders = saw.read_text().split()
     assert len(folders) == len(set(folders)) == 4  # one of its own for every execution
-    assert all(Path(f).parent == temporary and Path(f).name.startswith("bridgebench-tmp-") for f in folders)
+    assert all(Path(f).parent == temporary and Path(f).name.startswith("bridgebench-run-") for f in folders)
     assert list(temporary.iterdir()) == []
+
+
+def test_a_launcher_removes_the_folders_of_launchers_killed_outright(tmp_path: Path) -> None:
+    """A launcher killed outright (SIGKILL) cannot remove its private folder; the next one removes every folder
+    that no launcher holds (each holds a lock on its own while it lives) and that is older than a minute (a
+    folder between its making and its lock). Ages are set, not waited for: nothing here depends on speed."""
+    import fcntl
+
+    from bridgebench.runner import launcher
+
+    launch = launcher()
+    assert launch is not None
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = os.environ | {"TMPDIR": str(temporary)}
+    # a launcher that runs on (its benchmark waits for input), its folder made old below: its own lock keeps it
+    running = subprocess.Popen([str(launch), "/dev/null", sys.executable, "-c",
+                                "import os, sys; print(os.environ['TMPDIR'], flush=True); sys.stdin.read()"],
+                               env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert running.stdout is not None and running.stdin is not None
+    alive = Path(running.stdout.readline().strip())
+    old = time.time() - 3600
+    os.utime(alive, (old, old))
+    folders = {name: temporary / name for name in
+               ("bridgebench-run-deadAA", "bridgebench-run-liveAA", "bridgebench-run-freshA", "bridgebench-tmp-beforA")}
+    for name, folder in folders.items():
+        folder.mkdir()
+        (folder / "plugin.sock").write_text("left behind")
+        if "fresh" not in name:
+            os.utime(folder, (old, old))
+    held = os.open(folders["bridgebench-run-liveAA"], os.O_RDONLY)  # as a live launcher holds its own
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = subprocess.run([str(launch), "/dev/null", sys.executable, "-c",
+                               "import os; print(os.environ['TMPDIR'])"], env=env, capture_output=True, text=True,
+                              timeout=60)
+        assert alive.is_dir()  # the running launcher's, old as it is
+    finally:
+        os.close(held)
+        running.stdin.close()
+        running.wait(timeout=60)
+    assert done.returncode == 0, done.stderr
+    own = Path(done.stdout.strip())
+    assert own.parent == temporary and own.name.startswith("bridgebench-run-") and not own.exists()
+    assert alive.name.startswith("bridgebench-run-") and not alive.exists()  # gone with its own launcher
+    assert sorted(p.name for p in temporary.iterdir()) == ["bridgebench-run-freshA", "bridgebench-run-liveAA",
+                                                          "bridgebench-tmp-beforA"]
 
 
 # --- signals ---------------------------------------------------------------------------------------------
