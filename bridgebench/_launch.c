@@ -140,7 +140,9 @@ static int make_scratch(char *path, size_t size) {
         return 0;
     }
     int lock = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (lock >= 0) flock(lock, LOCK_EX);
+    while (lock >= 0 && flock(lock, LOCK_EX) < 0 && errno == EINTR) {
+        /* a stop signal came in: still hold it, or a sweep could take the folder of a running benchmark */
+    }
     return 1;
 }
 
