@@ -265,8 +265,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     total = Count()
     planted = {(a, b): counted_truths(args.truths, a, b) for a, b, truth in args.pair if args.truths and truth != 1}
+    pairs = {(a, b): within(store, campaigns, a, b, truth, planted.get((a, b))) for a, b, truth in args.pair}
     rows = [(f"{a} : {b}, within a campaign" + (", truths counted" if (a, b) in planted else ""), truth,
-             within(store, campaigns, a, b, truth, planted.get((a, b)))) for a, b, truth in args.pair]
+             pairs[(a, b)]) for a, b, truth in args.pair]
     rows += [(f"{m}, across campaigns", 1.0, across(store, campaigns, m)) for m in args.across]
     if args.split:
         rows.append(("every cell split in two halves", 1.0, split(store, campaigns, args.seed)))
@@ -289,8 +290,7 @@ def main() -> None:
             f"{bench} {_shown(t)}" for bench, t in truths.items()))
         unsettled = settled(truths)[1]
         if unsettled:
-            left = Counter(bench for what, _, count in rows if what.startswith(f"{a} : {b},")
-                           for bench in count.left_out)
+            left = Counter(pairs[(a, b)].left_out)
             print(f"left out, their counted truth not known within ±{SETTLED_TRUTH:.0%}: " + ", ".join(
                 f"{bench} {_shown(t)} ({left[bench]} comparisons)" for bench, t in unsettled.items()))
     if args.by_benchmark:

@@ -97,13 +97,11 @@ def main() -> None:
                             later_s += float(np.sum(t))
                             in_leads += float(np.sum(t[:r.lead]))
                             saved += float(np.sum(t[shorter:r.lead]))
-                    mine = {r.execution_id: (r, series.times(r)) for r in c.per_execution
-                            if r.pexec < first and r.kind is not None}
+                    mine = [(r, series.times(r)) for r in c.per_execution if r.pexec < first and r.kind is not None]
                     if mine:
-                        moves[c.mechanism] = float(np.mean([move(t, shorter, longest, args.steady)
-                                                            for _, t in mine.values()]))
+                        moves[c.mechanism] = float(np.mean([move(t, shorter, longest, args.steady) for _, t in mine]))
                         # the same reading between two windows both past the longest warm-up: its noise
-                        later = [t for r, t in mine.values() if r.iterations >= longest + 2 * args.steady]
+                        later = [t for r, t in mine if r.iterations >= longest + 2 * args.steady]
                         if later:
                             placebo[c.mechanism] = float(np.mean([move(t, longest + args.steady, longest, args.steady)
                                                                   for t in later]))

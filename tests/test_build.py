@@ -82,7 +82,9 @@ def test_a_build_is_the_same_build_from_another_checkout_but_its_folder_is_its_o
 
 def test_a_campaign_goes_on_from_another_checkout_of_the_same_study(tmp_path: Path) -> None:
     """Run out of time from one folder, resumed with more time from a copy of the study at a longer path with its
-    own build folder: it goes on. Before 2026-11-29 the build hash held the paths and the resume was refused."""
+    own build folder: it goes on. Before 2026-11-29 the build hash held the paths and the resume was refused. The
+    probe sleeps 0.3 s an execution, so 6 a cell cannot fit in 1.5 s on any machine, and the resume's 60 s hold
+    the rest unless an execution takes twenty times as long as here."""
     from tests.conftest import add_benchmark, bridgebench, copy_basic_study, rows
 
     store = tmp_path / "shared.sqlite"
@@ -99,11 +101,11 @@ def test_a_campaign_goes_on_from_another_checkout_of_the_same_study(tmp_path: Pa
         study_file.write_text(text)
         files.append(study_file)
     first = bridgebench("run", str(files[0]), "--benchmarks", "sleepy", "--until", "ci=0.0001%", "--max-executions",
-                        "20", "--max-time", "1.5", "--store", str(store), cwd=tmp_path / "one")
+                        "6", "--max-time", "1.5", "--store", str(store), cwd=tmp_path / "one")
     assert first.returncode == 0, first.stderr
     before = rows(store, "SELECT count(*) FROM execution")[0][0]
     other = tmp_path / "another-checkout-with-a-longer-path"
-    more = bridgebench("run", str(files[1]), "--resume", "--max-time", "4.5", "--store", str(store),
+    more = bridgebench("run", str(files[1]), "--resume", "--max-time", "60", "--store", str(store),
                        "--build-dir", str(other / "build"), cwd=other)
     assert more.returncode == 0, more.stderr
     assert rows(store, "SELECT count(*) FROM execution")[0][0] > before
