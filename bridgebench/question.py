@@ -62,6 +62,21 @@ def blocks_to_decide(estimate: float, sd: float, confidence: float, equivalence:
     return target, blocks_to_reach(reach, sd, confidence)
 
 
+RANK_FROM = 8  # blocks: a spread between fewer is too rough to project a ratio by (the third look of 3, 5, 8…)
+
+
+def blocks_left(ratio: Estimate, sd: float | None, margin: float, within: float | None) -> float | None:
+    """More blocks one ratio would take as it stands; math.inf when no count would decide it, None when it is
+    not ranked yet (fewer than RANK_FROM blocks, or no interval or spread)."""
+    if ratio.executions < RANK_FROM or sd is None or not ratio.has_interval or ratio.value <= 0:
+        return None
+    if answer(ratio, margin).state in (FASTER, SLOWER) and within is not None:
+        needed = blocks_to_reach(math.log1p(within), sd, ratio.confidence)
+    else:
+        needed = blocks_to_decide(ratio.value, sd, ratio.confidence, margin)[1]
+    return math.inf if needed is None else max(0, needed - ratio.executions)
+
+
 def blocks_to_reach(reach: float, sd: float, confidence: float) -> int | None:
     """The fewest blocks whose interval's half-width (log scale, Student's t over blocks at `confidence`,
     t·sd/√n) is below `reach`; None: none up to MOST_BLOCKS (or no room at all)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from bridgebench import question
 from bridgebench.campaign import nearest
 from bridgebench.stats import Estimate
 from tests.conftest import bridgebench, rows, stepped_study
@@ -19,15 +20,15 @@ def _ratio(value: float, low: float, high: float, blocks: int) -> Estimate:
 
 
 def test_a_ratio_is_ranked_from_eight_blocks_by_the_blocks_it_would_still_take() -> None:
-    assert nearest.blocks_left(_ratio(1.0, 0.97, 1.03, 5), 0.02, 0.02, 0.05) is None  # too few blocks to rank
-    assert nearest.blocks_left(_ratio(1.0, 0.97, 1.03, 8), None, 0.02, 0.05) is None  # no spread
-    near = nearest.blocks_left(_ratio(1.0, 0.97, 1.03, 8), 0.02, 0.02, 0.05)
-    far = nearest.blocks_left(_ratio(1.0, 0.9, 1.1, 8), 0.2, 0.02, 0.05)
+    assert question.blocks_left(_ratio(1.0, 0.97, 1.03, 5), 0.02, 0.02, 0.05) is None  # too few blocks to rank
+    assert question.blocks_left(_ratio(1.0, 0.97, 1.03, 8), None, 0.02, 0.05) is None  # no spread
+    near = question.blocks_left(_ratio(1.0, 0.97, 1.03, 8), 0.02, 0.02, 0.05)
+    far = question.blocks_left(_ratio(1.0, 0.9, 1.1, 8), 0.2, 0.02, 0.05)
     assert near is not None and far is not None and 0 < near < far < math.inf
     # decided slower but wider than ±5 %: the blocks its interval needs to be that narrow
-    wide = nearest.blocks_left(_ratio(3.0, 2.7, 3.3, 8), 0.05, 0.02, 0.05)
+    wide = question.blocks_left(_ratio(3.0, 2.7, 3.3, 8), 0.05, 0.02, 0.05)
     assert wide is not None and wide > 0
-    assert nearest.blocks_left(_ratio(3.0, 2.7, 3.3, 8), 0.05, 0.02, None) == 0  # decided, nothing more wanted
+    assert question.blocks_left(_ratio(3.0, 2.7, 3.3, 8), 0.05, 0.02, None) == 0  # decided, nothing more wanted
 
 
 def test_the_benchmarks_that_do_not_fit_wait_and_the_nearest_never_does() -> None:
@@ -85,7 +86,7 @@ def test_a_far_ratio_waits_while_a_near_one_runs_and_goes_on_once_it_is_decided(
     near = {r: s for r, b, _, s, _ in decided if b == "near"}
     assert waits, decided
     # it waited only once ranked (8 blocks), and only while the near one was still open
-    assert all(n >= nearest.RANK_FROM and near.get(r) == "open" for r, n in waits), (waits, near)
+    assert all(n >= question.RANK_FROM and near.get(r) == "open" for r, n in waits), (waits, near)
     assert "settled" in near.values()  # the near one was decided (equivalent within 2 %)…
     last = [(n, s) for _, b, n, s, _ in decided if b == "far"][-1]
     assert last == (30, "capped"), last  # …and then the far one had its blocks again, up to its cap
@@ -94,7 +95,8 @@ def test_a_far_ratio_waits_while_a_near_one_runs_and_goes_on_once_it_is_decided(
 
 
 class _Result:
-    """The two things projections() reads of an analysis: each cell's ratio and spread, and the margin."""
+    """What projections() reads of an analysis: each cell's ratio, spread and cost (1 s an execution here), and
+    the margin."""
 
     equivalence = 0.02
 
@@ -102,8 +104,8 @@ class _Result:
         self.cells = cells
 
     def cell(self, benchmark: str, mechanism: str) -> object:
-        ratio, sd = self.cells[(benchmark, mechanism)]
-        return type("C", (), {"ratio": ratio, "ratio_between_sd": sd})()
+        ratio, sd = self.cells.get((benchmark, mechanism), (None, None))  # a baseline has no ratio
+        return type("C", (), {"ratio": ratio, "ratio_between_sd": sd, "execution_s": 1.0})()
 
 
 def test_a_benchmark_is_as_near_as_its_nearest_open_ratio_and_unranked_while_one_is() -> None:
@@ -112,9 +114,9 @@ def test_a_benchmark_is_as_near_as_its_nearest_open_ratio_and_unranked_while_one
                       ("z", "jit2"): (_ratio(1.0, 0.9, 1.1, 5), 0.2)})
     open_cells = [("x", "base"), ("x", "puc"), ("x", "jit2"), ("y", "base"), ("y", "jit2"), ("z", "base"),
                   ("z", "jit2")]
-    got = nearest.projections(result, open_cells, "base", 0.05, lambda cell: 1.0)  # type: ignore[arg-type]
-    x_left = nearest.blocks_left(*near, 0.02, 0.05)
-    y_left = nearest.blocks_left(*far, 0.02, 0.05)
+    got = nearest.projections(result, open_cells, "base", 0.05)  # type: ignore[arg-type]
+    x_left = question.blocks_left(*near, 0.02, 0.05)
+    y_left = question.blocks_left(*far, 0.02, 0.05)
     assert x_left is not None and y_left is not None and x_left < y_left
     # x's block (3 members at 1 s) serves its PUC ratio, the nearer; y's (2 members) its one; z is not ranked
     assert got == {"x": x_left * 3, "y": y_left * 2, "z": None}

@@ -254,12 +254,6 @@ class _Clock:
         walls = self.walls.get(cell)
         return float(np.median(walls)) if walls else 0.0
 
-    def later(self, cell: Cell, first: int) -> float:
-        """What the cell's executions after its first `first` cost (a budget may shorten those), the median;
-        expected() until there is one."""
-        walls = self.walls.get(cell, [])[first:]
-        return float(np.median(walls)) if walls else self.expected(cell)
-
     def fits(self, cell: Cell) -> bool:
         return self.spent + self.expected(cell) <= self.max_time_s
 
@@ -320,8 +314,7 @@ def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudge
         waits: dict[str, float] = {}
         if result is not None and baseline and budget.nearest_first and still_open:
             left = max_time_s - clock.spent
-            waits = nearest.waiting(nearest.projections(result, still_open, baseline, budget.within,
-                                                        lambda c: clock.later(c, budget.first)), left)
+            waits = nearest.waiting(nearest.projections(result, still_open, baseline, budget.within), left)
         decisions = []
         for cell in open_cells:
             n, cls, d = judged[cell]

@@ -3,7 +3,7 @@ whose ratios are nearest an answer (`nearest_first` in a budget aimed at the que
 
 A round gives every open benchmark a block, so a time cap spreads the blocks evenly, and where some ratios
 need ten times the blocks of others (their spread between blocks, or an estimate halfway to the margin's
-edge) the cap can leave all of them short. Each round, every open ratio with at least RANK_FROM blocks gets a
+edge) the cap can leave all of them short. Each round, every open ratio with at least question.RANK_FROM blocks gets a
 projection (question.blocks_to_decide, or, decided faster or slower, the blocks its interval needs to be within
 ±decided_within), as it stands: its estimate and spread between blocks held. A benchmark's projection is its
 nearest open ratio's, in seconds of its blocks as they now cost (a block serves all its open ratios). Ranked
@@ -21,51 +21,42 @@ projection from a spread estimated on 8 blocks can be wrong, which costs time, n
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bridgebench import question
-from bridgebench.stats import Estimate
 from bridgebench.timing.result import Analysis
 
 WAITS = "; waits this round: "  # how a waiting benchmark's cells' reasons go on (cell_decision)
-RANK_FROM = 8  # blocks: a spread between fewer is too rough to rank a ratio by (the third look of 3, 5, 8…)
 
 Cell = tuple[str, str]
 
 
-def blocks_left(ratio: Estimate, sd: float | None, margin: float, within: float | None) -> float | None:
-    """More blocks one ratio would take as it stands; math.inf when no count would decide it, None when it is
-    not ranked yet (fewer than RANK_FROM blocks, or no interval or spread)."""
-    if ratio.executions < RANK_FROM or sd is None or not ratio.has_interval or ratio.value <= 0:
-        return None
-    if question.answer(ratio, margin).state in (question.FASTER, question.SLOWER) and within is not None:
-        needed = question.blocks_to_reach(math.log1p(within), sd, ratio.confidence)
-    else:
-        needed = question.blocks_to_decide(ratio.value, sd, ratio.confidence, margin)[1]
-    return math.inf if needed is None else max(0, needed - ratio.executions)
-
-
-def projections(result: Analysis, open_cells: Iterable[Cell], baseline: str, within: float | None,
-                block_s: Callable[[Cell], float]) -> dict[str, float | None]:
+def projections(result: Analysis, open_cells: Iterable[Cell], baseline: str, within: float | None
+                ) -> dict[str, float | None]:
     """Per open benchmark, the seconds of blocks its nearest open ratio would take as it stands (None: a ratio
-    not ranked yet); `block_s`: what an open cell's execution costs now. Its nearest, not its farthest: a
-    block serves every open ratio of its benchmark (PUC Lua's beside luajit2's), and its cells must stay in
-    step, block by block, to be paired; once the near ratios are decided the benchmark's projection is the
-    next one's."""
+    not ranked yet), each open cell's execution at what it costs now (Cell.execution_s). Its nearest, not its
+    farthest: a block serves every open ratio of its benchmark (PUC Lua's beside luajit2's), and its cells must
+    stay in step, block by block, to be paired; once the near ratios are decided the benchmark's projection is
+    the next one's."""
     by_benchmark: dict[str, list[Cell]] = {}
     for cell in open_cells:
         by_benchmark.setdefault(cell[0], []).append(cell)
     out: dict[str, float | None] = {}
     for benchmark, cells in by_benchmark.items():
-        lefts = [blocks_left(c.ratio, c.ratio_between_sd, result.equivalence, within) if c and c.ratio else None
-                 for c in (result.cell(*cell) for cell in cells if cell[1] != baseline)]
+        lefts = [question.blocks_left(c.ratio, c.ratio_between_sd, result.equivalence, within)
+                 if c and c.ratio else None for c in (result.cell(*cell) for cell in cells if cell[1] != baseline)]
         if not lefts or any(left is None for left in lefts):
             out[benchmark] = None
             continue
         nearest = min(left for left in lefts if left is not None)
-        out[benchmark] = nearest * sum(block_s(cell) for cell in cells) if nearest else 0.0
+        out[benchmark] = nearest * sum(_execution_s(result, cell) for cell in cells) if nearest else 0.0
     return out
+
+
+def _execution_s(result: Analysis, cell: Cell) -> float:
+    found = result.cell(*cell)
+    return (found.execution_s or 0.0) if found else 0.0
 
 
 def waiting(projected: dict[str, float | None], left_s: float) -> dict[str, float]:

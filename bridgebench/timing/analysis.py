@@ -315,6 +315,7 @@ class _CellInput:
     delta_relative: float = DEFAULT_DELTA_RELATIVE  # the campaign's δ for the warm-up classification…
     delta_by_length: DeltaTable = ()  # …or, calibrated, each execution's by its length (options.delta_for)
     metric: str = SECONDS_METRIC  # what the iterations measure (counting.METRICS)
+    first: int = 0  # the budget's first process executions a cell (its later ones may be shorter)
 
     def deltas(self) -> list[float]:
         """The δ each good execution is classified with."""
@@ -357,8 +358,17 @@ def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int) -> 
         steady_iteration=summary.steady_iteration, steady_seconds=summary.steady_seconds,
         steady_performance=summary.steady_performance, method=summary.method, per_execution=runs,
         machines=machines, machines_verdict=verdict, machines_reason=reason, steady_bootstrap=summary.steady_bootstrap,
-        jit=jitdiag.summarise([(r.jit, r.steady_mean) for r in runs if r.jit and r.steady_mean]))
+        jit=jitdiag.summarise([(r.jit, r.steady_mean) for r in runs if r.jit and r.steady_mean]),
+        execution_s=_execution_s(c))
     return cell, steady_rounds(runs, arrays)
+
+
+def _execution_s(c: _CellInput) -> float:
+    """What the cell's next execution would cost: the median wall time of those after its first ones (an
+    adaptive budget may shorten those), or of all while there are none; a lock-step member's share of its
+    block (lockstep.py)."""
+    later = [e.wall_s for e in c.good if e.pexec >= c.first] or [e.wall_s for e in c.good]
+    return float(np.median(later))
 
 
 def _by_machine(c: _CellInput, runs: tuple[Run, ...], arrays: list[np.ndarray],
@@ -455,8 +465,8 @@ def _cell_inputs(executions: list[StoredExecution], keys: Iterable[tuple[str, st
         rss = [e.peak_rss_kb for e in mine if e.peak_rss_kb]
         out[key] = _CellInput(key[0], key[1], good, failures, float(np.median(rss)) if rss else None,
                               sum(1 for e in mine if e.disturbed), len(ok) - len(good), machine,
-                              *((options.delta_relative, options.delta_by_length, options.metric) if options
-                                else ()))
+                              *((options.delta_relative, options.delta_by_length, options.metric,
+                                 options.process_executions) if options else ()))
     return out
 
 

@@ -28,7 +28,7 @@ from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 from bridgebench.timing.jitdiag import JitRecord, JitSummary
 
-RESULT_VERSION = 12  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 13  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 
@@ -135,6 +135,7 @@ class Cell:
     machines_reason: str = ""
     steady_bootstrap: Estimate | None = None  # warmup_stats's bootstrap within processes: a secondary figure
     jit: JitSummary | None = None  # the executions' JIT records, and how their speeds follow the signatures
+    execution_s: float | None = None  # what its next execution would cost (analysis._execution_s)
 
     @property
     def key(self) -> tuple[str, str]:

@@ -292,7 +292,7 @@ def _header(result: Analysis) -> str:
     # the lines under the budget, each as a warning or a plain note (the markdown report's, in its order)
     warn = "".join(f'<p class="{kind}">{escape(line)}</p>' for line, kind in (
         (tables.disturbance_line(result), "warning"), (tables.adaptive_line(result), "budget"),
-        (tables.replaced_note(result), "budget"),
+        (tables.more_time_line(result), "budget"), (tables.replaced_note(result), "budget"),
         (tables.metric_line(result), "budget"), (tables.few_executions_line(result), "warning"),
         (tables.unseparated_line(result), "warning"), (tables.per_call_line(result), "budget"),
         (speed.line(result.campaign), "warning" if speed.warning(result.campaign) else "budget")) if line)

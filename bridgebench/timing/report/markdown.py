@@ -15,7 +15,8 @@ def render(result: Analysis) -> str:
     out += [tables.budget_line(result), ""]
     # the lines under the headline, as each is marked: "{}" plain, "> {}" a note, "> **{}**" a warning
     for line, mark in ((tables.metric_line(result), "{}"), (tables.disturbance_line(result), "> **{}**"),
-                       (tables.adaptive_line(result), "{}"), (tables.replaced_note(result), "{}"),
+                       (tables.adaptive_line(result), "{}"), (tables.more_time_line(result), "{}"),
+                       (tables.replaced_note(result), "{}"),
                        (tables.few_executions_line(result), "> {}"),
                        (tables.unseparated_line(result), "> {}"), (tables.per_call_line(result), "{}"),
                        (speed.line(result.campaign), "> **{}**" if speed.warning(result.campaign) else "{}")):

@@ -15,7 +15,7 @@ from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.stats.lockstep import MODES_BLOCKS, all_alike
 from bridgebench.stats.summary import NOT_CLASSIFIED
-from bridgebench.timing import jitdiag
+from bridgebench.timing import jitdiag, more_time
 from bridgebench.timing.result import Analysis, BesideTime, Cell
 
 COLUMNS = ("Benchmark", "Mechanism", "Class", "Steady iter (#)", "Steady iter (s)", "Steady perf (99% CI)",
@@ -565,6 +565,25 @@ def adaptive_line(result: Analysis) -> str | None:
     return (f"{outcome} Each ratio to {result.label(result.baseline)} ran until decided: equivalent within "
             f"±{result.equivalence:.0%}, or faster or slower{within}{at}{looks}; a cell without a ratio until its "
             f"{pct} CI was within ±{a.until_ci:.1%}{nearest}.")
+
+
+def more_time_line(result: Analysis) -> str | None:
+    """What more time would decide, where ratios stopped out of time (more_time.py): each benchmark's projected
+    blocks and seconds, nearest first, and the time cap that gives them all."""
+    projections = more_time.project(result)
+    if not projections:
+        return None
+    near = [p for p in projections if p.seconds is not None]
+    shown = "; ".join(f"{p.benchmark} at {p.blocks} blocks, about {fmt.duration(p.seconds, 2)} more" for p in near)
+    rest = "; ".join(f"{p.benchmark} {p.why}" for p in projections if p.seconds is None)
+    cap = more_time.max_time(result, projections)
+    more = sum(p.seconds for p in near if p.seconds is not None)
+    give = (f" `bridgebench run {result.campaign.study} --resume --max-time {cap:g}` would give "
+            f"{'it' if len(near) == 1 else f'these {len(near)} benchmarks'} their {fmt.duration(more, 2)}."
+            if cap is not None else "")
+    return (f"More time, projected from each ratio stopped out of time as it stands (its estimate and spread "
+            f"between blocks held, judged at its next look past the count that would decide it; a projection, "
+            f"not a promise): {shown}{'; ' if shown and rest else ''}{rest}.{give}")
 
 
 def unsettled_rows(result: Analysis) -> list[tuple[str, str, str, str]]:

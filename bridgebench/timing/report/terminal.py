@@ -54,6 +54,7 @@ def show(result: Analysis, console: Console, wide: bool = False) -> None:
     _say(console, tables.metric_line(result), "dim")
     _say(console, tables.disturbance_line(result), "yellow")
     _say(console, tables.adaptive_line(result), "dim")
+    _say(console, tables.more_time_line(result), None)
     _say(console, tables.replaced_note(result), "dim")
     _say(console, tables.few_executions_line(result), "yellow")
     _say(console, tables.unseparated_line(result), "yellow")

@@ -1,0 +1,98 @@
+"""What more time would decide: for a campaign whose adaptive budget stopped ratios out of time, how many blocks
+each benchmark's undecided ratios would take as they stand, and about how many seconds of executions, so that
+a report can say what `run --resume --max-time T` to give instead of "T above the cap".
+
+A ratio's projection is question.blocks_left (its estimate and spread between blocks held: the count at which
+its interval would be narrow enough), moved on to the look point that judges it, for an aimed budget judges a
+ratio only there; past the budget's cap of blocks it is out of reach. A benchmark's blocks serve all its open
+ratios and its baseline, and a member leaves the block once its ratio is decided, so its seconds are summed
+stage by stage: the blocks up to each ratio's count, each at the cost of the members still in it (their next
+execution's, analysis._execution_s). A projection, not a promise: a spread from a few dozen blocks is itself
+rough, and an estimate can move toward the margin's edge, where any count is too few.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from bridgebench import question
+from bridgebench.result import OUT_OF_TIME
+from bridgebench.timing.result import Analysis, Cell
+
+
+@dataclass(frozen=True)
+class Projection:
+    benchmark: str
+    blocks: int | None  # the count of blocks that would decide all its ratios stopped out of time; None: see why
+    seconds: float | None  # more seconds of executions those would take; None: see why
+    why: str = ""  # why it has no projection: out of reach, or not projected yet (which ratios)
+
+
+def project(result: Analysis) -> list[Projection]:
+    """Per benchmark with a ratio stopped out of time, its projection; nearest (fewest seconds) first, then
+    those out of reach, then those not projected. Empty unless the budget is aimed at the question."""
+    a, baseline = result.adaptive, result.baseline
+    if not a or not a.until_decided or not baseline:
+        return []
+    stopped: dict[str, list[Cell]] = {}
+    for c in result.cells:
+        if c.mechanism != baseline and c.adaptive and c.adaptive.state == OUT_OF_TIME:
+            stopped.setdefault(c.benchmark, []).append(c)
+    out = [_benchmark(result, benchmark, cells) for benchmark, cells in stopped.items()]
+    return sorted(out, key=lambda p: (p.seconds is None, p.seconds if p.seconds is not None else 0.0,
+                                      p.blocks is None, p.benchmark))
+
+
+def _benchmark(result: Analysis, benchmark: str, cells: list[Cell]) -> Projection:
+    a = result.adaptive
+    assert a is not None and result.baseline is not None
+    base = result.cell(benchmark, result.baseline)
+    targets: list[tuple[int, float]] = []  # per ratio: the count that decides it, what its member costs
+    unranked, far = [], []
+    for c in cells:
+        left = (question.blocks_left(c.ratio, c.ratio_between_sd, result.equivalence, a.decided_within)
+                if c.ratio else None)
+        if left is None or c.ratio is None or c.execution_s is None:
+            unranked.append(result.label(c.mechanism))
+            continue
+        at = _judged_at(c.ratio.executions, left, a.look_points, a.max_process_executions)
+        if at is None:
+            far.append(result.label(c.mechanism))
+        else:
+            targets.append((at, c.execution_s))
+    if unranked:
+        return Projection(benchmark, None, None, f"not projected yet ({', '.join(unranked)}: fewer than "
+                          f"{question.RANK_FROM} blocks, or no spread between them)")
+    if far:
+        return Projection(benchmark, None, None, f"out of reach as it stands ({', '.join(far)}: not within "
+                          f"{a.max_process_executions} blocks)")
+    now = min(c.ratio.executions for c in cells if c.ratio)
+    base_s = base.execution_s if base and base.execution_s is not None else 0.0
+    seconds, done = 0.0, now
+    for at in sorted({t for t, _ in targets}):
+        members = sum(s for t, s in targets if t >= at)
+        seconds += (at - done) * (base_s + members)
+        done = at
+    return Projection(benchmark, done, seconds)
+
+
+def _judged_at(blocks: int, left: float, look_points: tuple[int, ...], cap: int) -> int | None:
+    """The count at which a ratio with `blocks` now, that would decide `left` more blocks on, is judged
+    decided: the first look point at or past that (the next round's count when the budget judges every round);
+    None past the cap."""
+    if math.isinf(left):
+        return None
+    wanted = max(blocks + 1, blocks + math.ceil(left))
+    if wanted > cap:
+        return None
+    return min((p for p in look_points if p >= wanted), default=wanted) if look_points else wanted
+
+
+def max_time(result: Analysis, projections: list[Projection]) -> float | None:
+    """The campaign's time cap that would give every projected benchmark its seconds: today's cap and theirs,
+    rounded up to a whole minute; None when none is projected."""
+    more = [p.seconds for p in projections if p.seconds is not None]
+    if not more or not result.adaptive:
+        return None
+    return 60.0 * math.ceil((result.adaptive.max_time_s + sum(more)) / 60.0)

@@ -1,0 +1,103 @@
+"""What more time would decide (bridgebench/timing/more_time.py): a campaign whose ratios stopped out of time
+is projected benchmark by benchmark, and its report names the time cap that would give them their blocks.
+Pure functions over planted figures: the ratios' estimates and spreads are set, so every count is known."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from bridgebench import question
+from bridgebench.result import OUT_OF_TIME, SETTLED, AdaptiveSummary, CampaignFacts, CellDecision
+from bridgebench.stats import Estimate
+from bridgebench.stats.executions import t_quantile
+from bridgebench.timing import more_time
+from bridgebench.timing.analysis import _execution_s
+from bridgebench.timing.report import tables
+from bridgebench.timing.result import Analysis, AuditSummary, Cell
+
+LOOKS = (3, 5, 8, 12, 18, 27, 41, 62, 93, 140, 210, 300)
+CONFIDENCE = 0.9992
+
+
+def _cell(benchmark: str, mechanism: str, state: str, execution_s: float, ratio: tuple[float, int] | None = None,
+          sd: float | None = None) -> Cell:
+    """A cell of an aimed campaign: its ratio (estimate, blocks) with an interval as wide as `sd` makes it."""
+    estimate = None
+    if ratio is not None:
+        value, blocks = ratio
+        half = t_quantile(1 - (1 - CONFIDENCE) / 2, blocks - 1) * (sd or 0.0) / math.sqrt(blocks)
+        estimate = Estimate(value, value * math.exp(-half), value * math.exp(half), CONFIDENCE, "lock-step blocks",
+                            blocks)
+    return Cell(benchmark, mechanism, 3, (), None, 0, 0, ratio=estimate, ratio_between_sd=sd,
+                adaptive=CellDecision(state, "", 5, None), execution_s=execution_s)
+
+
+def _analysis(cells: list[Cell], until_decided: bool = True) -> Analysis:
+    campaign = CampaignFacts(1, "planted", "done", 0.0, 1.0, "0" * 12, "m", {}, {}, 10, 10)
+    audit = AuditSummary(0, 0, False, None, None, None, None, 0.0, {})
+    adaptive = AdaptiveSummary(0.02, 300, 540.0, 3, 5, {OUT_OF_TIME: 4}, until_decided, LOOKS, 0.05)
+    return Analysis(campaign, 0.99, 1, "base", (), (), (), audit, adaptive, tuple(cells), {}, equivalence=0.02)
+
+
+def test_a_ratio_is_judged_at_the_first_look_past_the_count_that_would_decide_it() -> None:
+    assert more_time._judged_at(26, 2.0, LOOKS, 300) == 41  # 28 falls between the looks at 27 and 41
+    assert more_time._judged_at(26, 0.0, LOOKS, 300) == 27  # decided now, but judged only at the next look
+    assert more_time._judged_at(26, 14.0, LOOKS, 300) == 41
+    assert more_time._judged_at(26, 275.0, LOOKS, 300) is None  # past the cap
+    assert more_time._judged_at(26, math.inf, LOOKS, 300) is None
+    assert more_time._judged_at(26, 3.0, (), 300) == 29  # judged every round
+
+
+def test_a_benchmarks_blocks_cost_what_its_members_still_in_them_do() -> None:
+    # x: luajit2 near 1 with a small spread, PUC Lua decided slower but wider than ±5 %, at 12 blocks
+    jit2 = _cell("x", "jit2", OUT_OF_TIME, 0.5, (1.0, 12), 0.03)
+    puc = _cell("x", "puc", OUT_OF_TIME, 2.0, (3.0, 12), 0.05)
+    base = _cell("x", "base", OUT_OF_TIME, 0.4)
+    [got] = more_time.project(_analysis([jit2, puc, base]))
+    jit2_at = more_time._judged_at(12, question.blocks_left(jit2.ratio, 0.03, 0.02, 0.05), LOOKS, 300)  # type: ignore
+    puc_at = more_time._judged_at(12, question.blocks_left(puc.ratio, 0.05, 0.02, 0.05), LOOKS, 300)  # type: ignore
+    assert jit2_at is not None and puc_at is not None and puc_at < jit2_at, (puc_at, jit2_at)
+    # all three members up to PUC Lua's count, then luajit2 and its baseline alone
+    assert got.blocks == jit2_at
+    assert got.seconds == pytest.approx((puc_at - 12) * (0.4 + 0.5 + 2.0) + (jit2_at - puc_at) * (0.4 + 0.5))
+
+
+def test_nearest_first_then_out_of_reach_then_not_projected_and_the_cap_that_gives_them_their_time() -> None:
+    cells = [_cell("near", "jit2", OUT_OF_TIME, 0.5, (1.0, 12), 0.02), _cell("near", "base", OUT_OF_TIME, 0.5),
+             _cell("far", "jit2", OUT_OF_TIME, 0.5, (1.0, 12), 0.03), _cell("far", "base", OUT_OF_TIME, 0.5),
+             _cell("wild", "jit2", OUT_OF_TIME, 0.5, (1.01, 12), 0.5), _cell("wild", "base", OUT_OF_TIME, 0.5),
+             _cell("young", "jit2", OUT_OF_TIME, 0.5, (1.0, 5), 0.02), _cell("young", "base", OUT_OF_TIME, 0.5),
+             _cell("done", "jit2", SETTLED, 0.5, (1.0, 12), 0.001), _cell("done", "base", SETTLED, 0.5)]
+    result = _analysis(cells)
+    got = more_time.project(result)
+    assert [p.benchmark for p in got] == ["near", "far", "wild", "young"]
+    near, far, wild, young = got
+    assert near.seconds is not None and far.seconds is not None and near.seconds < far.seconds
+    assert (wild.blocks, wild.seconds) == (None, None) and "out of reach" in wild.why and "300 blocks" in wild.why
+    assert (young.blocks, young.seconds) == (None, None) and "not projected yet" in young.why
+    cap = more_time.max_time(result, got)
+    more = near.seconds + far.seconds
+    assert cap is not None and cap % 60 == 0 and 540 + more <= cap < 600 + more
+    line = tables.more_time_line(result)
+    assert line is not None
+    assert f"near at {near.blocks} blocks" in line and "wild out of reach as it stands (jit2: not within 300" in line
+    assert f"`bridgebench run planted --resume --max-time {cap:g}` would give these 2 benchmarks" in line
+    assert "done" not in line  # a decided benchmark needs no more time
+
+
+def test_no_projection_without_ratios_stopped_out_of_time_or_a_question() -> None:
+    settled = [_cell("x", "jit2", SETTLED, 0.5, (1.0, 12), 0.001), _cell("x", "base", SETTLED, 0.5)]
+    assert more_time.project(_analysis(settled)) == [] and tables.more_time_line(_analysis(settled)) is None
+    stopped = [_cell("x", "jit2", OUT_OF_TIME, 0.5, (1.0, 12), 0.02), _cell("x", "base", OUT_OF_TIME, 0.5)]
+    assert more_time.project(_analysis(stopped, until_decided=False)) == []  # each cell by its own CI
+
+
+def test_an_execution_costs_what_the_later_ones_of_its_cell_did() -> None:
+    walls = [(0, 3.0), (1, 3.2), (2, 2.8), (3, 1.0), (4, 1.2), (5, 0.9)]
+    cell = SimpleNamespace(good=[SimpleNamespace(pexec=p, wall_s=w) for p, w in walls], first=3)
+    assert _execution_s(cell) == pytest.approx(1.0)  # type: ignore[arg-type]
+    cell.first = 6  # none after the first ones yet: all of them
+    assert _execution_s(cell) == pytest.approx(2.0)  # type: ignore[arg-type]
