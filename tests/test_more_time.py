@@ -69,21 +69,23 @@ def test_nearest_first_then_out_of_reach_then_not_projected_and_the_cap_that_giv
     cells = [_cell("near", "jit2", OUT_OF_TIME, 0.5, (1.0, 12), 0.02), _cell("near", "base", OUT_OF_TIME, 0.5),
              _cell("far", "jit2", OUT_OF_TIME, 0.5, (1.0, 12), 0.03), _cell("far", "base", OUT_OF_TIME, 0.5),
              _cell("wild", "jit2", OUT_OF_TIME, 0.5, (1.01, 12), 0.5), _cell("wild", "base", OUT_OF_TIME, 0.5),
-             _cell("young", "jit2", OUT_OF_TIME, 0.5, (1.0, 5), 0.02), _cell("young", "base", OUT_OF_TIME, 0.5),
+             _cell("alpha", "jit2", OUT_OF_TIME, 0.5, (1.0, 5), 0.02), _cell("alpha", "base", OUT_OF_TIME, 0.5),
              _cell("done", "jit2", SETTLED, 0.5, (1.0, 12), 0.001), _cell("done", "base", SETTLED, 0.5)]
     result = _analysis(cells)
     got = more_time.project(result)
-    assert [p.benchmark for p in got] == ["near", "far", "wild", "young"]
+    assert [p.benchmark for p in got] == ["near", "far", "wild", "alpha"]  # not by name
     near, far, wild, young = got
     assert near.seconds is not None and far.seconds is not None and near.seconds < far.seconds
-    assert (wild.blocks, wild.seconds) == (None, None) and "out of reach" in wild.why and "300 blocks" in wild.why
-    assert (young.blocks, young.seconds) == (None, None) and "not projected yet" in young.why
+    assert (near.state, far.state, wild.state, young.state) == (more_time.PROJECTED, more_time.PROJECTED,
+                                                               more_time.OUT_OF_REACH, more_time.NOT_YET)
+    assert (wild.blocks, wild.seconds, young.blocks, young.seconds) == (None, None, None, None)
     cap = more_time.max_time(result, got)
     more = near.seconds + far.seconds
     assert cap is not None and cap % 60 == 0 and 540 + more <= cap < 600 + more
     line = tables.more_time_line(result)
     assert line is not None
     assert f"near at {near.blocks} blocks" in line and "wild out of reach as it stands (jit2: not within 300" in line
+    assert "alpha not projected yet (jit2: fewer than 8 blocks" in line
     assert f"`bridgebench run planted --resume --max-time {cap:g}` would give these 2 benchmarks" in line
     assert "done" not in line  # a decided benchmark needs no more time
 

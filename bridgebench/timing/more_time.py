@@ -20,13 +20,16 @@ from bridgebench import question
 from bridgebench.result import OUT_OF_TIME
 from bridgebench.timing.result import Analysis, Cell
 
+PROJECTED, OUT_OF_REACH, NOT_YET = "projected", "out of reach", "not projected yet"  # in the order shown
+
 
 @dataclass(frozen=True)
 class Projection:
     benchmark: str
-    blocks: int | None  # the count of blocks that would decide all its ratios stopped out of time; None: see why
-    seconds: float | None  # more seconds of executions those would take; None: see why
-    why: str = ""  # why it has no projection: out of reach, or not projected yet (which ratios)
+    state: str  # PROJECTED, OUT_OF_REACH or NOT_YET
+    blocks: int | None = None  # the count of blocks that would decide all its ratios stopped out of time
+    seconds: float | None = None  # more seconds of executions those would take
+    why: str = ""  # why it has no projection (which ratios)
 
 
 def project(result: Analysis) -> list[Projection]:
@@ -40,8 +43,8 @@ def project(result: Analysis) -> list[Projection]:
         if c.mechanism != baseline and c.adaptive and c.adaptive.state == OUT_OF_TIME:
             stopped.setdefault(c.benchmark, []).append(c)
     out = [_benchmark(result, benchmark, cells) for benchmark, cells in stopped.items()]
-    return sorted(out, key=lambda p: (p.seconds is None, p.seconds if p.seconds is not None else 0.0,
-                                      p.blocks is None, p.benchmark))
+    order = (PROJECTED, OUT_OF_REACH, NOT_YET)
+    return sorted(out, key=lambda p: (order.index(p.state), p.seconds or 0.0, p.benchmark))
 
 
 def _benchmark(result: Analysis, benchmark: str, cells: list[Cell]) -> Projection:
@@ -62,11 +65,11 @@ def _benchmark(result: Analysis, benchmark: str, cells: list[Cell]) -> Projectio
         else:
             targets.append((at, c.execution_s))
     if unranked:
-        return Projection(benchmark, None, None, f"not projected yet ({', '.join(unranked)}: fewer than "
-                          f"{question.RANK_FROM} blocks, or no spread between them)")
+        return Projection(benchmark, NOT_YET, why=f"{', '.join(unranked)}: fewer than {question.RANK_FROM} "
+                          "blocks, or no spread between them")
     if far:
-        return Projection(benchmark, None, None, f"out of reach as it stands ({', '.join(far)}: not within "
-                          f"{a.max_process_executions} blocks)")
+        return Projection(benchmark, OUT_OF_REACH, why=f"{', '.join(far)}: not within {a.max_process_executions} "
+                          "blocks")
     now = min(c.ratio.executions for c in cells if c.ratio)
     base_s = base.execution_s if base and base.execution_s is not None else 0.0
     seconds, done = 0.0, now
@@ -74,7 +77,7 @@ def _benchmark(result: Analysis, benchmark: str, cells: list[Cell]) -> Projectio
         members = sum(s for t, s in targets if t >= at)
         seconds += (at - done) * (base_s + members)
         done = at
-    return Projection(benchmark, done, seconds)
+    return Projection(benchmark, PROJECTED, done, seconds)
 
 
 def _judged_at(blocks: int, left: float, look_points: tuple[int, ...], cap: int) -> int | None:

@@ -573,9 +573,10 @@ def more_time_line(result: Analysis) -> str | None:
     projections = more_time.project(result)
     if not projections:
         return None
-    near = [p for p in projections if p.seconds is not None]
+    near = [p for p in projections if p.state == more_time.PROJECTED]
     shown = "; ".join(f"{p.benchmark} at {p.blocks} blocks, about {fmt.duration(p.seconds, 2)} more" for p in near)
-    rest = "; ".join(f"{p.benchmark} {p.why}" for p in projections if p.seconds is None)
+    rest = "; ".join(f"{p.benchmark} {p.state} as it stands ({p.why})" if p.state == more_time.OUT_OF_REACH
+                     else f"{p.benchmark} {p.state} ({p.why})" for p in projections if p.state != more_time.PROJECTED)
     cap = more_time.max_time(result, projections)
     more = sum(p.seconds for p in near if p.seconds is not None)
     give = (f" `bridgebench run {result.campaign.study} --resume --max-time {cap:g}` would give "
