@@ -5,6 +5,7 @@ Pure functions over planted figures: the ratios' estimates and spreads are set, 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -17,6 +18,7 @@ from bridgebench.timing import more_time
 from bridgebench.timing.analysis import _execution_s
 from bridgebench.timing.report import tables
 from bridgebench.timing.result import Analysis, AuditSummary, Cell
+from tests.conftest import add_benchmark, bridgebench
 
 LOOKS = (3, 5, 8, 12, 18, 27, 41, 62, 93, 140, 210, 300)
 CONFIDENCE = 0.9992
@@ -103,3 +105,17 @@ def test_an_execution_costs_what_the_later_ones_of_its_cell_did() -> None:
     assert _execution_s(cell) == pytest.approx(1.0)  # type: ignore[arg-type]
     cell.first = 6  # none after the first ones yet: all of them
     assert _execution_s(cell) == pytest.approx(2.0)  # type: ignore[arg-type]
+
+
+def test_a_campaign_stopped_out_of_time_says_so_in_its_reports(basic_study: Path, tmp_path: Path) -> None:
+    """End to end: a campaign aimed at the question whose 0.3 s executions cannot fit in 1.5 s stops its ratio out
+    of time, too young to project, and the terminal and markdown reports say so where they say what to run."""
+    add_benchmark(basic_study, "sleepy")
+    done = bridgebench("run", str(basic_study), "--benchmarks", "sleepy", "--until", "decided", "--max-executions",
+                       "20", "--max-time", "1.5", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = "More time, projected from each ratio stopped out of time as it stands"
+    young = "sleepy not projected yet (Mechanism B: fewer than 8 blocks"
+    assert said in done.stdout and young in done.stdout, done.stdout
+    md = bridgebench("report", "--format", "markdown", cwd=tmp_path).stdout
+    assert said in md and young in md
