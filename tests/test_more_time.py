@@ -109,7 +109,7 @@ def test_an_execution_costs_what_the_later_ones_of_its_cell_did() -> None:
 
 def test_a_campaign_stopped_out_of_time_says_so_in_its_reports(basic_study: Path, tmp_path: Path) -> None:
     """End to end: a campaign aimed at the question whose 0.3 s executions cannot fit in 1.5 s stops its ratio out
-    of time, too young to project, and the terminal and markdown reports say so where they say what to run."""
+    of time, too young to project, and the terminal, markdown and HTML reports say so where they say what to run."""
     add_benchmark(basic_study, "sleepy")
     done = bridgebench("run", str(basic_study), "--benchmarks", "sleepy", "--until", "decided", "--max-executions",
                        "20", "--max-time", "1.5", cwd=tmp_path)
@@ -119,3 +119,5 @@ def test_a_campaign_stopped_out_of_time_says_so_in_its_reports(basic_study: Path
     assert said in done.stdout and young in done.stdout, done.stdout
     md = bridgebench("report", "--format", "markdown", cwd=tmp_path).stdout
     assert said in md and young in md
+    page = next((tmp_path / "results").glob("basic-*.html")).read_text()  # the page the run wrote
+    assert said in page
