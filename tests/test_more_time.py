@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from bridgebench import question
+from bridgebench.report import fmt
 from bridgebench.result import OUT_OF_TIME, SETTLED, AdaptiveSummary, CampaignFacts, CellDecision
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import t_quantile
@@ -90,6 +91,8 @@ def test_nearest_first_then_out_of_reach_then_not_projected_and_the_cap_that_giv
     assert "alpha not projected yet (jit2: fewer than 8 blocks" in line
     assert f"`bridgebench run planted --resume --max-time {cap:g}` would give these 2 benchmarks" in line
     assert "done" not in line  # a decided benchmark needs no more time
+    alone = tables.more_time_line(_analysis(cells[:2]))
+    assert alone is not None and alone.endswith(f"would give it its {fmt.duration(near.seconds, 2)}.")
 
 
 def test_no_projection_without_ratios_stopped_out_of_time_or_a_question() -> None:

@@ -580,7 +580,7 @@ def more_time_line(result: Analysis) -> str | None:
     cap = more_time.max_time(result, projections)
     more = sum(p.seconds for p in near if p.seconds is not None)
     give = (f" `bridgebench run {result.campaign.study} --resume --max-time {cap:g}` would give "
-            f"{'it' if len(near) == 1 else f'these {len(near)} benchmarks'} their {fmt.duration(more, 2)}."
+            f"{'it its' if len(near) == 1 else f'these {len(near)} benchmarks their'} {fmt.duration(more, 2)}."
             if cap is not None else "")
     return (f"More time, projected from each ratio stopped out of time as it stands (its estimate and spread "
             f"between blocks held, judged at its next look past the count that would decide it; a projection, "
