@@ -50,11 +50,12 @@ def projections(result: Analysis, open_cells: Iterable[Cell], baseline: str, wit
             out[benchmark] = None
             continue
         nearest = min(left for left in lefts if left is not None)
-        out[benchmark] = nearest * sum(_execution_s(result, cell) for cell in cells) if nearest else 0.0
+        out[benchmark] = nearest * sum(_cost(result, cell) for cell in cells) if nearest else 0.0
     return out
 
 
-def _execution_s(result: Analysis, cell: Cell) -> float:
+def _cost(result: Analysis, cell: Cell) -> float:
+    """What an open cell's next execution costs, as the analysis has it (nothing yet: free)."""
     found = result.cell(*cell)
     return (found.execution_s or 0.0) if found else 0.0
 

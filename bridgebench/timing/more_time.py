@@ -89,13 +89,17 @@ def _judged_at(blocks: int, left: float, look_points: tuple[int, ...], cap: int)
     wanted = max(blocks + 1, blocks + math.ceil(left))
     if wanted > cap:
         return None
-    return min((p for p in look_points if p >= wanted), default=wanted) if look_points else wanted
+    return min((p for p in look_points if p >= wanted), default=wanted)
+
+
+def seconds_more(projections: list[Projection]) -> float:
+    """The seconds of executions every projected benchmark would take, in all."""
+    return sum(p.seconds for p in projections if p.seconds is not None)
 
 
 def max_time(result: Analysis, projections: list[Projection]) -> float | None:
     """The campaign's time cap that would give every projected benchmark its seconds: today's cap and theirs,
     rounded up to a whole minute; None when none is projected."""
-    more = [p.seconds for p in projections if p.seconds is not None]
-    if not more or not result.adaptive:
+    if not result.adaptive or not any(p.state == PROJECTED for p in projections):
         return None
-    return 60.0 * math.ceil((result.adaptive.max_time_s + sum(more)) / 60.0)
+    return 60.0 * math.ceil((result.adaptive.max_time_s + seconds_more(projections)) / 60.0)

@@ -578,10 +578,9 @@ def more_time_line(result: Analysis) -> str | None:
     rest = "; ".join(f"{p.benchmark} {p.state} as it stands ({p.why})" if p.state == more_time.OUT_OF_REACH
                      else f"{p.benchmark} {p.state} ({p.why})" for p in projections if p.state != more_time.PROJECTED)
     cap = more_time.max_time(result, projections)
-    more = sum(p.seconds for p in near if p.seconds is not None)
-    give = (f" `bridgebench run {result.campaign.study} --resume --max-time {cap:g}` would give "
-            f"{'it its' if len(near) == 1 else f'these {len(near)} benchmarks their'} {fmt.duration(more, 2)}."
-            if cap is not None else "")
+    whose = "it its" if len(near) == 1 else f"these {len(near)} benchmarks their"
+    give = (f" `bridgebench run {result.campaign.study} --resume --max-time {cap:g}` would give {whose} "
+            f"{fmt.duration(more_time.seconds_more(near), 2)}." if cap is not None else "")
     return (f"More time, projected from each ratio stopped out of time as it stands (its estimate and spread "
             f"between blocks held, judged at its next look past the count that would decide it; a projection, "
             f"not a promise): {shown}{'; ' if shown and rest else ''}{rest}.{give}")
