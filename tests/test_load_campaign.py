@@ -163,7 +163,17 @@ def test_a_quick_load_campaign_checks_measures_every_phase_and_reports(study: Pa
                 got = results[phase, server, pexec]
                 assert got["mode"] == "constant-rate"
                 assert got["intended_rate"] == pytest.approx(fraction * saturation, rel=1e-9)
-                assert got["statuses"].keys() <= {"200", "400"} and got["variants"].keys() == {"valid", "invalid"}
+                # Every request due in the recorded window is completed, censored or an error, however slow
+                # the machine: the count is the rate's, not the server's.
+                due = got["intended_rate"] * got["duration_s"]
+                assert abs(got["completed"] + got["censored"] + sum(got["errors"].values()) - due) <= 1
+                assert got["statuses"].keys() <= {"200", "400"} and got["variants"].keys() <= {"valid", "invalid"}
+                assert got["answered_variants"].keys() == {"valid", "invalid"}  # warm-up included
+                # Not asked of the overload: its window's requests wait behind the warm-up's backlog, and
+                # when the machine serves at under half the saturation it reached earlier (a busy CI runner),
+                # none completes before the hard bound, all censored.
+                if fraction < 1:
+                    assert got["variants"].keys() == {"valid", "invalid"}
     assert survivors(marker) == []  # every server of the campaign was stopped whole
 
     reports = tmp_path / "reports"
