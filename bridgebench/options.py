@@ -12,6 +12,7 @@ from typing import Any
 from bridgebench.instructions import SECONDS
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 from bridgebench.store import Campaign
+from bridgebench.study import SEPARATE, TOGETHER, TWINS
 
 TIMING = "timing"  # iterations of wall time per process execution (a campaign stored without a kind is one)
 LOAD = "load"  # a server per process execution under a constant-rate load
@@ -96,8 +97,6 @@ SEQUENTIAL, LOCKSTEP = "sequential", "lockstep"
 PAIRINGS = (LOCKSTEP, SEQUENTIAL)
 FIXED, DRAWN, SHARED = "fixed", "drawn", "shared"
 LAYOUTS = (DRAWN, SHARED, FIXED)
-SEPARATE, INTERLEAVED, TOGETHER, TWINS = "separate", "interleaved", "together", "twins"
-TURNS = (SEPARATE, INTERLEAVED, TOGETHER, TWINS)
 CPU_TIMED = (TOGETHER, TWINS)  # turns taken at the same time as others, timed by CPU time on a shared CPU
 
 

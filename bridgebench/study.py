@@ -18,6 +18,13 @@ from typing import Any
 
 from bridgebench.instructions import METRICS, SECONDS
 
+# How the members of a lock-step block take their turns (timing/lockstep.run_block), named here so that a study
+# file's budget can choose one: SEPARATE, one member's whole turn after another's; INTERLEAVED, members whose
+# turns are equal one iteration each in a drawn order; TWINS, those at the same time (every member then timed by
+# its CPU time); TOGETHER, every member at the same time, timed so.
+SEPARATE, INTERLEAVED, TOGETHER, TWINS = "separate", "interleaved", "together", "twins"
+TURNS = (SEPARATE, INTERLEAVED, TOGETHER, TWINS)
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # A checkout's probes, or an installed bridgebench's (pyproject's data-files put them under the environment).
 PROBES_DIR = next((d for d in (REPO_ROOT / "probes", Path(sys.prefix) / "share" / "bridgebench" / "probes")
@@ -68,6 +75,9 @@ class Budget:
     # Benchmarks at their count_param (True) or their param (False); None: count_param where instructions are
     # counted (callgrind is many times slower), param where time is (timing.options_for).
     count_sizes: bool | None = None
+    # How its lock-step blocks take turns (TURNS; None: separate), inherited as mechanisms are; `run --turns`
+    # overrides it, and a campaign that is not in lock-step blocks (counted, or `--pairing sequential`) has none.
+    turns: str | None = None
 
 
 @dataclass(frozen=True)
@@ -261,6 +271,7 @@ _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout
                 "metric": (" or ".join(METRICS), lambda v: v in METRICS),
                 "count_sizes": _BOOL,
                 "execution_ir": _NUMBER_POS,
+                "turns": (" or ".join(TURNS), lambda v: v in TURNS),
                 "based_on": _STR}
 _PATH = ("an HTTP path starting with '/'", lambda v: isinstance(v, str) and v.startswith("/"))
 _CPUS = ("a CPU list for taskset -c, such as \"0\" or \"0-1\"",
@@ -382,6 +393,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         metric=data.get("metric", SECONDS),
         execution_ir=float(data["execution_ir"]) if "execution_ir" in data else None,
         count_sizes=bool(data["count_sizes"]) if "count_sizes" in data else None,
+        turns=data.get("turns", base.turns if base else None),
     )
     if budget.min_iterations is not None and budget.min_iterations > budget.iterations:
         raise loc.error(table, "min_iterations", f"expected at most iterations ({budget.iterations})")
@@ -525,6 +537,9 @@ def read_study(path: Path) -> Study:
         if unknown:
             raise loc.error(table, "mechanisms", f"no mechanism timed in iterations named {', '.join(unknown)} "
                             f"(has: {', '.join(probes)})")
+        if budget.turns is not None and "baseline" not in meta:
+            raise loc.error(table, "turns", "only lock-step blocks take turns, and a study without a baseline asks "
+                            "no ratio question to run them for")
 
     file_template = meta.get("benchmark_file", "{benchmark}")
     benchmarks: dict[str, Benchmark] = {}

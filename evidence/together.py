@@ -39,9 +39,8 @@ from scipy import stats
 
 from bridgebench.build import build_study
 from bridgebench.campaign.timing import command_for
-from bridgebench.options import SEPARATE, TOGETHER
 from bridgebench.runner import OK, execute
-from bridgebench.study import find_study, read_study
+from bridgebench.study import SEPARATE, TOGETHER, find_study, read_study
 from bridgebench.timing import lockstep
 
 REPO = Path(__file__).resolve().parents[1]

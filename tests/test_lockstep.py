@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bridgebench.options import INTERLEAVED, SEPARATE, TOGETHER, TWINS
 from bridgebench.runner import ABANDONED, CRASHED, OK, PROTOCOL, TIMEOUT
 from bridgebench.stats.executions import TOO_FEW
 from bridgebench.stats.lockstep import LOCKSTEP_METHOD, block_log_ratio, lockstep_ratio, spread
 from bridgebench.store import Store
+from bridgebench.study import INTERLEAVED, SEPARATE, TOGETHER, TWINS
 from bridgebench.timing import layout, lockstep, stepped
 from bridgebench.timing.analysis import current_analysis
 from bridgebench.timing.report import tables

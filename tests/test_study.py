@@ -117,6 +117,32 @@ def test_a_budget_names_the_mechanisms_it_runs_and_named_budgets_inherit_them(tm
         read_study(write(tmp_path, text.replace('["m", "m-again"]', '["m", "zz"]')))
 
 
+def test_a_budget_names_how_its_blocks_take_turns_and_the_command_line_or_the_pairing_overrides_it(
+        tmp_path: Path) -> None:
+    from bridgebench.campaign.timing import CampaignError, options_for
+    text = VALID.replace("iterations = 10\n", 'iterations = 10\nturns = "twins"\n').replace(
+        "[budget.quick]", '[budget.counted]\nbased_on = "default"\nmetric = "instructions"\n\n[budget.quick]')
+    study = read_study(write(tmp_path, text))
+    assert study.budgets["default"].turns == study.budgets["quick"].turns == "twins"  # inherited, as mechanisms are
+    assert options_for(study, "default", None, None).turns == options_for(study, "quick", None, None).turns == "twins"
+    assert read_study(write(tmp_path, text.replace("iterations = 3\n", 'iterations = 3\nturns = "separate"\n'))
+                      ).budgets["quick"].turns == "separate"
+    assert options_for(study, "default", None, None, turns="interleaved").turns == "interleaved"
+    assert options_for(study, "default", None, None, pairing="sequential").turns == "separate"  # no blocks
+    try:
+        counted = options_for(study, "counted", None, None)
+    except CampaignError as e:  # a machine without valgrind: the budget is refused, not its turns
+        assert "count instructions" in str(e)
+    else:
+        assert counted.pairing == "sequential" and counted.turns == "separate"
+    with pytest.raises(StudyError, match=r"study.toml:\d+: budget.turns: expected separate or interleaved or "
+                                         r"together or twins, got str 'paired'"):
+        read_study(write(tmp_path, text.replace('"twins"', '"paired"')))
+    with pytest.raises(StudyError, match=r"budget.turns: only lock-step blocks take turns, and a study without a "
+                                         r"baseline"):
+        read_study(write(tmp_path, text.replace('baseline = "m"\n', "")))
+
+
 ADAPTIVE = VALID.replace("iterations = 10\n", "iterations = 10\nuntil_ci = 0.02\nmax_process_executions = 8\n"
                          "max_time_s = 60\nuntil_decided = true\nnearest_first = true\n")
 

@@ -24,19 +24,16 @@ from bridgebench.options import (
     LAYOUTS,
     LOCKSTEP,
     PAIRINGS,
-    SEPARATE,
     SEQUENTIAL,
     SHARED,
     TIMING,
-    TOGETHER,
-    TURNS,
     TimingOptions,
 )
 from bridgebench.placeholders import expand, expand_all
 from bridgebench.runner import ABANDONED, OK, Execution, Task, execute, execute_counted, plan
 from bridgebench.stats import too_short_for_changepoints
 from bridgebench.store import Store
-from bridgebench.study import MAX_TIMEOUT_S, Budget, Study
+from bridgebench.study import MAX_TIMEOUT_S, SEPARATE, TOGETHER, TURNS, Budget, Study
 from bridgebench.timing import layout, lockstep, together
 from bridgebench.timing.analysis import (
     WRONG_ANSWER,
@@ -147,9 +144,11 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
     # Timed, a lock-step block's members share one drawn layout: each member's is as random as its own draw, and
     # where the mechanisms answer a layout alike (a VM and its twin, one program before and after a change), the
     # block's ratio no longer carries it (methodology §13, LuaJIT's nbody).
+    # The budget's turns where its blocks take turns: a counted or sequential campaign of a budget based on one
+    # that names them has none to take.
     options = replace(options, pairing=paired,
                       layout=layout_ or (SHARED if paired == LOCKSTEP else DRAWN if timed else FIXED),
-                      turns=turns or SEPARATE)
+                      turns=turns or (budget.turns if paired == LOCKSTEP else None) or SEPARATE)
     given = (until_ci, max_process_executions, max_time_s, until_decided or None)
     if budget.until_ci is not None or any(v is not None for v in given):
         pexecs = options.process_executions

@@ -34,8 +34,9 @@ import uuid
 from dataclasses import replace
 
 from bridgebench import audit
-from bridgebench.options import CPU_TIMED, INTERLEAVED, SEPARATE, TOGETHER, TURNS, TWINS
+from bridgebench.options import CPU_TIMED
 from bridgebench.runner import ABANDONED, PROTOCOL, TIMEOUT, Execution, UsageFile, launcher
+from bridgebench.study import INTERLEAVED, SEPARATE, TOGETHER, TURNS, TWINS
 from bridgebench.timing import stepped
 from bridgebench.timing.stepped import NOT_STEPPED, READY, Member
 from bridgebench.timing.together import timed, turns_at_once, watch
