@@ -136,11 +136,7 @@ class TimingOptions:
     # random-length environment entry and, in the Lua probe, a random-length allocation), or SHARED: drawn per
     # lock-step block, the same for its members.
     layout: str = FIXED
-    # In a lock-step block, whether members whose turns are equal take them SEPARATE, one member's whole turn
-    # after another's, INTERLEAVED, one iteration each in a drawn order, or TWINS, at the same time (every member
-    # then timed by its CPU time); or whether every member takes its turn at the same time, TOGETHER, timed so
-    # (lockstep.run_block).
-    turns: str = SEPARATE
+    turns: str = SEPARATE  # how a lock-step block's members take their turns (study.TURNS, lockstep.run_block)
     look_growth: float = 1.0  # adaptive, aimed at the question: when ratios are judged (look_points)
     decided_within: float | None = None  # adaptive: a decided ratio runs on until its CI is within ±this
     # The executions after a cell's first ones make this share of its iterations (None: all of them): once a
