@@ -103,6 +103,9 @@ class Mechanism:
     # The same program as this mechanism under another name (its table is the twin's, plus its own keys):
     # an A/A pair, whose true ratio is 1, for measuring how often the intervals are wrong.
     twin_of: str | None = None
+    # A build of the baseline's VM (a fork, a copy, a change): in lock-step blocks taking turns as twins (TWINS) it
+    # takes its turns at the same time as the baseline, every other member alone. A twin_of the baseline is one.
+    twin: bool = False
 
     @property
     def is_server(self) -> bool:
@@ -198,6 +201,12 @@ class Study:
     def servers(self) -> list[str]:
         return [m for m, mech in self.mechanisms.items() if mech.is_server]
 
+    @property
+    def twins(self) -> frozenset[str]:
+        """The baseline's twins: the mechanisms that say `twin`, and the baseline's `twin_of`s."""
+        return frozenset(m for m, mech in self.mechanisms.items()
+                         if mech.twin or (self.baseline is not None and mech.twin_of == self.baseline))
+
     def runs(self, benchmark: str, mechanism: str) -> bool:
         """Whether the mechanism runs the benchmark (the benchmark's `mechanisms`, else every mechanism
         that is not a server: servers are measured under load, not in iterations)."""
@@ -291,6 +300,7 @@ _MECHANISM_KEYS = {
     "version": _STR_LIST,
     "min_iterations": _INT_POS,
     "twin_of": _STR,
+    "twin": _BOOL,
 }
 _BENCHMARK_KEYS = {"param": _SCALAR, "check_param": _SCALAR, "count_param": _SCALAR, "file": _STR, "expect": _STR,
                    "mechanisms": _NONEMPTY_STR_LIST}
@@ -529,6 +539,7 @@ def read_study(path: Path) -> Study:
             version=tuple(data.get("version", ())),
             min_iterations=data.get("min_iterations"),
             twin_of=data.get("twin_of"),
+            twin=data.get("twin", False),
         )
     probes = [m for m, mech in mechanisms.items() if not mech.is_server]
     for name, budget in budgets.items():
@@ -578,6 +589,10 @@ def read_study(path: Path) -> Study:
     baseline = meta.get("baseline")
     if baseline is not None and baseline not in mechanisms:
         raise loc.error("study", "baseline", f"expected one of the mechanisms ({', '.join(mechanisms)})")
+    for name, mech in mechanisms.items():
+        if mech.twin and (baseline is None or name == baseline):
+            raise loc.error(f"mechanisms.{name}", "twin", "a twin takes its turns beside the baseline: expected "
+                            "a mechanism other than the study's baseline, and a baseline")
     headline = meta.get("headline")
     if headline is not None and (baseline is None or headline not in mechanisms or headline == baseline):
         raise loc.error("study", "headline", "expected a mechanism other than the baseline, compared with it "

@@ -179,6 +179,44 @@ def test_twins_take_equal_turns_at_once_the_others_alone_every_one_timed_by_cpu_
     assert TIMEOUT in [r.status for r in runs]
 
 
+def test_a_solo_twin_also_takes_a_turn_alone_every_round_and_keeps_those_as_its_iterations(tmp_path: Path) -> None:
+    """Twins with a solo member (the baseline): a takes its turns of 2 at once with b and, every round, a turn of 2
+    alone, drawn among the round's units like one; its execution's iterations are its lead and its turns alone
+    (their counters and wall times with them), its turns beside b are kept in its pairing; b and c are as without."""
+    log = tmp_path / "steps"
+
+    def named(name: str, iterations: int, turn: int, lead: int, solo: bool = False) -> lockstep.Member:
+        env = ENV | {"LEVEL": "1", "INDEXED": "1", "CPU_S": "0.5", "NAME": name, "STEPLOG": str(log)}
+        return lockstep.Member([sys.executable, str(PROBE), "good", str(iterations)], env, Path.cwd(), iterations,
+                               turn, lead, solo)
+
+    members = [named("a", 1 + 2 * 3 * 2, 2, 1, solo=True), named("b", 1 + 3 * 2, 2, 1), named("c", 3, 1, 0)]
+    runs = lockstep.run_block(members, timeout_s=30, seed=5, cpu=lockstep.lock_cpu(), step_timeout_s=20, turns=TWINS)
+    assert [r.status for r in runs] == [OK, OK, OK], [r.detail for r in runs]
+    a, b, c = (r.output for r in runs if r.output)
+    index = [round((t / 0.5 - 1) * 1000) for t in a.times]  # which of a's iterations each kept one was
+    twin = [round((t / 0.5 - 1) * 1000) for t in a.info["pairing"]["twin_times"]]
+    pairing = a.info["pairing"]
+    assert pairing["together"] is True and pairing["rounds"] == 3 and pairing["lead"] == 0 + 1
+    expected_alone, expected_twin, k = [0], [], 1
+    for together_at, alone_at in zip(pairing["positions"], pairing["solo_positions"], strict=True):
+        assert together_at != alone_at  # two units of the same round
+        turns = [(together_at, expected_twin), (alone_at, expected_alone)]
+        for _, into in sorted(turns, key=lambda x: x[0]):
+            into += [k, k + 1]
+            k += 2
+    assert (index, twin) == (expected_alone, expected_twin)
+    assert len(a.counters["cpu_s"]) == len(a.info["wall_times"]) == 7
+    assert a.info["wall_times"] == [1 + i / 1000 for i in index]
+    assert len(b.times) == 7 and "twin_times" not in b.info["pairing"] and b.info["pairing"]["together"] is True
+    assert len(c.times) == 3 and c.info["pairing"]["together"] is False
+    # each round, one turn of a alone: in the log, a's lines outnumber b's by the turn in every round
+    steps = log.read_text().split()
+    assert steps.count("a") == 13 and steps.count("b") == 7 and steps.count("c") == 3
+    with pytest.raises(ValueError, match="only twins take a turn alone"):
+        lockstep.run_block(members, timeout_s=30, seed=5, turns=SEPARATE)
+
+
 @pytest.mark.parametrize("turns", [SEPARATE, TOGETHER, TWINS])
 @pytest.mark.parametrize(("behaviour", "status", "reason"), [
     ("chatty", PROTOCOL, "printed while it was not its turn"),
@@ -400,6 +438,30 @@ def test_a_turn_of_no_time_counts_for_no_ratio() -> None:
     run = Run(1, 0, 6, 1, None, None, None, None, None, (), (), ((0, 6),), (), None, {}, block="x", turn=2)
     (side,) = steady_rounds([run], [np.array([1.0, 1.0, 0.0, 0.0, 2.0, 2.0])]).values()
     assert side.turns == {0: 1.0, 2: 2.0}
+
+
+def test_a_solo_baselines_twin_is_set_against_its_turns_beside_it_and_the_others_against_its_turns_alone() -> None:
+    """Planted: the baseline took 1.0 s an iteration alone and 1.1 beside its twin (what sharing the CPU cost it),
+    its twin 1.1 beside it, the interpreter 3.0 alone. The twin's ratio is 1 (both beside each other), the
+    interpreter's 3 (both alone), in every round where the baseline's turns alone were steady; an old block's
+    baseline (no turns alone kept) is set against every member as it was."""
+    from bridgebench.timing.analysis import lockstep_blocks, steady_rounds
+    from bridgebench.timing.result import Run
+
+    def run(times: int, twin: tuple[float, ...] = (), together: bool = False, steady: int = 0) -> Run:
+        return Run(1, 0, times, 1, None, None, None, None, None, (), (), ((steady, times),), (), None, {}, block="x",
+                   turn=2, lead=1, together=together, twin_times=twin)
+
+    base = steady_rounds([run(7, (1.1,) * 6, together=True, steady=3)], [np.array([9.0] + [1.0] * 6)])
+    twin = steady_rounds([run(7, together=True)], [np.array([9.0] + [1.1] * 6)])
+    other = steady_rounds([run(4)], [np.array([9.0, 3.0, 3.0, 3.0])])
+    other = {0: other[0]._replace(turn=1, turns={0: 3.0, 1: 3.0, 2: 3.0})}
+    assert base[0].twin_turns == {1: pytest.approx(1.1), 2: pytest.approx(1.1)}  # round 0's turn alone not steady
+    assert lockstep_blocks(base, twin) == {"x": ([pytest.approx(1.1)] * 2, [pytest.approx(1.1)] * 2)}
+    assert lockstep_blocks(twin, base) == {"x": ([pytest.approx(1.1)] * 2, [pytest.approx(1.1)] * 2)}
+    assert lockstep_blocks(base, other) == {"x": ([1.0, 1.0], [3.0, 3.0])}
+    old = steady_rounds([run(7, together=True)], [np.array([9.0] + [1.1] * 6)])
+    assert lockstep_blocks(old, other) == {"x": ([pytest.approx(1.1)] * 3, [3.0] * 3)}
 
 
 # --- a campaign: paired where the probes speak the stepped mode, alone where they do not ------------------
@@ -800,3 +862,61 @@ def test_two_runs_ratios_agree_are_compatible_or_contradict() -> None:
     assert agreement(ratio(1.0, None, None), ratio(1.05, 1.03, 1.07), 0.02) == COMPATIBLE  # no interval
     assert agreement(ratio(1.05, 1.01, 1.09), ratio(0.97, 0.95, 0.99), 0.02) == CONTRADICT  # slower, faster: apart
     assert agreement(ratio(1.0, 0.99, 1.01), ratio(1.05, 1.03, 1.07), 0.02) == CONTRADICT  # intervals apart
+
+
+SOLO = """
+[study]
+name = "solo"
+baseline = "jit"
+
+[budget]
+process_executions = 3
+iterations = 50
+execution_s = 0.03
+min_iterations = 3
+timeout_s = 30
+turns = "twins"
+
+[budget.flat]
+process_executions = 3
+iterations = 6
+
+""" + stepped_mechanism("jit", 'LEVEL = "0.001", CPU_S = "0.5"') \
+    + stepped_mechanism("twin", 'LEVEL = "0.001", CPU_S = "0.5"', first="twin = true\n") \
+    + stepped_mechanism("interp", 'LEVEL = "0.01", CPU_S = "0.5"') + ONE_BENCHMARK
+
+
+def test_twins_with_a_member_of_another_turn_give_the_baseline_a_turn_alone_and_say_so(tmp_path: Path) -> None:
+    """lua-vms's default way: the baseline and its twin (`twin = true`; 30 iterations, turns of 10) take their turns
+    at once and the interpreter (3, turns of 1) its alone; the baseline also takes a turn alone every round, stores
+    those as its iterations and its turns beside its twin in its pairing, and the report says which ratios are to
+    which. With every member's turn alike (a budget of 6 iterations each), the interpreter still takes its alone:
+    a twin is what the study names, not an equal turn."""
+    import json
+
+    from tests.conftest import bridgebench, rows
+
+    db, study = tmp_path / "s.sqlite", stepped_study(tmp_path, "solo", SOLO)
+    done = bridgebench("run", str(study), "--json", "--store", str(db), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    stored = {}
+    for mechanism, info in rows(db, "SELECT mechanism, info_json FROM execution"):
+        stored.setdefault(mechanism, []).append(json.loads(info)["pairing"])
+    for pairing in stored["jit"]:
+        assert (pairing["turn"], pairing["rounds"], pairing["together"]) == (10, 3, True)
+        assert len(pairing["twin_times"]) == 30 and len(pairing["solo_positions"]) == 3
+    assert all("twin_times" not in p for p in stored["twin"] + stored["interp"])
+    assert {len(d) for (d,) in rows(db, "SELECT s.data FROM series s JOIN execution e ON s.execution_id = e.id "
+                                        "WHERE s.name = 'seconds' AND e.mechanism = 'jit'")} == {30 * 8}
+    cells = {c["mechanism"]: c for c in json.loads(done.stdout)["cells"]}
+    assert cells["twin"]["ratio"]["value"] == pytest.approx(1.0) and cells["interp"]["ratio"]["value"] == \
+        pytest.approx(10.0)
+    assert cells["twin"]["ratio"]["method"] == cells["interp"]["ratio"]["method"] == LOCKSTEP_METHOD
+    markdown = next((tmp_path / "results").glob("solo-*.md")).read_text()
+    assert "the baseline took a turn alone as well every round" in markdown
+    flat = bridgebench("run", str(study), "--budget", "flat", "--store", str(db), cwd=tmp_path)
+    assert flat.returncode == 0, flat.stderr
+    again = {m: json.loads(info)["pairing"] for m, info in
+             rows(db, "SELECT mechanism, info_json FROM execution WHERE campaign_id = 2 AND pexec = 0")}
+    assert (again["jit"]["together"], again["twin"]["together"], again["interp"]["together"]) == (True, True, False)
+    assert len(again["jit"]["twin_times"]) == 6 and again["jit"]["turn"] == again["interp"]["turn"] == 1

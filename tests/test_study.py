@@ -143,6 +143,19 @@ def test_a_budget_names_how_its_blocks_take_turns_and_the_command_line_or_the_pa
         read_study(write(tmp_path, text.replace('baseline = "m"\n', "")))
 
 
+def test_the_baselines_twins_are_those_that_say_so_and_its_twin_ofs(tmp_path: Path) -> None:
+    """`twin = true` names a build of the baseline's VM, which takes its turns beside it (lockstep.py, twins); a
+    `twin_of` the baseline is one too, a twin_of another mechanism is not; the baseline itself cannot be one."""
+    text = VALID + ('\n[mechanisms.fork]\nrun = ["echo"]\ntwin = true\n\n[mechanisms.copy]\ntwin_of = "m"\n\n'
+                    '[mechanisms.other]\nrun = ["echo"]\n\n[mechanisms.other-again]\ntwin_of = "other"\n')
+    assert read_study(write(tmp_path, text)).twins == {"fork", "copy"}
+    with pytest.raises(StudyError, match=r"study.toml:\d+: mechanisms.m.twin: a twin takes its turns beside the "
+                                         r"baseline"):
+        read_study(write(tmp_path, text.replace('debian = ["lua5.1"]\n', 'debian = ["lua5.1"]\ntwin = true\n')))
+    with pytest.raises(StudyError, match=r"mechanisms.fork.twin: .* and a baseline"):
+        read_study(write(tmp_path, text.replace('baseline = "m"\n', "")))
+
+
 ADAPTIVE = VALID.replace("iterations = 10\n", "iterations = 10\nuntil_ci = 0.02\nmax_process_executions = 8\n"
                          "max_time_s = 60\nuntil_decided = true\nnearest_first = true\n")
 

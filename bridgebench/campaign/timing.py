@@ -33,7 +33,7 @@ from bridgebench.placeholders import expand, expand_all
 from bridgebench.runner import ABANDONED, OK, Execution, Task, execute, execute_counted, plan
 from bridgebench.stats import too_short_for_changepoints
 from bridgebench.store import Store
-from bridgebench.study import MAX_TIMEOUT_S, SEPARATE, TOGETHER, TURNS, Budget, Study
+from bridgebench.study import MAX_TIMEOUT_S, SEPARATE, TOGETHER, TURNS, TWINS, Budget, Study
 from bridgebench.timing import layout, lockstep, together
 from bridgebench.timing.analysis import (
     WRONG_ANSWER,
@@ -444,10 +444,18 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         # uniform over the draws, so a ratio's expectation over layouts is the same as with its own draws;
         # where the mechanisms answer a layout alike, the block's ratio no longer carries it.
         shared = layout.draw() if options.layout == SHARED else None
+        names = [t.mechanism for t in tasks]
+        at_once = twins_at_once(names, turn, study) if options.turns == TWINS else set()
+        if at_once:  # a VM and its twin take turns of one length, the longer of theirs
+            longest = max(k for m, k in zip(names, turn, strict=True) if m in at_once)
+            turn = [longest if m in at_once else k for m, k in zip(names, turn, strict=True)]
         members, draws = [], []
         for t, k, lead in zip(tasks, turn, leads, strict=True):
-            argv, env, drawn = command(t, lead + rounds * k, shared)
-            members.append(lockstep.Member(argv, env, study.dir, lead + rounds * k, k, lead))
+            # the baseline beside its twin also takes a turn alone, for the members that take theirs alone
+            solo = t.mechanism == study.baseline and bool(at_once) and len(at_once) < len(tasks)
+            n = lead + rounds * k * (2 if solo else 1)
+            argv, env, drawn = command(t, n, shared)
+            members.append(lockstep.Member(argv, env, study.dir, n, k, lead, solo, t.mechanism in at_once))
             draws.append(drawn)
         waited = quiet()
         runs = lockstep.run_block(members, timeout_s=options.timeout_s, cpu=cpu,
@@ -465,6 +473,21 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         return block(task) if stepped(task) else alone(task)
 
     yield run
+
+
+def twins_at_once(mechanisms: list[str], turns: list[int], study: Study) -> set[str]:
+    """Twins: the members of a block that take their turns at the same time, the baseline and its twins
+    (Study.twins; a study that names none: the members whose turn is the baseline's), or none where the baseline
+    has no twin in the block. Every other member takes its turns alone."""
+    baseline = study.baseline
+    if baseline not in mechanisms:
+        return set()
+    if study.twins:
+        twins = {m for m in mechanisms if m in study.twins}
+    else:
+        mine = turns[mechanisms.index(baseline)]
+        twins = {m for m, k in zip(mechanisms, turns, strict=True) if k == mine and m != baseline}
+    return {baseline, *twins} if twins else set()
 
 
 def _marked(run: Execution, drawn: dict[str, int] | None, waited: float) -> Execution:

@@ -59,6 +59,7 @@ from bridgebench.store import SECONDS, Store, StoredExecution, StoreError, Store
 from bridgebench.study import DEFAULT_EQUIVALENCE
 from bridgebench.timing import jitdiag, time_beside_counts
 from bridgebench.timing.diff_rules import CLAIMS, compare_cells
+from bridgebench.timing.lockstep import TWIN_TIMES
 from bridgebench.timing.result import Analysis, AuditSummary, Cell, MachineCell, Run, SegmentMean, Workload
 
 WRONG_ANSWER = "wrong answer"
@@ -107,6 +108,9 @@ class Side(NamedTuple):
     block: str | None = None
     turns: dict[int, float] = {}  # noqa: RUF012 (never mutated: a NamedTuple's default)
     turn: int = 1  # iterations a turn
+    together: bool = False  # its turns were taken at the same time as another member's
+    twin_turns: dict[int, float] = {}  # noqa: RUF012 (a solo twin's turns beside its twin, by round, where its
+    #                                    turns alone were steady)
 
 
 Rounds = dict[int, Side]  # per round (pexec)
@@ -140,15 +144,18 @@ def ratio_between(samples_a: Rounds, samples_b: Rounds, *, confidence: float, sa
 
 def lockstep_blocks(samples_a: Rounds, samples_b: Rounds) -> dict[str, tuple[list[float], list[float]]]:
     """The turn means of the rounds where both sides were steady, in every block both sides ran in, by the block's
-    token (in the order of the campaign's rounds)."""
+    token (in the order of the campaign's rounds). A solo twin's side (lockstep.py) is its turns beside its twin
+    where the other took its turns at the same time, else its turns alone."""
     out = {}
     for r in sorted(set(samples_a) & set(samples_b)):
         a, b = samples_a[r], samples_b[r]
         if a.block is None or a.block != b.block:
             continue
-        both = sorted(set(a.turns) & set(b.turns))
+        turns_a = a.twin_turns if a.twin_turns and b.together else a.turns
+        turns_b = b.twin_turns if b.twin_turns and a.together else b.turns
+        both = sorted(set(turns_a) & set(turns_b))
         if both:
-            out[a.block] = ([a.turns[i] for i in both], [b.turns[i] for i in both])
+            out[a.block] = ([turns_a[i] for i in both], [turns_b[i] for i in both])
     return out
 
 
@@ -184,7 +191,10 @@ def _side(run: Run, times: np.ndarray) -> Side:
              if mask[lead + r * turn:lead + (r + 1) * turn].all()}
     # a turn of no time has no log ratio (a coarse clock's zeros; a CPU time read before it was booked): it counts
     # for no ratio, as a turn that was not steady
-    return Side(run.machine, times[mask], run.block, {r: m for r, m in turns.items() if m > 0}, turn)
+    twin = np.asarray(run.twin_times, dtype=float) / max(1, run.batch)
+    twin_turns = {r: float(np.mean(twin[r * turn:(r + 1) * turn])) for r in turns if (r + 1) * turn <= len(twin)}
+    return Side(run.machine, times[mask], run.block, {r: m for r, m in turns.items() if m > 0}, turn, run.together,
+                {r: m for r, m in twin_turns.items() if m > 0})
 
 
 # --- one benchmark × mechanism ---------------------------------------------------------------------------
@@ -276,9 +286,12 @@ def _pairing(info_json: str | None) -> dict[str, Any]:
     pairing = json.loads(info_json).get("pairing") if info_json else None
     if not isinstance(pairing, dict) or not isinstance(pairing.get("block"), str) or pairing.get("members", 0) < 2:
         return {}
+    twin = pairing.get(TWIN_TIMES)
     return {"block": pairing["block"], "turn": int(pairing.get("turn") or 1), "lead": int(pairing.get("lead") or 0),
             "threads": int(pairing.get("threads") or 1), "processes": int(pairing.get("processes") or 1),
-            "round_s": float(pairing["round_s"]) if isinstance(pairing.get("round_s"), int | float) else None}
+            "round_s": float(pairing["round_s"]) if isinstance(pairing.get("round_s"), int | float) else None,
+            "together": pairing.get("together") is True,
+            "twin_times": tuple(float(t) for t in twin) if isinstance(twin, list) else ()}
 
 
 def _counter_means(counters: list[dict[str, np.ndarray]]) -> dict[str, float]:

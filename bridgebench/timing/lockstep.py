@@ -11,7 +11,10 @@ however long the turn an interpreter beside them makes necessary (docs/methodolo
 (`run --turns together`), every member takes its turn at the same time, timed by its CPU time (together.py). Twins
 (`run --turns twins`), the members whose turns are equal take them at the same time and the others theirs alone,
 every one timed by its CPU time: what each pays for sharing the CPU is alike between a VM and its twin, not between
-unlike mechanisms.
+unlike mechanisms. So the baseline (a member marked `solo`) also takes a turn alone every round, and the others'
+ratios are set against those: beside its twin LuaJIT's iterations took 9 % more CPU time on json than alone
+(evidence/twin_cost.py, methodology §13). Its execution's iterations are its lead and its turns alone, as a member
+of separate turns has them; its turns beside its twin are kept with its place in the block (`twin_times`).
 
 A block stores one execution per member, as a sequential campaign does; each carries its place in the block
 (`pairing` in the probe's other fields): the block's token, the CPU, its turn (iterations a turn), the
@@ -43,6 +46,7 @@ from bridgebench.timing.together import timed, turns_at_once, watch
 
 __all__ = ["NOT_STEPPED", "Member", "lock_cpu", "run_block", "shared_turns", "turns"]
 
+TWIN_TIMES = "twin_times"  # a solo member's iterations beside its twin, in its pairing (run_block)
 SAME_TURN = 2.5  # members sized within this factor of the fewest take turns of one iteration alike (turns())
 
 
@@ -70,6 +74,26 @@ def turns(iterations: list[int], like_with_like: bool = True) -> tuple[int, list
     return rounds, [max(1, math.ceil(n / rounds)) for n in iterations]
 
 
+def _solo_split(run: Execution, member: Member, alone: list[int]) -> Execution:
+    """A solo member's execution as a member of separate turns has it: its lead and its turns alone, their
+    counters and wall times with them; its turns beside its twin under TWIN_TIMES (moved into its pairing)."""
+    if run.output is None:
+        return run
+    n = len(run.output.times)
+    keep = [*range(member.lead), *alone]
+    twin = sorted(set(range(member.lead, n)) - set(alone))
+
+    def pick(values: list[float], which: list[int]) -> list[float]:
+        return [values[k] for k in which]
+
+    info = dict(run.output.info)
+    if isinstance(info.get("wall_times"), list) and len(info["wall_times"]) == n:
+        info["wall_times"] = pick(info["wall_times"], keep)
+    info[TWIN_TIMES] = pick(run.output.times, twin)
+    counters = {k: pick(v, keep) if len(v) == n else v for k, v in run.output.counters.items()}
+    return replace(run, output=replace(run.output, times=pick(run.output.times, keep), counters=counters, info=info))
+
+
 def _abandon_a_lone_survivor(lives: list[stepped.Live], round_: int) -> None:
     """Before each round: a block whose other members have all failed stops its last one."""
     alive = [x for x in lives if x.alive]
@@ -81,7 +105,13 @@ def _abandon_a_lone_survivor(lives: list[stepped.Live], round_: int) -> None:
 
 def shared_turns(members: list[Member], turns: str) -> list[list[int]]:
     """The units a round's order is drawn over: each member alone, or (interleaved, twins) the members whose turns
-    are equal together, in the members' order."""
+    are equal together, in the members' order; twins, where members are marked `at_once`, those together (a VM and
+    its twin, as the campaign names them) and every other member alone."""
+    if turns == TWINS and any(m.at_once for m in members):
+        together = [i for i, m in enumerate(members) if m.at_once]
+        if len({members[i].turn for i in together}) != 1:
+            raise ValueError("run_block(): the members that take their turns at once must have equal turns")
+        return [together, *([i] for i, m in enumerate(members) if not m.at_once)]
     if turns not in (INTERLEAVED, TWINS):
         return [[i] for i in range(len(members))]
     units: dict[int, list[int]] = {}
@@ -101,19 +131,28 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     Together, every member takes its turn (and its lead) at the same time, timed by its CPU time (together.py);
     the drawn order is then only the order the harness says go in. Twins, the members whose turns are equal take
     them (and their leads) at the same time, and the others theirs alone, as separate; every member is timed by its
-    CPU time, so that a ratio across sets one clock against the same clock.
+    CPU time, so that a ratio across sets one clock against the same clock; a `solo` member takes a second turn
+    each round, alone, drawn among the units like one (see the module's docstring).
     Returns one Execution per member, in the members' order."""
     if not members:
         return []
     if turns not in TURNS:
         raise ValueError(f"run_block(): turns {turns!r}, not one of {', '.join(TURNS)}")
-    rounds = {(m.iterations - m.lead) // m.turn for m in members}
-    if len(rounds) != 1 or any((m.iterations - m.lead) % m.turn or not 0 <= m.lead < m.iterations
-                               for m in members):
+    if any(m.solo for m in members) and turns != TWINS:
+        raise ValueError("run_block(): only twins take a turn alone as well (a solo member)")
+    rounds = {(m.iterations - m.lead) // (m.turn * (2 if m.solo else 1)) for m in members}
+    if len(rounds) != 1 or any((m.iterations - m.lead) % (m.turn * (2 if m.solo else 1))
+                               or not 0 <= m.lead < m.iterations for m in members):
         raise ValueError("run_block(): every member's iterations after its lead must be the same number of its "
-                         "turns")
+                         "turns (twice that for a solo member)")
     n_rounds = rounds.pop()
-    units = shared_turns(members, turns)
+    shared = shared_turns(members, turns)
+    # a solo member's turn alone: a unit of its own, after the shared ones (where_solo marks it); it has no lead
+    where_solo = set(range(len(shared), len(shared) + sum(m.solo for m in members)))
+    units = shared + [[i] for i, m in enumerate(members) if m.solo]
+    made = [m.lead for m in members]  # each member's next iteration
+    alone_at: list[list[int]] = [[] for _ in members]  # a solo member's iterations alone, in order
+    solo_positions: list[list[int]] = [[] for _ in members]  # and its turn alone's place in each round's order
     # Timed by CPU time: every member, where any takes its turns at the same time as another, so that a ratio's two
     # sides are on one clock; twins, each unit takes its turns at once (a unit of one as separate turns do)
     cpu_timed = turns in CPU_TIMED
@@ -148,7 +187,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                         watch(live)
             # the leads: at the same time where the turns will be (so that every iteration is timed alike), else
             # one member after another; nothing is paired
-            for unit in [list(range(len(lives)))] if turns == TOGETHER else units:
+            for unit in [list(range(len(lives)))] if turns == TOGETHER else shared:
                 if cpu_timed:
                     stepped.out_of_turn(lives)
                     turns_at_once(lives, {i: (0, members[i].lead) for i in unit}, unit, step_limit)
@@ -167,17 +206,20 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                 rng.shuffle(order)
                 for position, u in enumerate(order):
                     for i in units[u]:
-                        lives[i].positions.append(position)
+                        (solo_positions[i] if u in where_solo else lives[i].positions).append(position)
                 # together, every unit's turn at once, told to go in the drawn order; else one unit after another
                 groups = [[i for u in order for i in units[u]]] if turns == TOGETHER else [units[u] for u in order]
-                for group in groups:
+                for g, group in enumerate(groups):
                     if cpu_timed:  # the group's members at once (twins: told to go in an order drawn afresh)
                         go = list(group)
                         if turns == TWINS:
                             rng.shuffle(go)
                         stepped.out_of_turn(lives)
-                        turns_at_once(lives, {i: (members[i].lead + r * members[i].turn, members[i].turn)
-                                              for i in group}, go, step_limit)
+                        turns_at_once(lives, {i: (made[i], members[i].turn) for i in group}, go, step_limit)
+                        for i in group:
+                            if turns != TOGETHER and order[g] in where_solo:
+                                alone_at[i] += range(made[i], made[i] + members[i].turn)
+                            made[i] += members[i].turn
                     else:
                         turn = members[group[0]].turn  # a unit's members have the same turn
                         for k in range(turn):
@@ -188,14 +230,19 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                                 stepped.out_of_turn(lives)
                                 if live.alive:
                                     stepped.step(live, live.member.lead + r * turn + k, step_limit)
+                        for i in group:
+                            made[i] += turn
                     for i in group:
-                        if lives[i].alive and r == n_rounds - 1:
+                        if lives[i].alive and r == n_rounds - 1 and made[i] == members[i].iterations:
                             lives[i].ended = time.monotonic()
                             stepped.look(lives[i])  # after its last turn, before its end: every thread it made is there
             starts.append(time.monotonic())
             runs = [stepped.finish(live, timeout_s) for live in lives]
             if cpu_timed:
                 runs = [timed(live, run) for live, run in zip(lives, runs, strict=True)]
+            measured = [sum(r.output.times) if r.output else 0.0 for r in runs]  # a solo member's both turns
+            runs = [_solo_split(run, m, alone_at[i]) if m.solo else run
+                    for i, (m, run) in enumerate(zip(members, runs, strict=True))]
         except BaseException:
             stepped.kill(*lives)
             raise
@@ -206,10 +253,9 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     # than this are not shared by the two sides of a ratio, so taking turns does not cancel them
     round_s = statistics.median(b - a for a, b in itertools.pairwise(starts)) if len(starts) > 1 else None
     cpu_total = sum(u.get("user_s", 0.0) + u.get("sys_s", 0.0) for u in usages)
-    measured = [sum(r.output.times) if r.output else 0.0 for r in runs]
     machine = audit.audit(before, after, wall_s, cpu_total if all("user_s" in u for u in usages) else None)
     out = []
-    others_in_unit = {i: len(unit) - 1 for unit in units for i in unit}
+    others_in_unit = {i: len(unit) - 1 for unit in shared for i in unit}
     for i, (live, run) in enumerate(zip(lives, runs, strict=True)):
         share = wall_s * measured[i] / sum(measured) if sum(measured) > 0 else wall_s / len(runs)
         pairing = {"block": token, "cpu": cpu, "turn": live.member.turn, "lead": live.member.lead,
@@ -219,7 +265,10 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                    "interleaved_with": others_in_unit[i] if turns == INTERLEAVED else 0,
                    "together": turns == TOGETHER or (turns == TWINS and others_in_unit[i] > 0)}
         if run.output is not None:
-            run = replace(run, output=replace(run.output, info={**run.output.info, "pairing": pairing}))
+            twin = run.output.info.get(TWIN_TIMES)
+            pairing |= {"solo_positions": solo_positions[i], TWIN_TIMES: twin} if twin is not None else {}
+            info = {k: v for k, v in run.output.info.items() if k != TWIN_TIMES}
+            run = replace(run, output=replace(run.output, info={**info, "pairing": pairing}))
         # Its wall time is its share of the block's (by the time its iterations took), so that the campaign's
         # clock and the δ by execution length count each block once.
         out.append(replace(run, wall_s=share, machine=machine))

@@ -28,7 +28,7 @@ from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 from bridgebench.timing.jitdiag import JitRecord, JitSummary
 
-RESULT_VERSION = 13  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 14  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 
@@ -69,6 +69,9 @@ class Run:
     threads: int = 1  # in a block, the most threads its processes had: they shared the block's one CPU
     processes: int = 1  # in a block, the most processes it had
     round_s: float | None = None  # in a block, the median round's wall time (every member's turn, once)
+    together: bool = False  # in a block, it took its turns at the same time as another member (twins, together)
+    twin_times: tuple[float, ...] = ()  # a solo twin (the baseline, lockstep.py): its turns beside its twin, in
+    #   order, round r at [r·turn, (r+1)·turn); its iterations are its lead and its turns alone
     first_ratio: float | None = None  # unclassified (too short for changepoints): its first iteration over the
     #   median of the others, a warm-up the budget could not separate when well above 1
 

@@ -57,6 +57,9 @@ class Member:
     iterations: int
     turn: int = 1
     lead: int = 0
+    solo: bool = False  # twins: it also takes a turn alone every round (lockstep.run_block), so iterations =
+    # lead + 2 × rounds × turn
+    at_once: bool = False  # twins: it takes its turns at the same time as the block's other members marked so
 
 
 @dataclass

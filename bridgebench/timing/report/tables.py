@@ -171,12 +171,24 @@ _TURNS_WORDS = {
                  f"mechanism; read it between a VM and its twin or fork; {_SLOW_DAY} (methodology §13)"),
     "twins": ("; members whose turns were equal (a VM and its twin) took them at the same time, the scheduler sharing "
               f"the CPU between them, and the others took theirs alone; every {_ON_CPU}: a ratio between twins is "
-              "of CPU times on a shared CPU, where both pay for sharing it, alike as far as measured; a ratio across "
-              "(an interpreter against a JIT and its twin) sets one side's time alone against the other's beside "
-              f"its twin, and carries what the latter pays for the sharing; {_SLOW_DAY} (methodology §13)"),
+              "of CPU times on a shared CPU, where both pay for sharing it, alike as far as measured; {across}; "
+              f"{_SLOW_DAY} (methodology §13)"),
     "interleaved": ("; members whose turns were equal took them interleaved (one iteration each, in an order drawn "
                     f"for each iteration; {_SLOW_DAY}, methodology §13)"),
 }
+
+
+# Twins: how a ratio across (a member of another turn against the baseline and its twin) was taken.
+_SOLO = ("where a block had members of other turns, the baseline took a turn alone as well every round, and their "
+         "ratios are to those: beside its twin a JIT paid for sharing the CPU, which a member alone does not")
+_CARRIES = ("a ratio across (an interpreter against a JIT and its twin) sets one side's time alone against the "
+            "other's beside its twin, and carries what the latter pays for the sharing")
+
+
+def _across(result: Analysis) -> str:
+    """Twins' words for a ratio across: the campaign's baseline took turns alone too (since 2026-11-29), or not."""
+    solo = any(r.twin_times for c in result.cells if c.mechanism == result.baseline for r in c.per_execution)
+    return _SOLO if solo else _CARRIES
 
 
 def pairing_words(result: Analysis) -> str:
@@ -195,7 +207,7 @@ def pairing_words(result: Analysis) -> str:
         words += (f"; sharing the block's one CPU among several threads (their ratios are costs on one CPU; "
                   f"`--pairing sequential` spreads them, methodology §13): {several}")
     if o["pairing"] == "lockstep":
-        words += _TURNS_WORDS.get(o.get("turns") or "", "")
+        words += _TURNS_WORDS.get(o.get("turns") or "", "").replace("{across}", _across(result))
     drawn = {"drawn": "drawn per execution", "shared": "drawn per block, the same for its members"}.get(
         o.get("layout") or "", "fixed by the paths")
     return f"{words}; memory layout {drawn}"
