@@ -68,8 +68,9 @@ TurnsOpt = Annotated[str | None, typer.Option(
     "--turns", metavar="separate|interleaved|together|twins", help="In lock-step blocks, members whose turns are "
     "equal (a VM and its twin): the budget's `turns`, else separate: one whole turn after another; interleaved, one "
     "iteration each in a drawn order, so their iterations are adjacent in time (its A/A and power measured only on "
-    "a slow day: methodology §13); twins: at the same time, the others alone, every iteration timed by its "
-    "processes' CPU time; "
+    "a slow day: methodology §13); twins: the baseline and its twins (a mechanism's `twin`) at the same time, "
+    "the others alone and the baseline once more alone for them, every iteration timed by its processes' CPU "
+    "time; "
     "together: every member at once, the scheduler sharing the CPU among them, each iteration timed by its "
     "processes' CPU time (methodology §13).")]
 WaitQuietOpt = Annotated[float, typer.Option("--wait-quiet", help="Before each process execution, wait up to "

@@ -6,6 +6,7 @@ reports fixed times."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import shutil
@@ -199,7 +200,12 @@ def test_a_solo_twin_also_takes_a_turn_alone_every_round_and_keeps_those_as_its_
     pairing = a.info["pairing"]
     assert pairing["together"] is True and pairing["rounds"] == 3 and pairing["lead"] == 0 + 1
     expected_alone, expected_twin, k = [0], [], 1
-    for together_at, alone_at in zip(pairing["positions"], pairing["solo_positions"], strict=True):
+    # a's two turns are never next to each other: c's turn between them in a round, none across two rounds
+    rounds = list(zip(pairing["positions"], pairing["solo_positions"], strict=True))
+    assert all(abs(t - s) == 2 for t, s in rounds)  # of three units, first and last
+    # the unit that ends a round (at 2) begins the next (at 0): a's turn beside b, or a's alone, twice in a row
+    assert all((before[0] == 2) == (after[0] == 0) for before, after in itertools.pairwise(rounds))
+    for together_at, alone_at in rounds:
         assert together_at != alone_at  # two units of the same round
         turns = [(together_at, expected_twin), (alone_at, expected_alone)]
         for _, into in sorted(turns, key=lambda x: x[0]):

@@ -9,12 +9,14 @@ Interleaved (`run --turns interleaved`), the members whose turns are equal take 
 each in an order drawn for every iteration, so that a VM's and its twin's iterations stay adjacent in time
 however long the turn an interpreter beside them makes necessary (docs/methodology.md §13). Together
 (`run --turns together`), every member takes its turn at the same time, timed by its CPU time (together.py). Twins
-(`run --turns twins`), the members whose turns are equal take them at the same time and the others theirs alone,
-every one timed by its CPU time: what each pays for sharing the CPU is alike between a VM and its twin, not between
-unlike mechanisms. So the baseline (a member marked `solo`) also takes a turn alone every round, and the others'
-ratios are set against those: beside its twin LuaJIT's iterations took 9 % more CPU time on json than alone
-(evidence/twin_cost.py, methodology §13). Its execution's iterations are its lead and its turns alone, as a member
-of separate turns has them; its turns beside its twin are kept with its place in the block (`twin_times`).
+(`run --turns twins`), the members marked `at_once` (the campaign marks the baseline and the twins its study names;
+unmarked, the members whose turns are equal) take them at the same time and the others theirs alone, every one timed
+by its CPU time: what each pays for sharing the CPU is alike between a VM and its twin, not between unlike
+mechanisms. So the baseline (a member marked `solo`) also takes a turn alone every round, and the others' ratios are
+set against those: beside its twin LuaJIT took 9–19 % more CPU time an iteration than alone on json, deltablue,
+havlak, md5 and knucleotide (evidence/twin_cost.py, methodology §13). Its execution's iterations are its lead and
+its turns alone, as a member of separate turns has them; its turns beside its twin are kept with its place in the
+block (`twin_times`).
 
 A block stores one execution per member, as a sequential campaign does; each carries its place in the block
 (`pairing` in the probe's other fields): the block's token, the CPU, its turn (iterations a turn), the
@@ -94,6 +96,21 @@ def _solo_split(run: Execution, member: Member, alone: list[int]) -> Execution:
     return replace(run, output=replace(run.output, times=pick(run.output.times, keep), counters=counters, info=info))
 
 
+def _draw_order(rng: random.Random, units: int, apart: set[frozenset[int]], last: int | None) -> list[int]:
+    """A round's order of its units, drawn afresh, where no two units of a pair in `apart` are next to each other
+    (nor the first with `last`, the unit that ended the round before), when such an order can be drawn in a few
+    tries: a solo member's turn alone right after its turn beside its twin runs on caches its own process left warm
+    (havlak on LuaJIT a third faster, methodology §13), and right before, its turn beside its twin does, not its
+    twin's."""
+    order = list(range(units))
+    for _ in range(100):
+        rng.shuffle(order)
+        pairs = itertools.pairwise([last, *order] if last is not None else order)
+        if not any(frozenset(p) in apart for p in pairs):
+            break
+    return order
+
+
 def _abandon_a_lone_survivor(lives: list[stepped.Live], round_: int) -> None:
     """Before each round: a block whose other members have all failed stops its last one."""
     alive = [x for x in lives if x.alive]
@@ -129,10 +146,10 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     one iteration each, in an order drawn afresh for each of the turn's iterations, so that their iterations
     are adjacent in time however long the turn (a VM and its twin beside an interpreter's long turns).
     Together, every member takes its turn (and its lead) at the same time, timed by its CPU time (together.py);
-    the drawn order is then only the order the harness says go in. Twins, the members whose turns are equal take
-    them (and their leads) at the same time, and the others theirs alone, as separate; every member is timed by its
-    CPU time, so that a ratio across sets one clock against the same clock; a `solo` member takes a second turn
-    each round, alone, drawn among the units like one (see the module's docstring).
+    the drawn order is then only the order the harness says go in. Twins, the members marked `at_once` (else those
+    whose turns are equal) take them (and their leads) at the same time, and the others theirs alone, as separate;
+    every member is timed by its CPU time, so that a ratio across sets one clock against the same clock; a `solo`
+    member takes a second turn each round, alone, drawn among the units like one (see the module's docstring).
     Returns one Execution per member, in the members' order."""
     if not members:
         return []
@@ -150,6 +167,9 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     # a solo member's turn alone: a unit of its own, after the shared ones (where_solo marks it); it has no lead
     where_solo = set(range(len(shared), len(shared) + sum(m.solo for m in members)))
     units = shared + [[i] for i, m in enumerate(members) if m.solo]
+    # a solo member's two turns are never next to each other (_draw_order)
+    apart = {frozenset((u, next(k for k, unit in enumerate(shared) if units[u][0] in unit))) for u in where_solo}
+    order: list[int] = []
     made = [m.lead for m in members]  # each member's next iteration
     alone_at: list[list[int]] = [[] for _ in members]  # a solo member's iterations alone, in order
     solo_positions: list[list[int]] = [[] for _ in members]  # and its turn alone's place in each round's order
@@ -202,8 +222,11 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
             for r in range(n_rounds):
                 starts.append(time.monotonic())
                 _abandon_a_lone_survivor(lives, r)
-                order = list(range(len(units)))
-                rng.shuffle(order)
+                if apart:
+                    order = _draw_order(rng, len(units), apart, order[-1] if order else None)
+                else:  # as before solo members: the same orders from the same seed
+                    order = list(range(len(units)))
+                    rng.shuffle(order)
                 for position, u in enumerate(order):
                     for i in units[u]:
                         (solo_positions[i] if u in where_solo else lives[i].positions).append(position)

@@ -180,7 +180,9 @@ _TURNS_WORDS = {
 
 # Twins: how a ratio across (a member of another turn against the baseline and its twin) was taken.
 _SOLO = ("where a block had members of other turns, the baseline took a turn alone as well every round, and their "
-         "ratios are to those: beside its twin a JIT paid for sharing the CPU, which a member alone does not")
+         "ratios are to those: beside its twin a JIT paid for sharing the CPU, which a member alone does not; the "
+         "baseline's own times are its turns alone, a twin's are beside the baseline (its steady performance "
+         "carries that, its ratio is to the baseline's turns beside it)")
 _CARRIES = ("a ratio across (an interpreter against a JIT and its twin) sets one side's time alone against the "
             "other's beside its twin, and carries what the latter pays for the sharing")
 
