@@ -169,7 +169,7 @@ _TURNS_WORDS = {
                  f"them, and each {_ON_CPU}: a ratio is of CPU times on a shared CPU, and between unlike mechanisms "
                  "(an interpreter and a JIT) it carries what each pays for sharing the CPU, which differs by "
                  f"mechanism; read it between a VM and its twin or fork; {_SLOW_DAY} (methodology §13)"),
-    "twins": ("; members whose turns were equal (a VM and its twin) took them at the same time, the scheduler sharing "
+    "twins": ("; {who} at the same time, the scheduler sharing "
               f"the CPU between them, and the others took theirs alone; every {_ON_CPU}: a ratio between twins is "
               "of CPU times on a shared CPU, where both pay for sharing it, alike as far as measured; {across}; "
               f"{_SLOW_DAY} (methodology §13)"),
@@ -178,19 +178,19 @@ _TURNS_WORDS = {
 }
 
 
-# Twins: how a ratio across (a member of another turn against the baseline and its twin) was taken.
-_SOLO = ("where a block had members of other turns, the baseline took a turn alone as well every round, and their "
-         "ratios are to those: beside its twin a JIT paid for sharing the CPU, which a member alone does not; the "
-         "baseline's own times are its turns alone, a twin's are beside the baseline (its steady performance "
-         "carries that, its ratio is to the baseline's turns beside it)")
+# Twins: how a ratio across (a member that took its turns alone against the baseline beside its twin) was taken.
+_SOLO = ("where a block had members besides the baseline and its twins, the baseline took a turn alone as well every "
+         "round, and their ratios are to those: beside its twin a JIT paid for sharing the CPU, which a member alone "
+         "does not; the baseline's own times are its turns alone, a twin's are beside the baseline (its steady "
+         "performance carries that, its ratio is to the baseline's turns beside it)")
 _CARRIES = ("a ratio across (an interpreter against a JIT and its twin) sets one side's time alone against the "
             "other's beside its twin, and carries what the latter pays for the sharing")
 
 
-def _across(result: Analysis) -> str:
-    """Twins' words for a ratio across: the campaign's baseline took turns alone too (since 2026-11-29), or not."""
-    solo = any(r.twin_times for c in result.cells if c.mechanism == result.baseline for r in c.per_execution)
-    return _SOLO if solo else _CARRIES
+def _solo(result: Analysis) -> bool:
+    """Twins: whether the campaign's baseline took turns alone too (since 2026-11-29), so that only it and its twins
+    took theirs at once."""
+    return any(r.twin_times for c in result.cells if c.mechanism == result.baseline for r in c.per_execution)
 
 
 def pairing_words(result: Analysis) -> str:
@@ -209,7 +209,10 @@ def pairing_words(result: Analysis) -> str:
         words += (f"; sharing the block's one CPU among several threads (their ratios are costs on one CPU; "
                   f"`--pairing sequential` spreads them, methodology §13): {several}")
     if o["pairing"] == "lockstep":
-        words += _TURNS_WORDS.get(o.get("turns") or "", "").replace("{across}", _across(result))
+        solo = _solo(result)
+        words += _TURNS_WORDS.get(o.get("turns") or "", "").replace("{across}", _SOLO if solo else _CARRIES).replace(
+            "{who}", "the baseline and its twins (as the study names them) took their turns" if solo else
+            "members whose turns were equal (a VM and its twin) took them")
     drawn = {"drawn": "drawn per execution", "shared": "drawn per block, the same for its members"}.get(
         o.get("layout") or "", "fixed by the paths")
     return f"{words}; memory layout {drawn}"
