@@ -1,4 +1,4 @@
-"""What a JIT pays for taking its turns at the same time as its twin (lua-vms's default, `turns = "twins"`): each
+"""What a JIT pays for taking its turns at the same time as its twin (`run --turns twins`): each
 process's CPU time an iteration beside its twin against alone, in the same process (issue #40). A benchmark of the
 harness's method on this machine, not a test; its figures go to docs/methodology.md §13.
 
