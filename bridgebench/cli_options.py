@@ -65,12 +65,12 @@ LayoutOpt = Annotated[str | None, typer.Option(
     "draws where its members' code and data land in memory, one layout for all of them; drawn (timed, sequential: "
     "the default): each process execution draws its own; fixed: where the paths put them.")]
 TurnsOpt = Annotated[str | None, typer.Option(
-    "--turns", metavar="separate|interleaved|together|twins", help="In lock-step blocks, members whose turns are "
-    "equal (a VM and its twin): the budget's `turns`, else separate: one whole turn after another; interleaved, one "
-    "iteration each in a drawn order, so their iterations are adjacent in time (its A/A and power measured only on "
-    "a slow day: methodology §13); twins: the baseline and its twins (a mechanism's `twin`) at the same time, "
-    "the others alone and the baseline once more alone for them, every iteration timed by its processes' CPU "
-    "time; "
+    "--turns", metavar="separate|interleaved|together|twins", help="How a lock-step block's members take their "
+    "turns: the budget's `turns`, else separate: one whole turn after another; interleaved, members whose turns are "
+    "equal one iteration each in a drawn order, so their iterations are adjacent in time (its A/A and power "
+    "measured only on a slow day: methodology §13); twins: the baseline and its twins (a mechanism's `twin`) at "
+    "the same time, the others alone and the baseline once more alone for them, every iteration timed by its "
+    "processes' CPU time; "
     "together: every member at once, the scheduler sharing the CPU among them, each iteration timed by its "
     "processes' CPU time (methodology §13).")]
 WaitQuietOpt = Annotated[float, typer.Option("--wait-quiet", help="Before each process execution, wait up to "

@@ -191,8 +191,10 @@ def _side(run: Run, times: np.ndarray) -> Side:
              if mask[lead + r * turn:lead + (r + 1) * turn].all()}
     # a turn of no time has no log ratio (a coarse clock's zeros; a CPU time read before it was booked): it counts
     # for no ratio, as a turn that was not steady
-    twin = np.asarray(run.twin_times, dtype=float) / max(1, run.batch)
-    twin_turns = {r: float(np.mean(twin[r * turn:(r + 1) * turn])) for r in turns if (r + 1) * turn <= len(twin)}
+    twin_turns = {}
+    if run.twin_times:  # a solo baseline's turns beside its twin, in the rounds its turns alone were steady
+        twin = np.asarray(run.twin_times, dtype=float) / max(1, run.batch)
+        twin_turns = {r: float(np.mean(twin[r * turn:(r + 1) * turn])) for r in turns if (r + 1) * turn <= len(twin)}
     return Side(run.machine, times[mask], run.block, {r: m for r, m in turns.items() if m > 0}, turn, run.together,
                 {r: m for r, m in twin_turns.items() if m > 0})
 

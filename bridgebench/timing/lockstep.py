@@ -165,10 +165,12 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     n_rounds = rounds.pop()
     shared = shared_turns(members, turns)
     # a solo member's turn alone: a unit of its own, after the shared ones (where_solo marks it); it has no lead
-    where_solo = set(range(len(shared), len(shared) + sum(m.solo for m in members)))
-    units = shared + [[i] for i, m in enumerate(members) if m.solo]
-    # a solo member's two turns are never next to each other (_draw_order)
-    apart = {frozenset((u, next(k for k, unit in enumerate(shared) if units[u][0] in unit))) for u in where_solo}
+    solos = [i for i, m in enumerate(members) if m.solo]
+    units = shared + [[i] for i in solos]
+    where_solo = set(range(len(shared), len(units)))
+    # a solo member's two turns are never next to each other (_draw_order): its unit alone and the one it shares
+    apart = {frozenset((len(shared) + k, next(u for u, unit in enumerate(shared) if i in unit)))
+             for k, i in enumerate(solos)}
     order: list[int] = []
     made = [m.lead for m in members]  # each member's next iteration
     alone_at: list[list[int]] = [[] for _ in members]  # a solo member's iterations alone, in order
@@ -240,7 +242,7 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                         stepped.out_of_turn(lives)
                         turns_at_once(lives, {i: (made[i], members[i].turn) for i in group}, go, step_limit)
                         for i in group:
-                            if turns != TOGETHER and order[g] in where_solo:
+                            if order[g] in where_solo:
                                 alone_at[i] += range(made[i], made[i] + members[i].turn)
                             made[i] += members[i].turn
                     else:

@@ -171,8 +171,8 @@ _TURNS_WORDS = {
                  f"mechanism; read it between a VM and its twin or fork; {_SLOW_DAY} (methodology §13)"),
     "twins": ("; {who} at the same time, the scheduler sharing "
               f"the CPU between them, and the others took theirs alone; every {_ON_CPU}: a ratio between twins is "
-              "of CPU times on a shared CPU, where both pay for sharing it, alike as far as measured; {across}; "
-              f"{_SLOW_DAY} (methodology §13)"),
+              "of CPU times on a shared CPU, where both pay for sharing it, alike as far as measured; {across} "
+              "(methodology §13)"),
     "interleaved": ("; members whose turns were equal took them interleaved (one iteration each, in an order drawn "
                     f"for each iteration; {_SLOW_DAY}, methodology §13)"),
 }
@@ -182,9 +182,10 @@ _TURNS_WORDS = {
 _SOLO = ("where a block had members besides the baseline and its twins, the baseline took a turn alone as well every "
          "round, and their ratios are to those: beside its twin a JIT paid for sharing the CPU, which a member alone "
          "does not; the baseline's own times are its turns alone, a twin's are beside the baseline (its steady "
-         "performance carries that, its ratio is to the baseline's turns beside it)")
+         "performance carries that, its ratio is to the baseline's turns beside it); an option whose A/A and power "
+         "are not yet measured this way")
 _CARRIES = ("a ratio across (an interpreter against a JIT and its twin) sets one side's time alone against the "
-            "other's beside its twin, and carries what the latter pays for the sharing")
+            f"other's beside its twin, and carries what the latter pays for the sharing; {_SLOW_DAY}")
 
 
 def _solo(result: Analysis) -> bool:
