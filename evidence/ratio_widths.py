@@ -13,12 +13,14 @@ mean and its standard error, so a bias shows apart from the intervals' chance mi
 of reports (campaigns of the same study taken another way: `--turns twins` against separate turns, which `diff` will
 not set against each other, their clocks differing): per mechanism, the second pool's estimates over the first's,
 benchmark by benchmark (each pool's geometric mean), their geometric mean over the benchmarks with its standard
-error, and on how many the second is lower.
+error, and on how many the second is lower. With --by-report, every estimate side by side: per mechanism, a row for
+each benchmark and a column for each report (named by its folder).
 A reading of reports, not a test.
 
     .venv/bin/python evidence/ratio_widths.py results/lua-vms-1.json [more.json ...] [--within 0.05] [--means]
     .venv/bin/python evidence/ratio_widths.py reports/*.json --benchmarks nbody
     .venv/bin/python evidence/ratio_widths.py separate-1.json separate-2.json --versus twins-1.json twins-2.json
+    .venv/bin/python evidence/ratio_widths.py rep-a/lua-vms-1.json rep-b/lua-vms-1.json --by-report
 """
 
 from __future__ import annotations
@@ -42,8 +44,12 @@ def main() -> None:
     ap.add_argument("--versus", type=Path, nargs="+", metavar="REPORT", help="a second pool: its estimates over "
                     "the first pool's, per mechanism")
     ap.add_argument("--benchmarks", default=None, help="comma-separated: read only these benchmarks' ratios")
+    ap.add_argument("--by-report", action="store_true", help="every estimate, a column for each report")
     args = ap.parse_args()
     only = set(args.benchmarks.split(",")) if args.benchmarks else None
+    if args.by_report:
+        _by_report(args.report, only)
+        return
     by_mechanism, audits, readings = _pool(args.report, only)
     if args.versus:
         _versus(by_mechanism, _pool(args.versus, only)[0])
@@ -122,6 +128,18 @@ def _means(by_mechanism: dict[str, list[dict]]) -> None:
         for benchmark, logs in _log_estimates(cells).items():
             mean, se = _mean_se(logs)
             print(f"| {mechanism} | {benchmark} | {len(logs)} | ×{math.exp(mean):.5f} | {se:.3%} |")
+
+
+def _by_report(paths: list[Path], only: set[str] | None) -> None:
+    """Per mechanism, each benchmark's estimate in each report, side by side (a report named by its folder)."""
+    pools = [_pool([path], only)[0] for path in paths]
+    names = [path.parent.name or path.stem for path in paths]
+    for mechanism in sorted({m for pool in pools for m in pool}):
+        print(f"\n{mechanism}\n\n| benchmark | " + " | ".join(names) + " |\n|---|" + "---|" * len(names))
+        estimates = [{c["benchmark"]: c["ratio"]["value"] for c in pool.get(mechanism, [])} for pool in pools]
+        for benchmark in sorted({b for e in estimates for b in e}):
+            print(f"| {benchmark} | " + " | ".join(f"×{e[benchmark]:.3f}" if benchmark in e else "—" for e in estimates)
+                  + " |")
 
 
 def _rounds(cells: list[dict]) -> str:
