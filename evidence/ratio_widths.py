@@ -13,8 +13,10 @@ mean and its standard error, so a bias shows apart from the intervals' chance mi
 of reports (campaigns of the same study taken another way: `--turns twins` against separate turns, which `diff` will
 not set against each other, their clocks differing): per mechanism, the second pool's estimates over the first's,
 benchmark by benchmark (each pool's geometric mean), their geometric mean over the benchmarks with its standard
-error, and on how many the second is lower. With --by-report, every estimate side by side: per mechanism, a row for
-each benchmark and a column for each report (named by its folder).
+error, and on how many the second is lower; then each benchmark's estimates in both pools, and how many of each
+pool's intervals hold the other pool's geometric mean (do two ways of taking the same ratio agree?). With
+--by-report, every estimate side by side: per mechanism, a row for each benchmark and a column for each report
+(named by its folder).
 A reading of reports, not a test.
 
     .venv/bin/python evidence/ratio_widths.py results/lua-vms-1.json [more.json ...] [--within 0.05] [--means]
@@ -33,6 +35,7 @@ import statistics
 from pathlib import Path
 
 from bridgebench.report import fmt
+from bridgebench.stats.executions import t_quantile
 
 
 def main() -> None:
@@ -53,6 +56,7 @@ def main() -> None:
     by_mechanism, audits, readings = _pool(args.report, only)
     if args.versus:
         _versus(by_mechanism, _pool(args.versus, only)[0])
+        _speeds(_steady(args.report, only), _steady(args.versus, only))
         return
     print(f"| mechanism | ratios with an interval | median half-width | largest | within ±{args.within:.0%} "
           "| executions or blocks (median) | sd within / between blocks (medians) | a round (benchmarks' medians) |"
@@ -118,6 +122,107 @@ def _versus(first: dict[str, list[dict]], second: dict[str, list[dict]]) -> None
         logs = [statistics.mean(b[k]) - statistics.mean(a[k]) for k in a.keys() & b.keys()]
         mean, se = _mean_se(logs)
         print(f"| {mechanism} | {len(logs)} | ×{math.exp(mean):.4f} | {se:.2%} | {sum(x < 0 for x in logs)} |")
+    print("\nBenchmark by benchmark: each pool's geometric mean of its estimates, and how many of each pool's "
+          "intervals hold the other pool's geometric mean\n\n| mechanism | benchmark | first pool | second pool "
+          "| second over first | first's intervals holding the second's | second's intervals holding the first's "
+          "| z (df) | apart at 99 % |\n|---|---|---|---|---|---|---|---|---|")
+    held_a, held_b, apart = [0, 0], [0, 0], [0, 0]
+    for mechanism in sorted(first.keys() & second.keys()):
+        a, b = _by_benchmark(first[mechanism]), _by_benchmark(second[mechanism])
+        for benchmark in sorted(a.keys() & b.keys()):
+            mean_a, mean_b = _geometric(a[benchmark]), _geometric(b[benchmark])
+            hold_a, hold_b = _holding(a[benchmark], mean_b), _holding(b[benchmark], mean_a)
+            z = _z(a[benchmark], b[benchmark])
+            for total, (k, n) in ((held_a, hold_a), (held_b, hold_b)):
+                total[0], total[1] = total[0] + k, total[1] + n
+            if z is not None:
+                apart[0], apart[1] = apart[0] + z[2], apart[1] + 1
+            said = f"{z[0]:+.1f} ({z[1]:.0f}) | {'yes' if z[2] else 'no'}" if z else "— | —"
+            print(f"| {mechanism} | {benchmark} | {_estimates(a[benchmark])} | {_estimates(b[benchmark])} "
+                  f"| ×{mean_b / mean_a:.3f} | {hold_a[0]} of {hold_a[1]} | {hold_b[0]} of {hold_b[1]} | {said} |")
+    print(f"\nIn all: the first pool's intervals hold the second's geometric mean in {held_a[0]} of {held_a[1]}, the "
+          f"second's hold the first's in {held_b[0]} of {held_b[1]}; apart at 99 %: {apart[0]} of {apart[1]}.")
+    print("\nz: the difference of the two geometric means (logs) over its standard error, each pool's from the spread "
+          "of its estimates over its reports, or, from one report, from its interval (Student's t at its confidence "
+          "with its executions or blocks less one: approximate for Welch's t); df: Welch's degrees of freedom; apart: "
+          "|z| beyond Student's t at 99 % with those.")
+
+
+def _steady(paths: list[Path], only: set[str] | None) -> dict[tuple[str, str], list[float]]:
+    """Every cell's steady performance (seconds an iteration), the baseline's too, by (mechanism, benchmark)."""
+    out: dict[tuple[str, str], list[float]] = {}
+    for path in paths:
+        for cell in json.loads(path.read_text())["cells"]:
+            if (only is None or cell["benchmark"] in only) and cell.get("steady_performance"):
+                out.setdefault((cell["mechanism"], cell["benchmark"]), []).append(cell["steady_performance"]["value"])
+    return out
+
+
+def _speeds(first: dict[tuple[str, str], list[float]], second: dict[tuple[str, str], list[float]]) -> None:
+    """Which side of a ratio moved: each cell's time an iteration in the second pool over the first's."""
+    both = first.keys() & second.keys()
+    benchmarks = sorted({b for _, b in both})
+    print("\nEach cell's time an iteration (steady performance; each pool's geometric mean), the second pool's over "
+          "the first's\n\n| mechanism | " + " | ".join(benchmarks) + " |\n|---|" + "---|" * len(benchmarks))
+    for mechanism in sorted({m for m, _ in both}):
+        moved = [math.exp(_log_mean(second[k]) - _log_mean(first[k])) if k in both else None
+                 for k in ((mechanism, b) for b in benchmarks)]
+        print(f"| {mechanism} | " + " | ".join("—" if m is None else f"×{m:.3f}" for m in moved) + " |")
+
+
+def _log_mean(values: list[float]) -> float:
+    return statistics.mean(math.log(v) for v in values)
+
+
+def _by_benchmark(cells: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for c in cells:
+        out.setdefault(c["benchmark"], []).append(c["ratio"])
+    return out
+
+
+def _geometric(ratios: list[dict]) -> float:
+    return math.exp(statistics.mean(math.log(r["value"]) for r in ratios))
+
+
+def _estimates(ratios: list[dict]) -> str:
+    """One estimate with its interval; several: their geometric mean and range."""
+    if len(ratios) == 1:
+        (r,) = ratios
+        interval = f" ({r['low']:.3g}–{r['high']:.3g})" if r.get("low") is not None else ""
+        return f"×{r['value']:.3g}{interval}"
+    values = [r["value"] for r in ratios]
+    return f"×{_geometric(ratios):.3g} ({len(values)}: {min(values):.3g}–{max(values):.3g})"
+
+
+def _log_se(ratios: list[dict]) -> tuple[float, int] | None:
+    """The standard error of a pool's log estimate and its degrees of freedom: from its reports' spread, or one
+    report's interval (Student's t at its confidence with its executions or blocks less one)."""
+    if len(ratios) > 1:
+        return statistics.stdev(math.log(r["value"]) for r in ratios) / math.sqrt(len(ratios)), len(ratios) - 1
+    (r,) = ratios
+    if r.get("low") is None or not r.get("executions") or r["executions"] < 2:
+        return None
+    df = r["executions"] - 1
+    return math.log(r["high"] / r["low"]) / (2 * t_quantile(1 - (1 - r["confidence"]) / 2, df)), df
+
+
+def _z(first: list[dict], second: list[dict]) -> tuple[float, float, bool] | None:
+    """The difference of the logs over its standard error, Welch's degrees of freedom, and whether it is beyond
+    Student's t at 99 % with those."""
+    a, b = _log_se(first), _log_se(second)
+    if a is None or b is None or a[0] + b[0] == 0:
+        return None
+    (se_a, df_a), (se_b, df_b) = a, b
+    df = (se_a**2 + se_b**2) ** 2 / (se_a**4 / df_a + se_b**4 / df_b)
+    z = (math.log(_geometric(second)) - math.log(_geometric(first))) / math.hypot(se_a, se_b)
+    return z, df, abs(z) > t_quantile(0.995, df)
+
+
+def _holding(ratios: list[dict], value: float) -> tuple[int, int]:
+    """How many of the intervals hold value, of how many there are."""
+    with_interval = [r for r in ratios if r.get("low") is not None]
+    return sum(r["low"] <= value <= r["high"] for r in with_interval), len(with_interval)
 
 
 def _means(by_mechanism: dict[str, list[dict]]) -> None:
