@@ -604,6 +604,26 @@ def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tm
     assert "3:1, 12:1" in pair and pair.rstrip(" |").endswith("—"), pair
     assert ("a classified cell's later ones its benchmark's warm-up and 6 more: 10 iterations, an unclassified "
             "cell's its first and as many as take as long as 6 of those: 3") in md
+    # and how to set it against a sequential run's report: evidence/ratio_widths.py --versus, here against itself
+    # and against a copy whose ratio is planted half as high again (two 5-block intervals: Welch's 8 degrees)
+    assert "evidence/ratio_widths.py SEQUENTIAL.json --versus THIS.json" in md
+    same, planted = tmp_path / "same.json", tmp_path / "planted.json"
+    same.write_text(json.dumps(result))
+    for cell in result["cells"]:
+        if cell["ratio"]:
+            cell["ratio"].update({k: cell["ratio"][k] * 1.5 for k in ("value", "low", "high")})
+    planted.write_text(json.dumps(result))
+
+    def versus(other: Path) -> list[str]:
+        read = subprocess.run([sys.executable, str(REPO / "evidence" / "ratio_widths.py"), str(same), "--versus",
+                               str(other)], capture_output=True, text=True, cwd=REPO, timeout=120)
+        assert read.returncode == 0, read.stderr
+        return read.stdout.splitlines()
+
+    row = next(line for line in versus(same) if line.startswith("| interp | one | "))
+    assert "| ×1.000 | 1 of 1 | 1 of 1 | +0.0 (8) | no |" in row, row
+    row = next(line for line in versus(planted) if line.startswith("| interp | one | "))
+    assert "| ×1.500 | 0 of 1 | 0 of 1 | " in row and row.endswith("| yes |"), row
 
 
 def test_a_shared_layout_is_one_draw_per_block_for_all_its_members_by_default(tmp_path: Path) -> None:

@@ -265,7 +265,9 @@ def turns_note(result: Analysis) -> str | None:
             f"processes used the CPU and, on some benchmarks, is slower than the rest of its turn (or falls in "
             f"step with the benchmark's own rhythm), so "
             f"such a ratio is one of the turns as they ran, and can differ from a sequential run's by more than "
-            f"its interval says (evidence/turn_first.py reads it from this campaign's store; methodology §13).")
+            f"its interval says (evidence/turn_first.py reads it from this campaign's store, and "
+            f"evidence/ratio_widths.py SEQUENTIAL.json --versus THIS.json sets this campaign's ratios against a "
+            f"sequential run's, each process alone; methodology §13).")
 
 
 def replaced_note(result: Analysis) -> str | None:
