@@ -13,8 +13,9 @@ mean and its standard error, so a bias shows apart from the intervals' chance mi
 of reports (campaigns of the same study taken another way: `--turns twins` against separate turns, which `diff` will
 not set against each other, their clocks differing): per mechanism, the second pool's estimates over the first's,
 benchmark by benchmark (each pool's geometric mean), their geometric mean over the benchmarks with its standard
-error, and on how many the second is lower; then each benchmark's estimates in both pools, and how many of each
-pool's intervals hold the other pool's geometric mean (do two ways of taking the same ratio agree?). With
+error, and on how many the second is lower; then each benchmark's estimates in both pools, how many of each pool's
+intervals hold the other pool's geometric mean, and their difference over its standard error (do two ways of taking
+the same ratio agree?); last, which side moved: each cell's time an iteration, the second pool's over the first's. With
 --by-report, every estimate side by side: per mechanism, a row for each benchmark and a column for each report
 (named by its folder).
 A reading of reports, not a test.
@@ -22,6 +23,7 @@ A reading of reports, not a test.
     .venv/bin/python evidence/ratio_widths.py results/lua-vms-1.json [more.json ...] [--within 0.05] [--means]
     .venv/bin/python evidence/ratio_widths.py reports/*.json --benchmarks nbody
     .venv/bin/python evidence/ratio_widths.py separate-1.json separate-2.json --versus twins-1.json twins-2.json
+    .venv/bin/python evidence/ratio_widths.py sequential.json --versus default-1.json default-2.json
     .venv/bin/python evidence/ratio_widths.py rep-a/lua-vms-1.json rep-b/lua-vms-1.json --by-report
 """
 
