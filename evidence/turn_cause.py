@@ -22,10 +22,17 @@ the harness puts, in a drawn order over fresh processes:
 Each process first makes --lead iterations back to back (its warm-up), then --rounds turns. Per process, the
 log of its turns' first iterations' mean over the mean of the turns' other iterations; the table gives, per
 benchmark and filler, the factor's mean over --repetitions processes with its 99 % interval (Student's t).
+With --whole-turns, what a filler costs whole turns instead (what a lock-step ratio counts): per process the log
+of the mean of all its turns' iterations, and per filler its mean over the processes set against the filler
+"nothing"'s (turns back to back: the process as if alone), with Welch's 99 % interval; then --turn may be 1.
+With --paired, each process is set against itself: its rounds drawn half after a filler of processes and half
+right after its own turn, the log of the first half's iterations' mean over the second's (then --turn may be 1).
 A benchmark of the harness's method on this machine, not a test; its figures go to docs/methodology.md §13.
 
     .venv/bin/python evidence/turn_cause.py [--vm luajit] [--benchmarks deltablue,json,md5,knucleotide]
                                             [--turn 4] [--rounds 30] [--repetitions 6]
+    .venv/bin/python evidence/turn_cause.py --benchmarks havlak,json --fillers "nothing,the default's others" \
+                                            --whole-turns --turn 1
 """
 
 from __future__ import annotations
@@ -112,11 +119,12 @@ def params() -> dict[str, str]:
     return out
 
 
-def partners(kind: str, bench: list[str], env: dict[str, str], tmp: Path, args: argparse.Namespace, cpu: int
-             ) -> list[tuple[Stepped, int]]:
+def partners(kind: str, bench: list[str], env: dict[str, str], tmp: Path, args: argparse.Namespace, cpu: int,
+             rounds: int | None = None) -> list[tuple[Stepped, int]]:
     """The processes that take their turns between two of the benchmark's, started and past their lead, each with
     its iterations a turn: the benchmark again (as many as the benchmark, after the same lead), PUC Lua 5.1 (one),
-    or the default's others (LuaJIT again as the benchmark again, the rest one each); none for other fillers."""
+    or the default's others (LuaJIT again as the benchmark again, the rest one each); none for other fillers.
+    Each makes its turns in `rounds` rounds (all of --rounds unless told)."""
     if kind == "the benchmark again":
         specs = [(bench[:1], env, args.turn, args.lead)]
     elif kind == "PUC Lua 5.1":
@@ -128,7 +136,7 @@ def partners(kind: str, bench: list[str], env: dict[str, str], tmp: Path, args: 
         return []
     started = []
     for i, (prefix, penv, turn, lead) in enumerate(specs):
-        total = lead + args.rounds * turn
+        total = lead + (args.rounds if rounds is None else rounds) * turn
         proc = Stepped([*prefix, *bench[1:-2], str(total), bench[-1]], penv, cpu, total, tmp / f"other{i}.err")
         for _ in range(lead):
             proc.step()
@@ -138,7 +146,8 @@ def partners(kind: str, bench: list[str], env: dict[str, str], tmp: Path, args: 
 
 def one(filler: str, bench: list[str], env: dict[str, str], constant: Path, passes: dict[str, float],
         args: argparse.Namespace, cpu: int, tmp: Path, draw: random.Random) -> float:
-    """One benchmark process under one filler: log(turns' first iterations' mean / the turns' others' mean)."""
+    """One benchmark process under one filler: log(turns' first iterations' mean / the turns' others' mean), or
+    with --whole-turns the log of its turns' mean."""
     total = args.lead + args.rounds * args.turn
     proc = Stepped(bench, env, cpu, total, tmp / "bench.err")
     kind, scale = (filler[5:], LONG) if filler.startswith("long ") else (filler, 1)
@@ -170,7 +179,50 @@ def one(filler: str, bench: list[str], env: dict[str, str], constant: Path, pass
     for member in [other, *(m for m, _ in block)]:
         if member is not None:
             member.end()
+    if args.whole_turns:
+        return math.log(statistics.mean(first + rest))
     return math.log(statistics.mean(first) / statistics.mean(rest))
+
+
+def paired(filler: str, bench: list[str], env: dict[str, str], args: argparse.Namespace, cpu: int, tmp: Path,
+           draw: random.Random) -> float:
+    """One benchmark process, its rounds drawn half after the filler's processes took their turns and half right
+    after its own turn: log(the first half's iterations' mean / the second half's), the process set against
+    itself."""
+    after = [True, False] * (args.rounds // 2)
+    draw.shuffle(after)
+    total = args.lead + len(after) * args.turn
+    proc = Stepped(bench, env, cpu, total, tmp / "bench.err")
+    block = partners(filler, bench, env, tmp, args, cpu, rounds=sum(after))
+    for _ in range(args.lead):
+        proc.step()
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for filled in after:
+        if filled:
+            for member, turn in draw.sample(block, len(block)):
+                for _ in range(turn):
+                    member.step()
+        times[filled].extend(proc.step() for _ in range(args.turn))
+    proc.end()
+    for member, _ in block:
+        member.end()
+    return math.log(statistics.mean(times[True]) / statistics.mean(times[False]))
+
+
+def _alone(xs: list[float]) -> str:
+    """The factor's geometric mean over the processes, with Student's 99 % interval."""
+    half = stats.t.ppf(0.995, len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))
+    mean = statistics.mean(xs)
+    return f"×{math.exp(mean):.3f} ({math.exp(mean - half):.3f}–{math.exp(mean + half):.3f})"
+
+
+def _against(xs: list[float], alone: list[float]) -> str:
+    """The processes' geometric mean over the alone ones', with Welch's 99 % interval."""
+    va, vb = statistics.variance(xs) / len(xs), statistics.variance(alone) / len(alone)
+    df = (va + vb) ** 2 / (va**2 / (len(xs) - 1) + vb**2 / (len(alone) - 1)) if va + vb > 0 else len(xs) - 1
+    half = stats.t.ppf(0.995, df) * math.sqrt(va + vb)
+    mean = statistics.mean(xs) - statistics.mean(alone)
+    return f"×{math.exp(mean):.3f} ({math.exp(mean - half):.3f}–{math.exp(mean + half):.3f})"
 
 
 def main() -> int:
@@ -183,12 +235,23 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--repetitions", type=int, default=6)
     ap.add_argument("--seed", default="turn-cause")
+    ap.add_argument("--paired", action="store_true", help="each process against itself: its turns after the "
+                    "filler's processes over its turns right after its own (a filler of processes only)")
+    ap.add_argument("--whole-turns", action="store_true", help="each filler's turns' mean over the filler "
+                    "'nothing''s (turns back to back), with Welch's interval")
     args = ap.parse_args()
     fillers = args.fillers.split(",")
     if unknown := [f for f in fillers if f not in FILLERS]:
         sys.exit(f"unknown filler {unknown[0]!r}: choose from {', '.join(FILLERS)}")
-    if args.turn < 2 or args.repetitions < 3:
-        sys.exit("--turn must be 2 or more (a turn's first against its others), --repetitions 3 or more")
+    if args.paired and (set(fillers) - {"the benchmark again", "PUC Lua 5.1", "the default's others"}
+                        or args.whole_turns or args.rounds < 2):
+        sys.exit("--paired takes fillers of processes only (the benchmark again, PUC Lua 5.1, the default's "
+                 "others), not --whole-turns, and 2 rounds or more")
+    if args.whole_turns and "nothing" not in fillers:
+        sys.exit("--whole-turns sets each filler against 'nothing': name it among the fillers")
+    if args.turn < (1 if args.whole_turns or args.paired else 2) or args.repetitions < 3:
+        sys.exit("--turn must be 2 or more (a turn's first against its others; 1 with --whole-turns), "
+                 "--repetitions 3 or more")
     cpu = lockstep.lock_cpu()
     if cpu is None:
         sys.exit("this harness may use one CPU only: nothing to pin the benchmark to apart from itself")
@@ -196,7 +259,10 @@ def main() -> int:
     sizes = params()
     draw = random.Random(args.seed)
     print(f"{args.vm}, turns of {args.turn} after {args.lead} iterations, {args.rounds} rounds, "
-          f"{args.repetitions} processes a cell; started {time.strftime('%H:%M:%S', time.gmtime())} UTC", flush=True)
+          f"{args.repetitions} processes a cell"
+          f"{'; whole turns, each filler over nothing' if args.whole_turns else ''}"
+          f"{'; paired: each process after the filler over itself right after its own turn' if args.paired else ''}; "
+          f"started {time.strftime('%H:%M:%S', time.gmtime())} UTC", flush=True)
     print("| benchmark | " + " | ".join(fillers) + " |")
     print("|---|" + "---|" * len(fillers))
     with tempfile.TemporaryDirectory() as folder:
@@ -217,13 +283,9 @@ def main() -> int:
             logs: dict[str, list[float]] = {f: [] for f in fillers}
             for _ in range(args.repetitions):
                 for filler in draw.sample(fillers, len(fillers)):
-                    logs[filler].append(one(filler, bench, env, constant, passes, args, cpu, tmp, draw))
-            cells = []
-            for filler in fillers:
-                xs = logs[filler]
-                half = stats.t.ppf(0.995, len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))
-                mean = statistics.mean(xs)
-                cells.append(f"×{math.exp(mean):.3f} ({math.exp(mean - half):.3f}–{math.exp(mean + half):.3f})")
+                    logs[filler].append(paired(filler, bench, env, args, cpu, tmp, draw) if args.paired
+                                        else one(filler, bench, env, constant, passes, args, cpu, tmp, draw))
+            cells = [_against(logs[f], logs["nothing"]) if args.whole_turns else _alone(logs[f]) for f in fillers]
             print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
     print(f"ended {time.strftime('%H:%M:%S', time.gmtime())} UTC")
     return 0

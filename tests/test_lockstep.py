@@ -518,7 +518,8 @@ def test_a_campaign_pairs_in_lock_step_by_default_and_says_which_cells_were_not(
     lasted = {c["mechanism"]: c["ratio_round_s"] for c in result["cells"]}
     assert lasted["b"] > 0 and lasted["c"] is None  # what a round lasted, where the ratio is one of blocks
     markdown = next((tmp_path / "results").glob("stepping-*.md")).read_text()
-    assert "took turns of different lengths" not in markdown  # alike turns: nothing to say
+    # b's turns are as long as a's (one iteration) and its iterations twice as long: it pays a turn's cost unlike a
+    assert "1 of these ratios compares sides whose turns took unlike times" in markdown
     assert "## Lock-step blocks" in markdown and "not paired, their probes have no stepped mode: c" in markdown
     assert "methodology §13): b (up to " in markdown and "sharing the block's one CPU" in markdown  # a: one thread
     assert "threads in 2 processes)" in markdown and "threads: a" not in markdown
@@ -528,6 +529,12 @@ def test_a_campaign_pairs_in_lock_step_by_default_and_says_which_cells_were_not(
     analysed = current_analysis(Store(str(db), create=False), result["campaign"]["id"])
     eight = tuple(replace(c, ratio=replace(c.ratio, executions=8)) if c.ratio else c for c in analysed.cells)
     assert tables.modes_note(replace(analysed, cells=eight)) is None
+    # the turns note: b's iterations within 10 % of a's, turns alike, is nothing to say; 20 % apart is one such ratio
+    for value, said in ((1.05, None), (0.95, None), (1.2, "1 of these ratios"), (0.8, "1 of these ratios")):
+        cells = tuple(replace(c, ratio=replace(c.ratio, value=value)) if c.mechanism == "b" else c
+                      for c in analysed.cells)
+        note = tables.turns_note(replace(analysed, cells=cells))
+        assert (note if said is None else note[:len(said)]) == said, (value, note)
 
     sequential = bridgebench("run", str(study), "--json", "--pairing", "sequential", "--layout", "fixed",
                              "--store", str(tmp_path / "t.sqlite"), cwd=tmp_path)
@@ -592,7 +599,7 @@ def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tm
     # the baseline took turns of 12 and then 3 iterations, the interpreter of one: the report says so, and what
     # such a ratio is a ratio of (a turn's first iteration is paid on every one of the interpreter's)
     assert cells["interp"]["ratio_turns"] == [[3, 1], [12, 1]]
-    assert "| 3:1, 12:1 |" in md and "1 of these ratios compares sides that took turns of different lengths" in md
+    assert "| 3:1, 12:1 |" in md and "1 of these ratios compares sides whose turns took unlike times" in md
     # evidence/turn_first.py reads the same store: the fixture's turns have no slow first iteration (its times
     # are fixed), and the pair's three readings are there, the last from no block (the interpreter's turn is one)
     read = subprocess.run([sys.executable, str(REPO / "evidence" / "turn_first.py"), str(tmp_path / "s.sqlite"),

@@ -252,22 +252,37 @@ def pairing_rows(result: Analysis) -> list[tuple[str, ...]]:
              f"{c.ratio_within_sd:.2%}", f"{c.ratio_between_sd:.2%}") for c in _paired(result)]
 
 
+UNLIKE_TURNS = 1.1
+"""Two sides whose turns' times (a turn's length × its iteration) differ by more than this factor pay a turn's cost
+unlike: the cost is about a fixed time a turn (docs/methodology.md §13, "The default's interpreter ratios against
+processes alone"), so the shorter turn pays a larger share of it."""
+
+
 def turns_note(result: Analysis) -> str | None:
-    """What a ratio whose two sides took turns of different lengths is a ratio of: a turn's first iteration
-    can differ from the rest of its turn (it follows the block's other processes on the CPU, and a benchmark's
-    own rhythm, havlak's heavy iteration every other one, can fall in step with the turns), so such a ratio
-    weighs that differently on its two sides."""
-    unlike = [c for c in _paired(result) if any(a != b for a, b in c.ratio_turns)]
+    """What a ratio whose two sides' turns took unlike times is a ratio of: a turn runs after the block's other
+    processes used the CPU and, on a benchmark with much data, pays about a fixed time for it (and a benchmark's own
+    rhythm, havlak's heavy iteration every other one, can fall in step with the turns), so the shorter turn pays a
+    larger share, and the ratio weighs that differently on its two sides."""
+    unlike = [c for c in _paired(result) if _unlike_turns(c)]
     if not unlike:
         return None
-    return (f"{len(unlike)} of these ratios compare{'s' if len(unlike) == 1 else ''} sides that took turns of "
-            f"different lengths (the Turns column). A turn's first iteration runs after the block's other "
-            f"processes used the CPU and, on some benchmarks, is slower than the rest of its turn (or falls in "
-            f"step with the benchmark's own rhythm), so "
+    return (f"{len(unlike)} of these ratios compare{'s' if len(unlike) == 1 else ''} sides whose turns took unlike "
+            f"times (of different lengths, the Turns column, or of iterations that differ by more than "
+            f"{UNLIKE_TURNS - 1:.0%}). A turn runs after the block's other processes used the CPU and, on benchmarks "
+            f"with much data, pays for that about a fixed time, which is a larger share of a shorter turn (or its "
+            f"iterations fall in step with the benchmark's own rhythm), so "
             f"such a ratio is one of the turns as they ran, and can differ from a sequential run's by more than "
             f"its interval says (evidence/turn_first.py reads it from this campaign's store, and "
             f"evidence/ratio_widths.py SEQUENTIAL.json --versus THIS.json sets this campaign's ratios against a "
             f"sequential run's, each process alone; methodology §13).")
+
+
+def _unlike_turns(c: Cell) -> bool:
+    """Whether a ratio's sides took turns of unlike times in some block: turns of different lengths, or of one
+    length whose iterations differ (the ratio's estimate) by more than UNLIKE_TURNS."""
+    value = c.ratio.value if c.ratio else None
+    return any(base != it or (value is not None and not 1 / UNLIKE_TURNS <= value * it / base <= UNLIKE_TURNS)
+               for base, it in c.ratio_turns)
 
 
 def replaced_note(result: Analysis) -> str | None:
