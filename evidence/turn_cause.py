@@ -26,13 +26,14 @@ With --whole-turns, what a filler costs whole turns instead (what a lock-step ra
 of the mean of all its turns' iterations, and per filler its mean over the processes set against the filler
 "nothing"'s (turns back to back: the process as if alone), with Welch's 99 % interval; then --turn may be 1.
 With --paired, each process is set against itself: its rounds drawn half after a filler of processes and half
-right after its own turn, the log of the first half's iterations' mean over the second's (then --turn may be 1).
+right after its own turn, the log of the first half's iterations' mean over the second's (then --turn may be 1;
+an odd --rounds makes one round fewer).
 A benchmark of the harness's method on this machine, not a test; its figures go to docs/methodology.md §13.
 
     .venv/bin/python evidence/turn_cause.py [--vm luajit] [--benchmarks deltablue,json,md5,knucleotide]
                                             [--turn 4] [--rounds 30] [--repetitions 6]
-    .venv/bin/python evidence/turn_cause.py --benchmarks havlak,json --fillers "nothing,the default's others" \
-                                            --whole-turns --turn 1
+    .venv/bin/python evidence/turn_cause.py --benchmarks havlak,json,fannkuch --fillers "the default's others" \
+                                            --paired --turn 1 [--vm lua5.1]
 """
 
 from __future__ import annotations
@@ -250,7 +251,7 @@ def main() -> int:
     if args.whole_turns and "nothing" not in fillers:
         sys.exit("--whole-turns sets each filler against 'nothing': name it among the fillers")
     if args.turn < (1 if args.whole_turns or args.paired else 2) or args.repetitions < 3:
-        sys.exit("--turn must be 2 or more (a turn's first against its others; 1 with --whole-turns), "
+        sys.exit("--turn must be 2 or more (a turn's first against its others; 1 with --whole-turns or --paired), "
                  "--repetitions 3 or more")
     cpu = lockstep.lock_cpu()
     if cpu is None:
