@@ -224,11 +224,8 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
             for r in range(n_rounds):
                 starts.append(time.monotonic())
                 _abandon_a_lone_survivor(lives, r)
-                if apart:
-                    order = _draw_order(rng, len(units), apart, order[-1] if order else None)
-                else:  # as before solo members: the same orders from the same seed
-                    order = list(range(len(units)))
-                    rng.shuffle(order)
+                # without pairs kept apart, one shuffle: the same orders from the same seed as before solo members
+                order = _draw_order(rng, len(units), apart, order[-1] if order else None)
                 for position, u in enumerate(order):
                     for i in units[u]:
                         (solo_positions[i] if u in where_solo else lives[i].positions).append(position)
