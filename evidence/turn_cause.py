@@ -49,9 +49,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from scipy import stats
 from turn_cost import build, pass_s  # evidence/turn_cost.py, beside this script
 
+from bridgebench.stats.bootstrap import Estimate
+from bridgebench.stats.executions import over_executions, ratio_over_executions
 from bridgebench.timing import lockstep
 
 REPO = Path(__file__).resolve().parents[1]
@@ -212,18 +213,17 @@ def paired(filler: str, bench: list[str], env: dict[str, str], args: argparse.Na
 
 def _alone(xs: list[float]) -> str:
     """The factor's geometric mean over the processes, with Student's 99 % interval."""
-    half = stats.t.ppf(0.995, len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))
-    mean = statistics.mean(xs)
-    return f"×{math.exp(mean):.3f} ({math.exp(mean - half):.3f}–{math.exp(mean + half):.3f})"
+    return _said(over_executions([math.exp(x) for x in xs], confidence=0.99))
 
 
 def _against(xs: list[float], alone: list[float]) -> str:
     """The processes' geometric mean over the alone ones', with Welch's 99 % interval."""
-    va, vb = statistics.variance(xs) / len(xs), statistics.variance(alone) / len(alone)
-    df = (va + vb) ** 2 / (va**2 / (len(xs) - 1) + vb**2 / (len(alone) - 1)) if va + vb > 0 else len(xs) - 1
-    half = stats.t.ppf(0.995, df) * math.sqrt(va + vb)
-    mean = statistics.mean(xs) - statistics.mean(alone)
-    return f"×{math.exp(mean):.3f} ({math.exp(mean - half):.3f}–{math.exp(mean + half):.3f})"
+    return _said(ratio_over_executions([math.exp(x) for x in alone], [math.exp(x) for x in xs], confidence=0.99))
+
+
+def _said(e: Estimate | None) -> str:
+    assert e is not None and e.low is not None and e.high is not None  # --repetitions is 3 or more
+    return f"×{e.value:.3f} ({e.low:.3f}–{e.high:.3f})"
 
 
 def main() -> int:
