@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import json
 import math
 import statistics
@@ -92,7 +93,7 @@ def _pool(paths: list[Path], only: set[str] | None = None) -> tuple[dict[str, li
     by_mechanism: dict[str, list[dict]] = {}
     audits, readings = [], []
     for path in paths:
-        report = json.loads(path.read_text())
+        report = _load(path)
         audits.append(report["audit"])
         readings += [r["iteration_s"] for r in report["campaign"].get("speed", []) if r["iteration_s"]]
         for cell in report["cells"]:
@@ -102,12 +103,15 @@ def _pool(paths: list[Path], only: set[str] | None = None) -> tuple[dict[str, li
     return by_mechanism, audits, readings
 
 
+@functools.cache
+def _load(path: Path) -> dict:
+    """A JSON report, read once however many tables read it."""
+    return json.loads(path.read_text())
+
+
 def _log_estimates(cells: list[dict]) -> dict[str, list[float]]:
     """Each benchmark's log estimates over the cells."""
-    by_benchmark: dict[str, list[float]] = {}
-    for c in cells:
-        by_benchmark.setdefault(c["benchmark"], []).append(math.log(c["ratio"]["value"]))
-    return by_benchmark
+    return {b: [math.log(r["value"]) for r in ratios] for b, ratios in _by_benchmark(cells).items()}
 
 
 def _mean_se(logs: list[float]) -> tuple[float, float]:
@@ -154,7 +158,7 @@ def _steady(paths: list[Path], only: set[str] | None) -> dict[tuple[str, str], l
     """Every cell's steady performance (seconds an iteration), the baseline's too, by (mechanism, benchmark)."""
     out: dict[tuple[str, str], list[float]] = {}
     for path in paths:
-        for cell in json.loads(path.read_text())["cells"]:
+        for cell in _load(path)["cells"]:
             if (only is None or cell["benchmark"] in only) and cell.get("steady_performance"):
                 out.setdefault((cell["mechanism"], cell["benchmark"]), []).append(cell["steady_performance"]["value"])
     return out
@@ -184,7 +188,7 @@ def _by_benchmark(cells: list[dict]) -> dict[str, list[dict]]:
 
 
 def _geometric(ratios: list[dict]) -> float:
-    return math.exp(statistics.mean(math.log(r["value"]) for r in ratios))
+    return math.exp(_log_mean([r["value"] for r in ratios]))
 
 
 def _estimates(ratios: list[dict]) -> str:
@@ -217,7 +221,7 @@ def _z(first: list[dict], second: list[dict]) -> tuple[float, float, bool] | Non
         return None
     (se_a, df_a), (se_b, df_b) = a, b
     df = (se_a**2 + se_b**2) ** 2 / (se_a**4 / df_a + se_b**4 / df_b)
-    z = (math.log(_geometric(second)) - math.log(_geometric(first))) / math.hypot(se_a, se_b)
+    z = (_log_mean([r["value"] for r in second]) - _log_mean([r["value"] for r in first])) / math.hypot(se_a, se_b)
     return z, df, abs(z) > t_quantile(0.995, df)
 
 
