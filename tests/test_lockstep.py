@@ -621,9 +621,9 @@ def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tm
             cell["ratio"].update({k: cell["ratio"][k] * 1.5 for k in ("value", "low", "high")})
     planted.write_text(json.dumps(result))
 
-    def versus(other: Path) -> list[str]:
+    def versus(other: Path, *plant: str) -> list[str]:
         read = subprocess.run([sys.executable, str(REPO / "evidence" / "ratio_widths.py"), str(same), "--versus",
-                               str(other)], capture_output=True, text=True, cwd=REPO, timeout=120)
+                               str(other), *plant], capture_output=True, text=True, cwd=REPO, timeout=120)
         assert read.returncode == 0, read.stderr
         return read.stdout.splitlines()
 
@@ -631,6 +631,8 @@ def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tm
     assert "| ×1.000 | 1 of 1 | 1 of 1 | +0.0 (8) | no |" in row, row
     row = next(line for line in versus(planted) if line.startswith("| interp | one | "))
     assert "| ×1.500 | 0 of 1 | 0 of 1 | " in row and row.endswith("| yes |"), row
+    # --plant multiplies the same onto the second pool as it is read (how its power was measured)
+    assert next(line for line in versus(same, "--plant", "1.5") if line.startswith("| interp | one | ")) == row
 
 
 def test_a_shared_layout_is_one_draw_per_block_for_all_its_members_by_default(tmp_path: Path) -> None:
