@@ -217,9 +217,12 @@ def _estimates(ratios: list[dict]) -> str:
 
 
 def _log_se(ratios: list[dict]) -> tuple[float, int] | None:
-    """The standard error of a pool's log estimate and its degrees of freedom: from its reports' spread, or one
-    report's interval (Student's t at its confidence with its executions or blocks less one)."""
-    if len(ratios) > 1:
+    """The standard error of a pool's log estimate and its degrees of freedom: from its reports' spread (three or
+    more), or one report's interval (Student's t at its confidence with its executions or blocks less one); none
+    from two reports (one degree of freedom), nor from one without an interval."""
+    if len(ratios) == 2:
+        return None
+    if len(ratios) > 2:
         return statistics.stdev(math.log(r["value"]) for r in ratios) / math.sqrt(len(ratios)), len(ratios) - 1
     (r,) = ratios
     if r.get("low") is None or not r.get("executions") or r["executions"] < 2:
