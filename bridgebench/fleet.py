@@ -52,6 +52,7 @@ QUEUE = "bridgebench"
 TASK_NAME = "bridgebench.execute"
 RETRIES, RETRY_WAIT_S = 20, 3  # a job that lost the database: again, every 3 s, for about a minute
 RECONNECT_S, RECONNECT_WAIT_S = 60.0, 1.0  # a worker loop that lost the database: again, for a minute
+STACKS_END = "--- end of the worker's stacks"  # SIGUSR1's dump is whole once this line is out
 
 
 class FleetError(Exception):
@@ -306,14 +307,24 @@ async def _work(app: Any, options: dict[str, Any]) -> None:
             await asyncio.sleep(RECONNECT_WAIT_S)
 
 
+def _dump_stacks(signum: int, frame: object) -> None:
+    """SIGUSR1: every thread's stack to stderr, then STACKS_END, so a worker that seems stuck says where
+    (tests/test_fleet.py). A Python-level handler runs in the main thread, which alone can end the worker, so
+    a SIGTERM sent after it cannot cut the dump short; faulthandler's own handler ran in any thread and a CI
+    run (2026-11-29) lost the dump's end to the worker's exit. The cost: a main thread stuck in C code never
+    dumps, where the worker's loop waits in epoll, which a signal interrupts."""
+    sys.stderr.flush()
+    faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+    print(STACKS_END, file=sys.stderr, flush=True)
+
+
 def run_worker(store: Store, build_dir: Path | None, *, concurrency: int = 1, until_done: bool = False,
                campaign_id: int | None = None) -> None:
     """Take jobs from the queue and run them until stopped (SIGINT/SIGTERM: after the job in hand), or with
     until_done, until nothing is left to run."""
     global _state
     require_postgres(store)
-    # SIGUSR1 prints every thread's stack to stderr: a worker that seems stuck says where (tests/test_fleet.py)
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    signal.signal(signal.SIGUSR1, _dump_stacks)
     logging.getLogger("procrastinate").setLevel(logging.CRITICAL)  # a failed job is said in one line
     env = environment.capture()
     machine = environment.machine_id(env)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import time
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bridgebench import instructions
+from bridgebench import fleet, instructions
 from bridgebench.store import Store
 from tests.conftest import (
     REPO,
@@ -43,8 +44,8 @@ def workers(n: int, cwd: Path, dsn: str, env: dict[str, str] | None = None) -> l
 
 def finish(procs: list[subprocess.Popen[str]], timeout: float = 180, dsn: str | None = None) -> None:
     """Wait for every worker to end, each without error. One still running after `timeout` fails the test
-    with where each worker's threads stood (SIGUSR1: fleet.run_worker's stack dump) and, given `dsn`, what the
-    queue held: a hang seen once in CI (2026-11-28) left only its last line."""
+    with where each worker's threads stood (SIGUSR1: fleet._dump_stacks) and, given `dsn`, what the queue
+    held: a hang seen once in CI (2026-11-28) left only its last line."""
     deadline = time.monotonic() + timeout
     for p in procs:
         try:
@@ -68,19 +69,34 @@ def stuck(procs: list[subprocess.Popen[str]], dsn: str | None) -> str:
             said.append("--- workers: " + repr(conn.execute(
                 "SELECT id, last_heartbeat FROM procrastinate_workers ORDER BY id").fetchall()))
     for p in procs:
+        dump = ""
         if p.poll() is None:
-            # The dump first, then a stop after the job in hand: Linux delivers the lower-numbered of two pending
-            # signals first, and faulthandler writes the stacks in its handler, so they are out before it ends,
-            # however slowly it is scheduled. One that does not stop even then is killed.
+            # The whole dump first, then a stop after the job in hand; one that does not stop even then is killed
             p.send_signal(signal.SIGUSR1)
+            dump = read_until(p, fleet.STACKS_END, timeout=60)
             p.send_signal(signal.SIGTERM)
         try:
             out, err = p.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             p.kill()
             out, err = p.communicate(timeout=30)
-        said.append(f"--- worker {p.pid} (exit {p.returncode})\n{out}{err}")
+        said.append(f"--- worker {p.pid} (exit {p.returncode})\n{out}{dump}{err}")
     return "\n".join(said)
+
+
+def read_until(p: subprocess.Popen[str], line: str, timeout: float) -> str:
+    """What the process writes to stderr until `line` (or its end, or `timeout`), read from the pipe's file
+    descriptor so that communicate() later reads the rest."""
+    assert p.stderr is not None
+    fd, got = p.stderr.fileno(), b""
+    deadline = time.monotonic() + timeout
+    while line.encode() not in got and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(fd, 65536) if ready else b""
+        if not chunk:
+            break
+        got += chunk
+    return got.decode(errors="replace")
 
 
 def wait_for_jobs(dsn: str, succeeded: int, doing: int, timeout: float = 120) -> None:
@@ -287,7 +303,8 @@ def test_a_worker_that_does_not_end_is_reported_with_its_stacks(basic_study: Pat
         finish([forever], timeout=2, dsn=postgres_db)
     said = str(failed.value)
     assert "a worker still ran after 2 s" in said
-    assert "Thread 0x" in said and "fleet.py" in said  # faulthandler's dump of the worker's threads
+    # the whole dump of the worker's threads: the main thread's, down to run_worker, and its end
+    assert "(most recent call first)" in said and "in run_worker" in said and fleet.STACKS_END in said
     assert "--- jobs: [(1, 'succeeded'" in said and "--- workers: [(" in said
 
 
