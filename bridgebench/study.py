@@ -60,6 +60,9 @@ class Budget:
     # When the time left cannot decide every open ratio, blocks go first to those nearest an answer
     # (campaign/nearest.py).
     nearest_first: bool = False
+    # Lock-step blocks taking separate turns: every turn lasts about this long, in as many iterations as take it
+    # (None: the fewest-sized member takes one iteration a turn; lockstep.turns and timed_turns).
+    turn_s: float | None = None
     # A fixed budget whose ratios rest on blocks (or executions) that reach a steady state: a benchmark whose
     # ratio rests on fewer than process_executions of them, where both sides have some, runs more blocks, at
     # most as many again (campaign/replace.py).
@@ -281,6 +284,7 @@ _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout
                 "count_sizes": _BOOL,
                 "execution_ir": _NUMBER_POS,
                 "turns": (" or ".join(TURNS), lambda v: v in TURNS),
+                "turn_s": _TIMEOUT,
                 "based_on": _STR}
 _PATH = ("an HTTP path starting with '/'", lambda v: isinstance(v, str) and v.startswith("/"))
 _CPUS = ("a CPU list for taskset -c, such as \"0\" or \"0-1\"",
@@ -404,6 +408,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         execution_ir=float(data["execution_ir"]) if "execution_ir" in data else None,
         count_sizes=bool(data["count_sizes"]) if "count_sizes" in data else None,
         turns=data.get("turns", base.turns if base else None),
+        turn_s=float(data["turn_s"]) if "turn_s" in data else base.turn_s if base else None,
     )
     if budget.min_iterations is not None and budget.min_iterations > budget.iterations:
         raise loc.error(table, "min_iterations", f"expected at most iterations ({budget.iterations})")

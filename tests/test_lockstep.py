@@ -295,6 +295,23 @@ def test_turns_give_a_round_similar_time() -> None:
         lockstep.run_block([member("good", 5, 2)], timeout_s=5, seed=0)
 
 
+def test_timed_turns_last_alike_whatever_the_iteration() -> None:
+    # json's later block here: LuaJIT and luajit2 15 ms an iteration, PUC Lua 31 and 25 ms, the JIT off 17 ms, each
+    # sized to about 150 ms: turns of about 100 ms (7, 7, 3, 4, 6 iterations), two rounds so that none makes fewer
+    json_s = [0.0148, 0.0146, 0.0309, 0.0249, 0.0170]
+    assert lockstep.timed_turns([10, 10, 5, 6, 9], json_s, 0.1) == (2, [7, 7, 3, 4, 6])
+    # an iteration longer than the turn is a turn of its own; the other side's turn lasts the turn time, and the
+    # rounds are as many as the interpreter's iterations (spectralnorm: PUC Lua 481 ms, LuaJIT 11 ms)
+    assert lockstep.timed_turns([3, 10], [0.481, 0.0112], 0.1) == (3, [1, 9])
+    # twins whose estimates fall either side of a rounding take one length, the longer (14 % apart otherwise)
+    assert lockstep.timed_turns([10, 10], [0.0142, 0.0154], 0.1) == (2, [7, 7])
+    assert lockstep.timed_turns([10, 10], [0.0130, 0.0154], 0.1) == (2, [8, 6])  # 18 % apart: each its own
+    assert lockstep.timed_turns([0, 0], [0.01, 0.01], 0.1) == (1, [10, 10])  # at least one round
+    for seconds, turn_s in (([0.01], 0.1), ([0.01, 0.0], 0.1), ([0.01, 0.02], 0.0)):
+        with pytest.raises(ValueError):
+            lockstep.timed_turns([5, 5], seconds, turn_s)
+
+
 def test_a_lead_runs_before_the_rounds_unpaired_and_is_stored() -> None:
     runs = lockstep.run_block([lockstep.Member([sys.executable, str(PROBE), "good", "7"], ENV, Path.cwd(), 7, 2, 1),
                                member("good", 3)], timeout_s=30, seed="lead")
@@ -529,12 +546,19 @@ def test_a_campaign_pairs_in_lock_step_by_default_and_says_which_cells_were_not(
     analysed = current_analysis(Store(str(db), create=False), result["campaign"]["id"])
     eight = tuple(replace(c, ratio=replace(c.ratio, executions=8)) if c.ratio else c for c in analysed.cells)
     assert tables.modes_note(replace(analysed, cells=eight)) is None
-    # the turns note: b's iterations within 10 % of a's, turns alike, is nothing to say; 20 % apart is one such ratio
-    for value, said in ((1.05, None), (0.95, None), (1.2, "1 of these ratios"), (0.8, "1 of these ratios")):
-        cells = tuple(replace(c, ratio=replace(c.ratio, value=value)) if c.mechanism == "b" else c
-                      for c in analysed.cells)
+    # the turns note: where a turn's cost (2.5 ms) would be shares of b's and a's turns more than 1 % apart. As if
+    # a's iterations took 15 ms (LuaJIT's json): b's within 5 % of them in turns alike is nothing to say (16.7 %
+    # against 15.9 %), 10 % apart is; PUC Lua's json (×2.09) in turns of one is (8.8 % apart), in turns of about
+    # 100 ms each (7:3) not; spectralnorm's interpreter (×43, 481 ms) beside turns of 9 × 11.2 ms is (2.0 % apart)
+    for base_s, turns, value, said in ((0.015, (1, 1), 1.05, None), (0.015, (1, 1), 0.95, None),
+                                       (0.015, (1, 1), 1.1, "1 of these"), (0.015, (1, 1), 0.9, "1 of these"),
+                                       (0.015, (1, 1), 2.09, "1 of these"), (0.015, (7, 3), 2.09, None),
+                                       (0.0112, (9, 1), 43.0, "1 of these")):
+        cells = tuple(replace(c, ratio=replace(c.ratio, value=value), ratio_turns=(turns,)) if c.mechanism == "b"
+                      else replace(c, steady_performance=replace(c.steady_performance, value=base_s))
+                      if c.mechanism == "a" else c for c in analysed.cells)
         note = tables.turns_note(replace(analysed, cells=cells))
-        assert (note if said is None else note[:len(said)]) == said, (value, note)
+        assert (note if said is None else note[:len(said)]) == said, (base_s, turns, value, note)
 
     sequential = bridgebench("run", str(study), "--json", "--pairing", "sequential", "--layout", "fixed",
                              "--store", str(tmp_path / "t.sqlite"), cwd=tmp_path)
@@ -633,6 +657,36 @@ def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tm
     assert "| ×1.500 | 0 of 1 | 0 of 1 | " in row and row.endswith("| yes |"), row
     # --plant multiplies the same onto the second pool as it is read (how its power was measured)
     assert next(line for line in versus(same, "--plant", "1.5") if line.startswith("| interp | one | ")) == row
+
+
+def test_a_budget_with_turn_s_sizes_every_block_s_turns_by_time(tmp_path: Path) -> None:
+    """turn_s: each turn lasts about that long, from the iteration times the sizing runs stored (the first blocks,
+    the JIT's too, though its size is fixed) and then the first executions' (later blocks); the rounds make every
+    member's sized iterations. What the fixture's iterations take varies with the machine, so the test holds each
+    block to the rule applied to the times the campaign had, not to figures."""
+    import json
+
+    from bridgebench.timing.analysis import first_iteration_seconds
+    from tests.conftest import bridgebench
+
+    study = stepped_study(tmp_path, "leads", LEADS.replace("later_steady = 6\n", "later_steady = 6\nturn_s = 0.03\n"))
+    store_path = tmp_path / "s.sqlite"
+    done = bridgebench("run", str(study), "--json", "--store", str(store_path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    cells = {c["mechanism"]: c for c in json.loads(done.stdout)["cells"]}
+    store = Store(store_path, create=False)
+    sized = {r["mechanism"]: r["iteration_s"] for r in store.check_answers(1)}
+    assert all(s is not None and s > 0 for s in sized.values()), sized
+    later = first_iteration_seconds(store, 1, "one", 3)
+    for p in range(5):
+        rows = {m: next(r for r in cells[m]["per_execution"] if r["pexec"] == p) for m in ("jit", "interp")}
+        seconds = sized if p < 3 else later
+        _, expected = lockstep.timed_turns([1, 1], [seconds["jit"], seconds["interp"]], 0.03)
+        assert [rows["jit"]["turn"], rows["interp"]["turn"]] == expected, (p, rows, seconds)
+        rounds = {(r["iterations"] - r["lead"]) // r["turn"] for r in rows.values()}
+        assert len(rounds) == 1 and all((r["iterations"] - r["lead"]) % r["turn"] == 0 for r in rows.values())
+    # the JIT's 1 ms iterations take turns of many, the interpreter's 10 ms a few: not the fewest-sized's one
+    assert cells["jit"]["per_execution"][0]["turn"] > cells["interp"]["per_execution"][0]["turn"]
 
 
 def test_a_shared_layout_is_one_draw_per_block_for_all_its_members_by_default(tmp_path: Path) -> None:

@@ -149,6 +149,8 @@ def options_for(study: Study, budget_name: str, benchmarks: list[str] | None, me
     options = replace(options, pairing=paired,
                       layout=layout_ or (SHARED if paired == LOCKSTEP else DRAWN if timed else FIXED),
                       turns=turns or (budget.turns if paired == LOCKSTEP else None) or SEPARATE)
+    # Turns sized by time where they are taken one after another, timed: the other ways size their own
+    options = replace(options, turn_s=budget.turn_s if paired == LOCKSTEP and options.turns == SEPARATE else None)
     given = (until_ci, max_process_executions, max_time_s, until_decided or None)
     if budget.until_ci is not None or any(v is not None for v in given):
         pexecs = options.process_executions
@@ -249,13 +251,14 @@ def later_parts(iterations: int, warmup: int | None, steady: int, own_s: float |
 
 
 def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, options: TimingOptions) -> CheckRow:
-    """The row with the iterations a timed run of its cell makes, from SIZING_ITERATIONS at the real size
-    (unchanged when the budget does not size them or the run fails: the timed runs will say why)."""
-    if options.execution_s is None or row.status != "agrees":
+    """The row with the iterations a timed run of its cell makes, from SIZING_ITERATIONS at the real size, and
+    where turns are sized by time, how long an iteration took (unchanged when the budget does neither or the run
+    fails: the timed runs will say why)."""
+    if (options.execution_s is None and options.turn_s is None) or row.status != "agrees":
         return row
     least = min(max(options.min_iterations, study.mechanisms[build.mechanism].min_iterations or 0), options.iterations)
-    if least == options.iterations:  # nothing to choose (a JIT's floor at the budget's most): no sizing run
-        return replace(row, iterations=least)
+    if least == options.iterations and options.turn_s is None:  # nothing to choose (a JIT's floor): no sizing run
+        return replace(row, iterations=least) if options.execution_s is not None else row
     metric = options.metric
     argv, env = command_for(study, build, benchmark, study.benchmarks[benchmark].param_for(options.count_sizes),
                             SIZING_ITERATIONS, row.batch, metric)
@@ -265,7 +268,12 @@ def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, optio
     # Counted, an iteration's size is its count, in the analysed unit (billions): execution_s is in it too.
     per_iteration = (instructions.analysed(min(run.output.counters[instructions.INSTRUCTIONS]))
                      if metric == instructions.INSTRUCTIONS else min(run.output.times))
-    return replace(row, iterations=sized_iterations(per_iteration, options.execution_s, least, options.iterations))
+    if options.turn_s is not None:  # lock-step blocks are timed, never counted (options_for)
+        row = replace(row, iteration_s=per_iteration)
+    if options.execution_s is None:
+        return row
+    return replace(row, iterations=least if least == options.iterations else
+                   sized_iterations(per_iteration, options.execution_s, least, options.iterations))
 
 
 def _check_run(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float, metric: str
@@ -427,6 +435,17 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
             run = together.alone_on_cpu(run)
         return _marked(run, drawn, waited)
 
+    def iteration_seconds(tasks: list[Task]) -> list[float] | None:
+        """Each task's iteration seconds where turns are sized by time: from its benchmark's first executions
+        once they are stored, else from its sizing run (the faster of two, a JIT's maybe still warming up);
+        None where one is not known (then turns are sized by iterations)."""
+        if options.turn_s is None:
+            return None
+        later = tasks[0].pexec >= options.process_executions
+        measured = first_look(tasks[0].benchmark)[1] if later else {}
+        seconds = [measured.get(t.mechanism) or row(t).get("iteration_s") for t in tasks]
+        return [float(s) for s in seconds if s] if all(seconds) else None
+
     def block(task: Task) -> Execution:
         # its partners: the pending tasks of its benchmark and round whose probes step
         tasks = [t for t in store.pending(campaign_id)
@@ -439,7 +458,9 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
             # (evidence/turn_cost.py).
             return alone(task)
         leads, steady = zip(*(parts(t) for t in tasks), strict=True)
-        rounds, turn = lockstep.turns(list(steady), like_with_like=options.turns != TOGETHER)
+        seconds = iteration_seconds(tasks)
+        rounds, turn = (lockstep.timed_turns(list(steady), seconds, options.turn_s) if seconds and options.turn_s
+                        else lockstep.turns(list(steady), like_with_like=options.turns != TOGETHER))
         # Shared: one layout for the whole block (common random numbers). Each member's layout is still
         # uniform over the draws, so a ratio's expectation over layouts is the same as with its own draws;
         # where the mechanisms answer a layout alike, the block's ratio no longer carries it.

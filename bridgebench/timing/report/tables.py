@@ -252,10 +252,12 @@ def pairing_rows(result: Analysis) -> list[tuple[str, ...]]:
              f"{c.ratio_within_sd:.2%}", f"{c.ratio_between_sd:.2%}") for c in _paired(result)]
 
 
-UNLIKE_TURNS = 1.1
-"""Two sides whose turns' times (a turn's length × its iteration) differ by more than this factor pay a turn's cost
-unlike: the cost is about a fixed time a turn (docs/methodology.md §13, "The default's interpreter ratios against
-processes alone"), so the shorter turn pays a larger share of it."""
+TURN_COST_S = 0.0025
+"""About the most a turn taken after a block's other processes cost here: a fixed time, not a share of the turn
+(evidence/turn_cause.py --paired: LuaJIT's havlak and json 1.3–2.4 ms at turns of 1 to 8 iterations; docs/methodology.md
+§13, "The default's interpreter ratios against processes alone")."""
+UNLIKE_SHARE = 0.01
+"""Two sides whose turns that cost would be shares of more than this apart took turns of unlike times."""
 
 
 def turns_note(result: Analysis) -> str | None:
@@ -263,25 +265,30 @@ def turns_note(result: Analysis) -> str | None:
     processes used the CPU and, on a benchmark with much data, pays about a fixed time for it (and a benchmark's own
     rhythm, havlak's heavy iteration every other one, can fall in step with the turns), so the shorter turn pays a
     larger share, and the ratio weighs that differently on its two sides."""
-    unlike = [c for c in _paired(result) if _unlike_turns(c)]
+    base = {c.benchmark: c.steady_performance.value for c in result.cells
+            if c.mechanism == result.baseline and c.steady_performance}
+    unlike = [c for c in _paired(result) if _unlike_turns(c, base.get(c.benchmark))]
     if not unlike:
         return None
     return (f"{len(unlike)} of these ratios compare{'s' if len(unlike) == 1 else ''} sides whose turns took unlike "
-            f"times (of different lengths, the Turns column, or of iterations that differ by more than "
-            f"{UNLIKE_TURNS - 1:.0%}). A turn runs after the block's other processes used the CPU and, on benchmarks "
-            f"with much data, pays for that about a fixed time, which is a larger share of a shorter turn (or its "
-            f"iterations fall in step with the benchmark's own rhythm), so "
-            f"such a ratio is one of the turns as they ran, and can differ from a sequential run's by more than "
-            f"its interval says (evidence/turn_first.py reads it from this campaign's store, and "
-            f"evidence/ratio_widths.py SEQUENTIAL.json --versus THIS.json sets this campaign's ratios against a "
-            f"sequential run's, each process alone; methodology §13).")
+            f"times: a turn runs after the block's other processes used the CPU and, on benchmarks with much data, "
+            f"pays about a fixed time for that (up to {TURN_COST_S * 1000:g} ms measured here), which would be a "
+            f"share of one side's turns more than {UNLIKE_SHARE:.0%} from the other's (the Turns column gives their "
+            f"lengths in iterations; `turn_s` in the budget makes every turn last about that long). Such a ratio "
+            f"is one of the turns as they ran (or their iterations fall in step with the benchmark's own rhythm), "
+            f"and can differ from a sequential run's by more than its interval says (evidence/turn_first.py reads it "
+            f"from this campaign's store, and evidence/ratio_widths.py SEQUENTIAL.json --versus THIS.json sets this "
+            f"campaign's ratios against a sequential run's, each process alone; methodology §13).")
 
 
-def _unlike_turns(c: Cell) -> bool:
-    """Whether a ratio's sides took turns of unlike times in some block: turns of different lengths, or of one
-    length whose iterations differ (the ratio's estimate) by more than UNLIKE_TURNS."""
+def _unlike_turns(c: Cell, base_s: float | None) -> bool:
+    """Whether a ratio's sides took turns of unlike times in some block: a turn's cost (TURN_COST_S) a share of
+    one side's turns more than UNLIKE_SHARE from the other's, from the turns' lengths, the baseline's iteration
+    (`base_s`) and the ratio's estimate; without those two, turns of different lengths."""
     value = c.ratio.value if c.ratio else None
-    return any(base != it or (value is not None and not 1 / UNLIKE_TURNS <= value * it / base <= UNLIKE_TURNS)
+    if value is None or not base_s:
+        return any(base != it for base, it in c.ratio_turns)
+    return any(abs(TURN_COST_S / (base * base_s) - TURN_COST_S / (it * base_s * value)) > UNLIKE_SHARE
                for base, it in c.ratio_turns)
 
 
