@@ -13,7 +13,7 @@ from bridgebench.result import OUT_OF_TIME, SETTLED
 from bridgebench.stats import BAD_INCONSISTENT, GOOD_INCONSISTENT
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 from bridgebench.stats.executions import MIN_EXECUTIONS
-from bridgebench.stats.lockstep import MODES_BLOCKS, all_alike
+from bridgebench.stats.lockstep import LOCKSTEP_METHOD, MODES_BLOCKS, all_alike
 from bridgebench.stats.summary import NOT_CLASSIFIED
 from bridgebench.timing import jitdiag, more_time
 from bridgebench.timing.result import Analysis, BesideTime, Cell
@@ -242,14 +242,19 @@ PAIRING_NOTE = ("Each ratio to the baseline from lock-step blocks: the sd of the
 
 
 def _paired(result: Analysis) -> list[Cell]:
-    return [c for c in result.cells if c.ratio_within_sd is not None and c.ratio_between_sd is not None
+    """The ratios that rest on lock-step blocks (blocks of one round have no spread within, one block none
+    between: "—")."""
+    return [c for c in result.cells if c.ratio is not None and c.ratio.method == LOCKSTEP_METHOD
             and c.mechanism != result.baseline]
 
 
 def pairing_rows(result: Analysis) -> list[tuple[str, ...]]:
+    def share(sd: float | None) -> str:
+        return "—" if sd is None else f"{sd:.2%}"
+
     return [(c.benchmark, result.label(c.mechanism), str(c.ratio.executions if c.ratio else "—"),
              ", ".join(f"{a}:{b}" for a, b in c.ratio_turns) or "—", fmt.duration(c.ratio_round_s),
-             f"{c.ratio_within_sd:.2%}", f"{c.ratio_between_sd:.2%}") for c in _paired(result)]
+             share(c.ratio_within_sd), share(c.ratio_between_sd)) for c in _paired(result)]
 
 
 TURN_COST_S = 0.0025
@@ -274,8 +279,9 @@ def turns_note(result: Analysis) -> str | None:
             f"times: a turn runs after the block's other processes used the CPU and, on benchmarks with much data, "
             f"pays about a fixed time for that (up to {TURN_COST_S * 1000:g} ms measured here), which would be a "
             f"share of one side's turns more than {UNLIKE_SHARE:.0%} from the other's (the Turns column gives their "
-            f"lengths in iterations; `turn_s` in the budget makes every turn last about that long). Such a ratio "
-            f"is one of the turns as they ran (or their iterations fall in step with the benchmark's own rhythm), "
+            f"lengths in iterations; a budget's `turn_s` keeps turns at least that long where the work allows). Such "
+            f"a ratio is one of the turns as they ran (or their iterations fall in step with the benchmark's own "
+            f"rhythm), "
             f"and can differ from a sequential run's by more than its interval says (evidence/turn_first.py reads it "
             f"from this campaign's store, and evidence/ratio_widths.py SEQUENTIAL.json --versus THIS.json sets this "
             f"campaign's ratios against a sequential run's, each process alone; methodology §13).")
