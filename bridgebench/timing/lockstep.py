@@ -50,6 +50,7 @@ __all__ = ["NOT_STEPPED", "Member", "lock_cpu", "run_block", "shared_turns", "ti
 
 TWIN_TIMES = "twin_times"  # a solo member's iterations beside its twin, in its pairing (run_block)
 SAME_TURN = 2.5  # members sized within this factor of the fewest take turns of one iteration alike (turns())
+SAME_ITERATION = 1.1  # members whose iterations are within this factor take turns of one length (timed_turns())
 
 
 def lock_cpu() -> int | None:
@@ -77,20 +78,25 @@ def turns(iterations: list[int], like_with_like: bool = True) -> tuple[int, list
 
 
 def timed_turns(iterations: list[int], seconds: list[float], turn_s: float) -> tuple[int, list[int]]:
-    """Rounds and each member's turn when no turn is shorter than about `turn_s`: as turns() without its like with
-    like, each member its sized iterations in turns of equal count a round, but in fewer rounds where the member
-    with the least work (iterations × `seconds`, each member's iteration estimated) would otherwise take turns
-    shorter than that. A turn taken after the block's other processes costs about a fixed time, not a share of an
+    """Rounds and each member's turn when every turn lasts about `turn_s` (a member whose iteration is longer:
+    one iteration). A turn taken after the block's other processes costs about a fixed time, not a share of an
     iteration (evidence/turn_cause.py --paired: LuaJIT's json +9 %, +5 %, +2 % at turns of 1, 2 and 4 iterations,
-    methodology §13), so a ratio's sides pay shares of it that differ by at most that time over `turn_s`. Turns of
-    equal time instead would make every member run as long as the longest (in a first block, PUC Lua as long as
-    LuaJIT's 50 iterations: 100 s more of lua-vms's 540, measured on 2026-11-29)."""
+    methodology §13), so a ratio's two sides pay alike only when their turns last alike, and little when both
+    are long. `seconds`: each member's iteration, estimated. Members whose iterations are within SAME_ITERATION of
+    each other (a VM and its twin) take turns of one length, the longest of theirs. As many rounds as the member
+    that needs the most to make its sized iterations: none makes fewer. So every member runs about as long as the
+    one sized longest (in a first block, PUC Lua as long as LuaJIT's 50 iterations: lua-vms's first blocks took
+    about 255 s of its 540 where they took 157 s, 2026-11-29). Turns as long only where needed and no shorter than
+    `turn_s` (fewer rounds, each member its own work) cost nothing more, but left one or two rounds a block, and a
+    speed step then falls on one side: PUC Lua's ±5 % held on 3 and 2 of 16 benchmarks (methodology §13)."""
     if len(seconds) != len(iterations) or not all(s > 0 for s in seconds) or turn_s <= 0:
         raise ValueError("timed_turns(): one positive iteration time per member, and a positive turn time")
-    least = max(1, min(iterations))
-    shortest = min(math.floor(n * s / turn_s) for n, s in zip(iterations, seconds, strict=True))
-    rounds = max(1, min(least, shortest))
-    return rounds, [max(1, math.ceil(n / rounds)) for n in iterations]
+    turn = [max(1, round(turn_s / s)) for s in seconds]
+    for i, s in enumerate(seconds):
+        alike = [j for j, t in enumerate(seconds) if max(s, t) <= SAME_ITERATION * min(s, t)]
+        turn[i] = max(turn[j] for j in alike)
+    rounds = max(1, *(math.ceil(n / k) for n, k in zip(iterations, turn, strict=True)))
+    return rounds, turn
 
 
 def _solo_split(run: Execution, member: Member, alone: list[int]) -> Execution:
