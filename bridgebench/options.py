@@ -137,7 +137,7 @@ class TimingOptions:
     # lock-step block, the same for its members.
     layout: str = FIXED
     turns: str = SEPARATE  # how a lock-step block's members take their turns (study.TURNS, lockstep.run_block)
-    # Separate turns: each lasts about this long (lockstep.timed_turns); None: sized by iterations (lockstep.turns)
+    # Separate turns in later blocks: each lasts about this long (lockstep.timed_turns); None: sized by iterations
     turn_s: float | None = None
     look_growth: float = 1.0  # adaptive, aimed at the question: when ratios are judged (look_points)
     decided_within: float | None = None  # adaptive: a decided ratio runs on until its CI is within ±this

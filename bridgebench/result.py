@@ -64,7 +64,6 @@ class CheckAnswer:
     batch: int | None
     iterations: int | None = None  # sized to the budget's time per execution (None: the budget's iterations)
     stepped: bool | None = None  # its probe speaks the stepped mode, so it can run in lock-step blocks
-    iteration_s: float | None = None  # an iteration's seconds at the timed size, where turns are sized by time
 
 
 @dataclass(frozen=True)

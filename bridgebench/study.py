@@ -60,8 +60,9 @@ class Budget:
     # When the time left cannot decide every open ratio, blocks go first to those nearest an answer
     # (campaign/nearest.py).
     nearest_first: bool = False
-    # Lock-step blocks taking separate turns: every turn lasts about this long, in as many iterations as take it
-    # (None: the fewest-sized member takes one iteration a turn; lockstep.turns and timed_turns).
+    # Adaptive, lock-step blocks taking separate turns: in the later blocks every turn lasts about this long, in as
+    # many iterations as take it (None: the fewest-sized member takes one iteration a turn; lockstep.turns and
+    # timed_turns).
     turn_s: float | None = None
     # A fixed budget whose ratios rest on blocks (or executions) that reach a steady state: a benchmark whose
     # ratio rests on fewer than process_executions of them, where both sides have some, runs more blocks, at
@@ -408,7 +409,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         execution_ir=float(data["execution_ir"]) if "execution_ir" in data else None,
         count_sizes=bool(data["count_sizes"]) if "count_sizes" in data else None,
         turns=data.get("turns", base.turns if base else None),
-        turn_s=float(data["turn_s"]) if "turn_s" in data else base.turn_s if base else None,
+        turn_s=float(data["turn_s"]) if "turn_s" in data else None,
     )
     if budget.min_iterations is not None and budget.min_iterations > budget.iterations:
         raise loc.error(table, "min_iterations", f"expected at most iterations ({budget.iterations})")
@@ -421,7 +422,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
     if budget.replace_dropped and budget.until_ci is not None:
         raise loc.error(table, "replace_dropped", "replace_dropped is for a fixed budget: an adaptive one runs "
                         "rounds until its cells settle")
-    for key in ("later_share", "later_steady"):
+    for key in ("later_share", "later_steady", "turn_s"):
         if key in data and budget.until_ci is None:
             raise loc.error(table, key, f"{key} needs an adaptive budget (until_ci, max_process_executions, "
                             "max_time_s)")

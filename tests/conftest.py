@@ -217,7 +217,7 @@ def make_campaign(path: Path | str, *, benchmarks: tuple[str, ...] = ("fib", "n 
     builds["gone"] = BuildResult("gone", False, "not found: gone-vm (Debian packages: gone-vm)", "",
                                  folder, "", False)
     store.record_builds(cid, builds, {m: m.upper() for m in mechs})
-    store.record_check(cid, [(b, m, "agrees", "42", "", 1, None, None, None) for b in benchmarks for m in mechanisms])
+    store.record_check(cid, [(b, m, "agrees", "42", "", 1, None, None) for b in benchmarks for m in mechanisms])
     for task in tasks[:stop_after]:
         if crash and task is tasks[-1]:
             run = Execution(CRASHED, "exit status 1: boom", 1, f"Traceback\n{EVIL}\n", None, 1000, 0.0, 0.1)

@@ -474,12 +474,14 @@ def test_a_resumed_campaign_sizes_its_later_executions_as_before(basic_study: Pa
     assert {n for _, p, n in made if p >= 2} == {later}, made  # before the interruption and after it
 
 
-def test_later_steady_is_checked_in_the_study_file(basic_study: Path) -> None:
+def test_later_steady_and_turn_s_are_checked_in_the_study_file(basic_study: Path) -> None:
     text = basic_study.read_text()
     adaptive = "until_ci = 0.02\nmax_process_executions = 5\nmax_time_s = 60\n"
     for extra, fragment in (("later_steady = 6", "later_steady needs an adaptive budget"),
                             (adaptive + "later_steady = 0", "later_steady: expected"),
-                            (adaptive + "later_steady = 6\nlater_share = 0.5", "give later_share or later_steady")):
+                            (adaptive + "later_steady = 6\nlater_share = 0.5", "give later_share or later_steady"),
+                            ("turn_s = 0.05", "turn_s needs an adaptive budget"),  # it sizes the later blocks
+                            (adaptive + "turn_s = 0", "turn_s: expected")):
         basic_study.write_text(text.replace("[budget]\n", f"[budget]\n{extra}\n"))
         with pytest.raises(StudyError, match=fragment):
             read_study(basic_study)

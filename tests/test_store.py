@@ -20,15 +20,13 @@ def test_a_version_1_store_gains_the_batch_and_audit_columns(tmp_path: Path) -> 
         db.execute("ALTER TABLE check_answer DROP COLUMN batch")
         db.execute("ALTER TABLE check_answer DROP COLUMN iterations")
         db.execute("ALTER TABLE check_answer DROP COLUMN stepped")
-        db.execute("ALTER TABLE check_answer DROP COLUMN iteration_s")
         for column in (*AUDIT, "machine"):
             db.execute(f"ALTER TABLE execution DROP COLUMN {column}")
         db.execute("UPDATE meta SET value='1' WHERE key='schema_version'")
     store = Store(path)
-    columns = {r[1] for r in store.db.execute("PRAGMA table_info(check_answer)")}
-    assert {"batch", "iterations", "stepped", "iteration_s"} <= columns
+    assert {"batch", "iterations", "stepped"} <= {r[1] for r in store.db.execute("PRAGMA table_info(check_answer)")}
     assert {*AUDIT, "machine"} <= {r[1] for r in store.db.execute("PRAGMA table_info(execution)")}
-    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "11"
+    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "10"
 
 
 def test_a_version_7_store_gains_the_calibration_table(tmp_path: Path) -> None:
@@ -107,7 +105,6 @@ def _as_schema_3(path: Path) -> None:
         db.execute("DROP TABLE series")
         db.execute("DROP TABLE machine")
         db.execute("ALTER TABLE execution DROP COLUMN machine")
-        db.execute("ALTER TABLE check_answer DROP COLUMN iteration_s")
         db.execute("DELETE FROM analysis")
         db.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
 
@@ -127,8 +124,7 @@ def test_a_version_3_store_keeps_every_iteration_bit_for_bit_and_analyses_the_sa
     store.close()
     _as_schema_3(path)
     migrated = Store(path)
-    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "11"
-    assert "iteration_s" in {r[1] for r in migrated.db.execute("PRAGMA table_info(check_answer)")}
+    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "10"
     tables = {r[0] for r in migrated.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "iteration" not in tables and "iteration_counter" not in tables
     for eid, (times, counters) in written.items():

@@ -31,8 +31,8 @@ def _campaign(store: Store) -> int:
                                 {"cpu_model": "c"}, "machine-1", TASKS)
     builds = {m: BuildResult(m, True, "", f"{m} 1", Path("/b"), f"hash-{m}", False) for m in ("b", "a")}
     store.record_builds(cid, builds, {"a": "A", "b": "B"})
-    store.record_check(cid, [("y", "b", "agrees", "1", "", 4, 9, True, 0.25),
-                             ("x", "a", "agrees", "1", "", None, None, None, None)])
+    store.record_check(cid, [("y", "b", "agrees", "1", "", 4, 9, True),
+                             ("x", "a", "agrees", "1", "", None, None, None)])
     return cid
 
 
@@ -52,8 +52,8 @@ def test_a_campaign_reads_back_as_written(store_location: str) -> None:
     assert [b["mechanism"] for b in store.builds(cid)] == ["b", "a"]  # in the order recorded
     assert store.builds(cid)[0] | {} == {"mechanism": "b", "label": "B", "available": True, "reason": "",
                                           "version": "b 1", "build_hash": "hash-b"}
-    assert [(r["benchmark"], r["batch"], r["iterations"], r["iteration_s"]) for r in store.check_answers(cid)] == [
-        ("y", 4, 9, 0.25), ("x", None, None, None)]
+    assert [(r["benchmark"], r["batch"], r["iterations"]) for r in store.check_answers(cid)] == [("y", 4, 9),
+                                                                                      ("x", None, None)]
     store.record_builds(cid, {"a": BuildResult("a", False, "gone", "", Path("/b"), "", False)}, {"a": "A2"})
     assert [(b["mechanism"], b["label"], b["available"]) for b in store.builds(cid)] == [("b", "B", True),
                                                                                          ("a", "A2", False)]

@@ -45,7 +45,7 @@ def create(store: Store, kind: Kind, study: Study, options: Options, builds: dic
                                         environment.git_sha(), env, machine, tasks)
     store.record_builds(campaign_id, builds, {m: study.mechanisms[m].label for m in builds})
     store.record_check(campaign_id, [(r.benchmark, r.mechanism, r.status, r.answer, r.detail, r.batch, r.iterations,
-                                      r.stepped, r.iteration_s)
+                                      r.stepped)
                                      for r in checked])
     return campaign_id
 

@@ -38,7 +38,6 @@ class CheckRow:
     batch: int | None = None  # calls per iteration the probe chose; timed runs reuse it
     iterations: int | None = None  # iterations a timed run makes, when the budget sizes them to a time
     stepped: bool | None = None  # its probe speaks the stepped mode (timing/stepped.py); None: not asked
-    iteration_s: float | None = None  # an iteration's seconds at the timed size, where turns are sized by time
 
 
 Execute = Callable[[Task], Execution]  # one planned execution, run: what the store keeps of it

@@ -251,14 +251,13 @@ def later_parts(iterations: int, warmup: int | None, steady: int, own_s: float |
 
 
 def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, options: TimingOptions) -> CheckRow:
-    """The row with the iterations a timed run of its cell makes, from SIZING_ITERATIONS at the real size, and
-    where turns are sized by time, how long an iteration took (unchanged when the budget does neither or the run
-    fails: the timed runs will say why)."""
-    if (options.execution_s is None and options.turn_s is None) or row.status != "agrees":
+    """The row with the iterations a timed run of its cell makes, from SIZING_ITERATIONS at the real size
+    (unchanged when the budget does not size them or the run fails: the timed runs will say why)."""
+    if options.execution_s is None or row.status != "agrees":
         return row
     least = min(max(options.min_iterations, study.mechanisms[build.mechanism].min_iterations or 0), options.iterations)
-    if least == options.iterations and options.turn_s is None:  # nothing to choose (a JIT's floor): no sizing run
-        return replace(row, iterations=least) if options.execution_s is not None else row
+    if least == options.iterations:  # nothing to choose (a JIT's floor at the budget's most): no sizing run
+        return replace(row, iterations=least)
     metric = options.metric
     argv, env = command_for(study, build, benchmark, study.benchmarks[benchmark].param_for(options.count_sizes),
                             SIZING_ITERATIONS, row.batch, metric)
@@ -268,12 +267,7 @@ def _size(study: Study, build: BuildResult, benchmark: str, row: CheckRow, optio
     # Counted, an iteration's size is its count, in the analysed unit (billions): execution_s is in it too.
     per_iteration = (instructions.analysed(min(run.output.counters[instructions.INSTRUCTIONS]))
                      if metric == instructions.INSTRUCTIONS else min(run.output.times))
-    if options.turn_s is not None:  # lock-step blocks are timed, never counted (options_for)
-        row = replace(row, iteration_s=per_iteration)
-    if options.execution_s is None:
-        return row
-    return replace(row, iterations=least if least == options.iterations else
-                   sized_iterations(per_iteration, options.execution_s, least, options.iterations))
+    return replace(row, iterations=sized_iterations(per_iteration, options.execution_s, least, options.iterations))
 
 
 def _check_run(argv: list[str], env: dict[str, str], cwd: Path, timeout_s: float, metric: str
@@ -436,14 +430,16 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         return _marked(run, drawn, waited)
 
     def iteration_seconds(tasks: list[Task]) -> list[float] | None:
-        """Each task's iteration seconds where turns are sized by time: from its benchmark's first executions
-        once they are stored, else from its sizing run (the faster of two, a JIT's maybe still warming up);
-        None where one is not known (then turns are sized by iterations)."""
-        if options.turn_s is None:
+        """Each task's iteration seconds where turns are sized by time, in a later block: its benchmark's first
+        executions' (first_iteration_seconds). None in a first block, or where one is not known: then turns are
+        sized by iterations. A first block's members are sized unlike (LuaJIT's 50 iterations, 0.5-1.5 s, beside
+        PUC Lua's 0.3 s), and turns of equal time would make every one run as long as the longest: lua-vms's first
+        blocks took about 255 s of its 540 so, against 157 s (2026-11-29, methodology §13). A later block's are
+        sized alike (later_steady), so its turns of equal time cost little more."""
+        if options.turn_s is None or tasks[0].pexec < options.process_executions:
             return None
-        later = tasks[0].pexec >= options.process_executions
-        measured = first_look(tasks[0].benchmark)[1] if later else {}
-        seconds = [measured.get(t.mechanism) or row(t).get("iteration_s") for t in tasks]
+        measured = first_look(tasks[0].benchmark)[1]
+        seconds = [measured.get(t.mechanism) for t in tasks]
         return [float(s) for s in seconds if s] if all(seconds) else None
 
     def block(task: Task) -> Execution:

@@ -181,5 +181,3 @@ class Backend:
             db.execute("ALTER TABLE check_answer ADD COLUMN IF NOT EXISTS iterations BIGINT")
         if version < 9:
             db.execute("ALTER TABLE check_answer ADD COLUMN IF NOT EXISTS stepped BIGINT")
-        if version < 11:
-            db.execute("ALTER TABLE check_answer ADD COLUMN IF NOT EXISTS iteration_s DOUBLE PRECISION")

@@ -26,7 +26,7 @@ from bridgebench.store import postgres as store_postgres
 from bridgebench.store import sqlite as store_sqlite
 from bridgebench.store.encoding import FLOAT64, SECONDS, from_blob, to_blob
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 10
 
 _SCHEMA = """  -- {id}, {int}… are the backend's column types (store_*.SCALARS)
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -63,7 +63,6 @@ CREATE TABLE IF NOT EXISTS check_answer (
     batch {int},                  -- calls per iteration the probe calibrated; timed runs reuse it
     iterations {int},             -- (schema 7) iterations a timed run of this cell makes, when sized to a time
     stepped {int}{order},         -- (schema 9) the probe speaks the stepped mode (lock-step blocks); NULL: not asked
-    iteration_s {real},           -- (schema 11) an iteration's seconds at the timed size, when turns are sized by time
     PRIMARY KEY (campaign_id, benchmark, mechanism)
 );
 CREATE TABLE IF NOT EXISTS planned (
@@ -392,23 +391,21 @@ class Store:
         return [dict(zip(keys, r, strict=True)) | {"available": bool(r[2])} for r in rows]
 
     def record_check(self, campaign_id: int,
-                     rows: list[tuple[str, str, str, str | None, str, int | None, int | None, bool | None,
-                                      float | None]]) -> None:
-        """(benchmark, mechanism, status, answer, detail, batch, iterations, stepped, iteration_s) per row."""
+                     rows: list[tuple[str, str, str, str | None, str, int | None, int | None, bool | None]]) -> None:
+        """(benchmark, mechanism, status, answer, detail, batch, iterations, stepped) per row."""
         with self.transaction() as db:
             db.executemany("INSERT INTO check_answer (campaign_id, benchmark, mechanism, status, answer, detail, batch,"
-                           " iterations, stepped, iteration_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                           " iterations, stepped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
                            " ON CONFLICT (campaign_id, benchmark, mechanism) DO UPDATE SET status=excluded.status,"
                            " answer=excluded.answer,"
                            " detail=excluded.detail, batch=excluded.batch, iterations=excluded.iterations,"
-                           " stepped=excluded.stepped, iteration_s=excluded.iteration_s",
-                           [(campaign_id, *r[:7], _flag(r[7]), r[8]) for r in rows])
+                           " stepped=excluded.stepped",
+                           [(campaign_id, *r[:7], _flag(r[7])) for r in rows])
 
     def check_answers(self, campaign_id: int) -> list[dict[str, Any]]:
-        rows = self.db.execute("SELECT benchmark, mechanism, status, answer, detail, batch, iterations, stepped,"
-                               f" iteration_s FROM check_answer WHERE campaign_id=? ORDER BY {self.backend.ORDER}",
-                               (campaign_id,))
-        keys = ("benchmark", "mechanism", "status", "answer", "detail", "batch", "iterations", "stepped", "iteration_s")
+        rows = self.db.execute("SELECT benchmark, mechanism, status, answer, detail, batch, iterations, stepped FROM"
+                               f" check_answer WHERE campaign_id=? ORDER BY {self.backend.ORDER}", (campaign_id,))
+        keys = ("benchmark", "mechanism", "status", "answer", "detail", "batch", "iterations", "stepped")
         return [dict(zip(keys, r, strict=True)) | {"stepped": None if r[7] is None else bool(r[7])} for r in rows]
 
     # --- executions ----------------------------------------------------------------------------------

@@ -78,8 +78,6 @@ class Backend:
             _add_columns(db, "check_answer", ("iterations INTEGER",))
         if version < 9:  # whether each cell's probe speaks the stepped mode (lock-step blocks)
             _add_columns(db, "check_answer", ("stepped INTEGER",))
-        if version < 11:  # an iteration's seconds, where lock-step turns are sized by time
-            _add_columns(db, "check_answer", ("iteration_s REAL",))
 
 
 def _add_columns(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> None:

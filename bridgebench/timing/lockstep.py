@@ -85,10 +85,11 @@ def timed_turns(iterations: list[int], seconds: list[float], turn_s: float) -> t
     are long. `seconds`: each member's iteration, estimated. Members whose iterations are within SAME_ITERATION of
     each other (a VM and its twin) take turns of one length, the longest of theirs. As many rounds as the member
     that needs the most to make its sized iterations: none makes fewer. So every member runs about as long as the
-    one sized longest (in a first block, PUC Lua as long as LuaJIT's 50 iterations: lua-vms's first blocks took
-    about 255 s of its 540 where they took 157 s, 2026-11-29). Turns as long only where needed and no shorter than
-    `turn_s` (fewer rounds, each member its own work) cost nothing more, but left one or two rounds a block, and a
-    speed step then falls on one side: PUC Lua's ±5 % held on 3 and 2 of 16 benchmarks (methodology §13)."""
+    one sized longest, which costs little only where the members were sized alike: a campaign uses it in its later
+    blocks (campaign/timing.py; in lua-vms's first blocks PUC Lua ran as long as LuaJIT's 50 iterations, about 255 s
+    of 540 against 157, 2026-11-29). Turns no shorter than `turn_s` with each member its own work instead (fewer
+    rounds) cost nothing more but left a block one or two rounds, and a speed step then falls on one side: PUC Lua's
+    ±5 % held on 3 and 2 of 16 benchmarks (methodology §13)."""
     if len(seconds) != len(iterations) or not all(s > 0 for s in seconds) or turn_s <= 0:
         raise ValueError("timed_turns(): one positive iteration time per member, and a positive turn time")
     turn = [max(1, round(turn_s / s)) for s in seconds]
