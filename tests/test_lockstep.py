@@ -544,6 +544,9 @@ def test_a_campaign_pairs_in_lock_step_by_default_and_says_which_cells_were_not(
     assert ("Of these intervals, 1 rests on fewer than 8 blocks (the fewest: 3)" in markdown
             and "3 blocks all draw alike in 25% of campaigns" in markdown)
     analysed = current_analysis(Store(str(db), create=False), result["campaign"]["id"])
+    # blocks of one round have no spread within: the ratio keeps its row, with "—" there
+    one_round = tuple(replace(c, ratio_within_sd=None) if c.mechanism == "b" else c for c in analysed.cells)
+    assert [r[-2:] for r in tables.pairing_rows(replace(analysed, cells=one_round))] == [("—", "0.00%")]
     eight = tuple(replace(c, ratio=replace(c.ratio, executions=8)) if c.ratio else c for c in analysed.cells)
     assert tables.modes_note(replace(analysed, cells=eight)) is None
     # the turns note: where a turn's cost (2.5 ms) would be shares of b's and a's turns more than 1 % apart. As if
