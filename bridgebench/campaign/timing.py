@@ -439,8 +439,8 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         if options.turn_s is None or tasks[0].pexec < options.process_executions:
             return None
         measured = first_look(tasks[0].benchmark)[1]
-        seconds = [measured.get(t.mechanism) for t in tasks]
-        return [float(s) for s in seconds if s] if all(seconds) else None
+        known = [s for s in (measured.get(t.mechanism) for t in tasks) if s]
+        return known if len(known) == len(tasks) else None
 
     def block(task: Task) -> Execution:
         # its partners: the pending tasks of its benchmark and round whose probes step
