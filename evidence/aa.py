@@ -30,7 +30,8 @@ block's members at once, timed by their CPU time, and `--turns separate,twins` w
 `--layout drawn,shared` does the same with layouts drawn per process execution against one drawn per block (the
 stores' names then end -drawn and -shared); with both options, each campaign runs every pair. A
 campaign that fails stops the script with its exit code; rerun it to add campaigns to the same store: their
-seeds follow on from the campaigns already there, so no two campaigns of a store draw the same orders.
+seeds follow on from the campaigns already there, so no two campaigns of a store draw the same orders
+(`--first-seed N` starts at seed N instead: to add to campaigns whose store is gone).
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ def main() -> int:
                     "several comma-separated: each campaign every way, into a store each; default: run's")
     ap.add_argument("--layout", default=None, help="run's --layout (drawn, shared or fixed), or several "
                     "comma-separated, as --turns; with both, every pair of them")
+    ap.add_argument("--first-seed", type=int, default=None, help="the first campaign's seed (default: the "
+                    "number of campaigns the store holds): to go on from a lost store without drawing its orders again")
     args = ap.parse_args()
     store = Path(args.store).resolve()
     folder = store.parent
@@ -71,7 +74,7 @@ def main() -> int:
     apart = {w: w.suffix(several_turns=len(split(args.turns)) > 1, several_layouts=len(split(args.layout)) > 1)
              for w in ways}  # several ways: a store and a reports folder each
     stores = {w: store.with_name(f"{store.stem}{apart[w]}{store.suffix}") for w in ways}
-    first = max(already(s) for s in stores.values())
+    first = max(already(s) for s in stores.values()) if args.first_seed is None else args.first_seed
     neighbour = subprocess.Popen([sys.executable, "-c", NEIGHBOUR]) if args.busy else None
     started = time.monotonic()
     try:
