@@ -74,7 +74,7 @@ def main() -> int:
     apart = {w: w.suffix(several_turns=len(split(args.turns)) > 1, several_layouts=len(split(args.layout)) > 1)
              for w in ways}  # several ways: a store and a reports folder each
     stores = {w: store.with_name(f"{store.stem}{apart[w]}{store.suffix}") for w in ways}
-    first = max(already(s) for s in stores.values()) if args.first_seed is None else args.first_seed
+    first = first_seed(list(stores.values()), args.first_seed)
     neighbour = subprocess.Popen([sys.executable, "-c", NEIGHBOUR]) if args.busy else None
     started = time.monotonic()
     try:
@@ -117,6 +117,12 @@ class Way:
 
 def split(listed: str | None) -> list[str | None]:
     return listed.split(",") if listed else [None]
+
+
+def first_seed(stores: list[Path], given: int | None) -> int:
+    """The first campaign's seed: the one given, else the most campaigns any of the stores holds, so that
+    no two campaigns of a store draw the same orders."""
+    return given if given is not None else max(already(s) for s in stores)
 
 
 def already(store: Path) -> int:

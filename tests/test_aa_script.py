@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bridgebench.store import Store
-from evidence.aa import Way, already, split
+from evidence.aa import Way, already, first_seed, split
 
 
 def test_a_rerun_continues_from_the_campaigns_the_store_holds(tmp_path: Path) -> None:
@@ -18,6 +18,9 @@ def test_a_rerun_continues_from_the_campaigns_the_store_holds(tmp_path: Path) ->
         store.create_campaign("lua-vms", "studies/lua-vms", "hash", {}, "sha", {}, "machine", [])
     store.close()
     assert already(path) == 2
+    assert first_seed([path, tmp_path / "none.sqlite"], None) == 2
+    # --first-seed: campaigns added to those of a store that was lost start where its seeds ended, not at 0
+    assert first_seed([path], 10) == 10
 
 
 def test_each_way_names_only_what_varies_and_passes_its_options() -> None:

@@ -51,6 +51,7 @@ from bridgebench.stats import (
     too_short_for_changepoints,
 )
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE, FLAT, RULES_VERSION, WARMUP, from_record, to_record
+from bridgebench.stats.drift import steady_drift
 from bridgebench.stats.executions import each_look, ratio_over_executions
 from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread
 from bridgebench.stats.paired import paired_ratio
@@ -331,6 +332,7 @@ class _CellInput:
     delta_by_length: DeltaTable = ()  # …or, calibrated, each execution's by its length (options.delta_for)
     metric: str = SECONDS_METRIC  # what the iterations measure (counting.METRICS)
     first: int = 0  # the budget's first process executions a cell (its later ones may be shorter)
+    later: int | None = None  # later_steady: a classified cell's later executions' steady iterations
 
     def deltas(self) -> list[float]:
         """The δ each good execution is classified with."""
@@ -374,8 +376,25 @@ def _analyse_cell(store: Store, c: _CellInput, confidence: float, seed: int) -> 
         steady_performance=summary.steady_performance, method=summary.method, per_execution=runs,
         machines=machines, machines_verdict=verdict, machines_reason=reason, steady_bootstrap=summary.steady_bootstrap,
         jit=jitdiag.summarise([(r.jit, r.steady_mean) for r in runs if r.jit and r.steady_mean]),
-        execution_s=_execution_s(c))
+        execution_s=_execution_s(c), steady_drift=_steady_drift(c, runs, arrays))
     return cell, steady_rounds(runs, arrays)
+
+
+def _steady_drift(c: _CellInput, runs: Sequence[Run], arrays: Sequence[np.ndarray]) -> Estimate | None:
+    """With later executions cut to `later` steady iterations: how the first executions' first that many steady
+    iterations stand to their others (stats.drift), their outliers left out; None without later_steady."""
+    if not c.later:
+        return None
+    steady = [steady_iterations(r, t) for r, t in zip(runs, arrays, strict=True) if r.pexec < c.first]
+    return steady_drift([s for s in steady if s is not None], c.later, confidence=CONFIDENCE)
+
+
+def steady_iterations(run: Run, times: np.ndarray) -> np.ndarray | None:
+    """A classified execution's iterations from its steady start on, in order, its outliers left out; None for
+    one that did not reach a steady state by warming up (or was flat), or was not classified."""
+    if run.kind not in (FLAT, WARMUP) or run.steady_start is None:
+        return None
+    return np.delete(times, [i for i in run.outliers if i >= run.steady_start])[run.steady_start:]
 
 
 def _execution_s(c: _CellInput) -> float:
@@ -481,7 +500,7 @@ def _cell_inputs(executions: list[StoredExecution], keys: Iterable[tuple[str, st
         out[key] = _CellInput(key[0], key[1], good, failures, float(np.median(rss)) if rss else None,
                               sum(1 for e in mine if e.disturbed), len(ok) - len(good), machine,
                               *((options.delta_relative, options.delta_by_length, options.metric,
-                                 options.process_executions) if options else ()))
+                                 options.process_executions, options.later_steady) if options else ()))
     return out
 
 

@@ -28,7 +28,7 @@ from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 from bridgebench.timing.jitdiag import JitRecord, JitSummary
 
-RESULT_VERSION = 14  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 15  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 
@@ -139,6 +139,8 @@ class Cell:
     steady_bootstrap: Estimate | None = None  # warmup_stats's bootstrap within processes: a secondary figure
     jit: JitSummary | None = None  # the executions' JIT records, and how their speeds follow the signatures
     execution_s: float | None = None  # what its next execution would cost (analysis._execution_s)
+    # later_steady budgets: its first executions' first L steady iterations over their others (stats.drift)
+    steady_drift: Estimate | None = None
 
     @property
     def key(self) -> tuple[str, str]:

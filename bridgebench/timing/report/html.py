@@ -330,6 +330,8 @@ def _summary(result: Analysis) -> str:
     summary = table(columns, rows, numeric=(3, 4, 5, *((6,) if rss else ())),
                     row_style=lambda k: f"background:{_class_colours(cells[k].classification)[0]}")
     out = f'<section id="summary"><h2>Steady state per benchmark{TIMES}mechanism</h2>{_legend()}{summary}'
+    moving = tables.drift_note(result)
+    out += f"<p class=\"note\">{escape(moving)}</p>" if moving else ""
     workloads = tables.workload_rows(result)
     if workloads:
         out += "<h3>What each benchmark ran</h3>" + table(tables.WORKLOAD_COLUMNS, workloads)

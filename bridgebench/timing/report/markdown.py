@@ -25,6 +25,8 @@ def render(result: Analysis) -> str:
     base = result.baseline
     out += ["## Steady state" + (f" (ratio to {base}, 99% CIs)" if base else ""), ""]
     out += table(tables.columns(result), tables.cell_rows(result))
+    moving = tables.drift_note(result)
+    out += [moving, ""] if moving else []
     workloads = tables.workload_rows(result)
     if workloads:
         out += ["## What each benchmark ran", "", *table(tables.WORKLOAD_COLUMNS, workloads)]

@@ -10,7 +10,7 @@ from bridgebench.instructions import INSTRUCTIONS
 from bridgebench.report import fmt
 from bridgebench.report.fmt import CLASS_SYMBOL
 from bridgebench.result import OUT_OF_TIME, SETTLED
-from bridgebench.stats import BAD_INCONSISTENT, GOOD_INCONSISTENT
+from bridgebench.stats import BAD_INCONSISTENT, GOOD_INCONSISTENT, drift
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.stats.lockstep import LOCKSTEP_METHOD, MODES_BLOCKS, all_alike
@@ -295,6 +295,23 @@ def _unlike_turns(c: Cell, base_s: float | None) -> bool:
         return any(base != it for base, it in c.ratio_turns)
     return any(abs(TURN_COST_S / (base * base_s) - TURN_COST_S / (it * base_s * value)) > UNLIKE_SHARE
                for base, it in c.ratio_turns)
+
+
+def drift_note(result: Analysis) -> str | None:
+    """The cells whose steady state kept moving past their warm-up by more than the study's margin, where later
+    executions are cut short (later_steady): their later executions read the steady state where it starts."""
+    later = result.campaign.options.get("later_steady")
+    moving = [c for c in result.cells if drift.moves(c.steady_drift, result.equivalence)]
+    if not later or not moving:
+        return None
+    said = "; ".join(f"{result.label(c.mechanism)} on {c.benchmark} ×{c.steady_drift.value:.3f} "
+                     f"({c.steady_drift.low:.3f}–{c.steady_drift.high:.3f})"
+                     for c in moving if c.steady_drift and c.steady_drift.low and c.steady_drift.high)
+    return (f"Steady states that kept moving: in their first executions, the first {later} steady iterations "
+            f"against the others, beyond ±{result.equivalence:.0%} at 99 % over those executions: {said}. The later "
+            f"executions stop {later} iterations after the warm-up, so they read such a cell's steady state near its "
+            f"start, and a ratio with it on one side depends on how long the processes ran, unless the other side "
+            f"moves alike (evidence/steady_drift.py reads it over campaigns; methodology §9).")
 
 
 def replaced_note(result: Analysis) -> str | None:

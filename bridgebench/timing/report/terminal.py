@@ -64,6 +64,7 @@ def show(result: Analysis, console: Console, wide: bool = False) -> None:
     table("Steady state per benchmark × mechanism" + (f" (ratio to {base})" if base else ""),
           tables.columns(result), tables.cell_rows(result),
           "the steady state per cell (class, steady iteration, performance and ratio with their intervals)")
+    _say(console, tables.drift_note(result), "yellow")
     table("What each benchmark ran", tables.WORKLOAD_COLUMNS, tables.workload_rows(result))
     if result.geomean_ratio:
         table(tables.geomean_title(result, base), ("Mechanism", "Geomean"), tables.geomean_rows(result))
