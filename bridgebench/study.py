@@ -272,6 +272,8 @@ _FRACTION = ("a fraction above 0 and below 1 (0.02 is 2%)",
              lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 1)
 _GROWTH = ("a number from 1 to 4 (1: after every round)",
            lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 1 <= v <= 4)
+_TURN_S = ("0 (the later turns by iterations) or a number of seconds above 0 and at most 86400",
+           lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= MAX_TIMEOUT_S)
 _STUDY_KEYS = {"name": _STR, "title": _STR, "seed": _STR, "baseline": _STR, "benchmark_file": _STR,
                "headline": _STR, "equivalence": _FRACTION, "count_env": _STR_TABLE}
 DEFAULT_EQUIVALENCE = 0.02  # a ratio whose interval lies within ±2% of 1: "equivalent within 2%"
@@ -285,7 +287,7 @@ _BUDGET_KEYS = {"process_executions": _INT_POS, "iterations": _INT_POS, "timeout
                 "count_sizes": _BOOL,
                 "execution_ir": _NUMBER_POS,
                 "turns": (" or ".join(TURNS), lambda v: v in TURNS),
-                "turn_s": _TIMEOUT,
+                "turn_s": _TURN_S,
                 "based_on": _STR}
 _PATH = ("an HTTP path starting with '/'", lambda v: isinstance(v, str) and v.startswith("/"))
 _CPUS = ("a CPU list for taskset -c, such as \"0\" or \"0-1\"",
@@ -409,7 +411,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         execution_ir=float(data["execution_ir"]) if "execution_ir" in data else None,
         count_sizes=bool(data["count_sizes"]) if "count_sizes" in data else None,
         turns=data.get("turns", base.turns if base else None),
-        turn_s=float(data["turn_s"]) if "turn_s" in data else None,
+        turn_s=float(data["turn_s"]) or None if "turn_s" in data else None,  # 0: by iterations, over a base's
     )
     if budget.min_iterations is not None and budget.min_iterations > budget.iterations:
         raise loc.error(table, "min_iterations", f"expected at most iterations ({budget.iterations})")

@@ -481,10 +481,15 @@ def test_later_steady_and_turn_s_are_checked_in_the_study_file(basic_study: Path
                             (adaptive + "later_steady = 0", "later_steady: expected"),
                             (adaptive + "later_steady = 6\nlater_share = 0.5", "give later_share or later_steady"),
                             ("turn_s = 0.05", "turn_s needs an adaptive budget"),  # it sizes the later blocks
-                            (adaptive + "turn_s = 0", "turn_s: expected")):
+                            (adaptive + "turn_s = -0.05", "turn_s: expected")):
         basic_study.write_text(text.replace("[budget]\n", f"[budget]\n{extra}\n"))
         with pytest.raises(StudyError, match=fragment):
             read_study(basic_study)
+    # turn_s = 0: the later turns by iterations, over a turn_s the budget would inherit (based_on)
+    basic_study.write_text(text.replace("[budget]\n", f"[budget]\n{adaptive}turn_s = 0.05\n")
+                           + '\n[budget.by-iterations]\nbased_on = "default"\nturn_s = 0\n')
+    budgets = read_study(basic_study).budgets
+    assert budgets["default"].turn_s == 0.05 and budgets["by-iterations"].turn_s is None
 
 
 def test_the_blocks_an_undecided_ratio_would_take() -> None:
