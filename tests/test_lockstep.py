@@ -628,6 +628,7 @@ def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tm
     # such a ratio is a ratio of (a turn's first iteration is paid on every one of the interpreter's)
     assert cells["interp"]["ratio_turns"] == [[3, 1], [12, 1]]
     assert "| 3:1, 12:1 |" in md and "1 of these ratios compares sides whose turns took unlike times" in md
+    assert "only the first" not in md  # its later blocks' turns (3:1) are unlike too
     # evidence/turn_first.py reads the same store: the fixture's turns have no slow first iteration (its times
     # are fixed), and the pair's three readings are there, the last from no block (the interpreter's turn is one)
     read = subprocess.run([sys.executable, str(REPO / "evidence" / "turn_first.py"), str(tmp_path / "s.sqlite"),
@@ -717,6 +718,11 @@ def test_a_budget_with_turn_s_sizes_the_later_blocks_turns_by_time(tmp_path: Pat
     # not the turns the iterations alone give the later blocks (3 and 1, test above): about 30 ms each
     assert timed != [3, 1]
     assert all(abs(k * later[m] - 0.03) <= later[m] / 2 for k, m in zip(timed, ("jit", "interp"), strict=True))
+    # the report's turns note: the ratio's turns were unlike only in its first blocks, by iterations; the later ones
+    # took about 30 ms a side
+    md = bridgebench("report", "--format", "markdown", "--store", str(store_path), cwd=tmp_path).stdout
+    assert "1 of these ratios compares sides whose turns took unlike times" in md
+    assert "In all of them only the first 3 blocks' turns were unlike" in md
 
 
 def test_a_shared_layout_is_one_draw_per_block_for_all_its_members_by_default(tmp_path: Path) -> None:

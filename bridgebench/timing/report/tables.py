@@ -269,12 +269,19 @@ def turns_note(result: Analysis) -> str | None:
     """What a ratio whose two sides' turns took unlike times is a ratio of: a turn runs after the block's other
     processes used the CPU and, on a benchmark with much data, pays about a fixed time for it (and a benchmark's own
     rhythm, havlak's heavy iteration every other one, can fall in step with the turns), so the shorter turn pays a
-    larger share, and the ratio weighs that differently on its two sides."""
+    larger share, and the ratio weighs that differently on its two sides. Says how many of them took unlike turns
+    only in their first blocks, whose turns go by iterations even where the later ones are sized alike."""
     base = {c.benchmark: c.steady_performance.value for c in result.cells
             if c.mechanism == result.baseline and c.steady_performance}
     unlike = [c for c in _paired(result) if _unlike_turns(c, base.get(c.benchmark))]
     if not unlike:
         return None
+    first = int(result.campaign.options.get("process_executions") or 0)
+    only_first = [c for c in unlike if _unlike_later(result, c, base.get(c.benchmark), first) is False]
+    where = ("" if not only_first else
+             f" In {'all' if len(only_first) == len(unlike) else len(only_first)} of them only the first {first} "
+             f"blocks' turns were unlike: those go by iterations (a JIT's warm-up beside an interpreter's few), the "
+             f"later ones took turns alike.")
     return (f"{len(unlike)} of these ratios compare{'s' if len(unlike) == 1 else ''} sides whose turns took unlike "
             f"times: a turn runs after the block's other processes used the CPU and, on benchmarks with much data, "
             f"pays about a fixed time for that (up to {TURN_COST_S * 1000:g} ms measured here), which would be a "
@@ -283,18 +290,31 @@ def turns_note(result: Analysis) -> str | None:
             f"one of the turns as they ran (or their iterations fall in step with the benchmark's own rhythm), and "
             f"can differ from a sequential run's by more than its interval says (evidence/turn_first.py reads it "
             f"from this campaign's store, and evidence/ratio_widths.py SEQUENTIAL.json --versus THIS.json sets this "
-            f"campaign's ratios against a sequential run's, each process alone; methodology §13).")
+            f"campaign's ratios against a sequential run's, each process alone; methodology §13).{where}")
 
 
 def _unlike_turns(c: Cell, base_s: float | None) -> bool:
     """Whether a ratio's sides took turns of unlike times in some block: a turn's cost (TURN_COST_S) a share of
     one side's turns more than UNLIKE_SHARE from the other's, from the turns' lengths, the baseline's iteration
     (`base_s`) and the ratio's estimate; without those two, turns of different lengths."""
-    value = c.ratio.value if c.ratio else None
+    return _unlike(c.ratio_turns, c.ratio.value if c.ratio else None, base_s)
+
+
+def _unlike_later(result: Analysis, c: Cell, base_s: float | None, first: int) -> bool | None:
+    """Whether the ratio's sides took unlike turns in a block after the first `first` (by the blocks its executions
+    ran in, from both cells' runs); None when they shared no such block."""
+    base = result.cell(c.benchmark, result.baseline or "")
+    turns = {r.pexec: (r.block, r.turn) for r in base.per_execution if r.block} if base else {}
+    later = {(turns[r.pexec][1], r.turn) for r in c.per_execution
+             if r.pexec >= first and r.block and turns.get(r.pexec, (None, 0))[0] == r.block}
+    return _unlike(later, c.ratio.value if c.ratio else None, base_s) if later else None
+
+
+def _unlike(turns: Iterable[tuple[int, int]], value: float | None, base_s: float | None) -> bool:
     if value is None or not base_s:
-        return any(base != it for base, it in c.ratio_turns)
+        return any(base != it for base, it in turns)
     return any(abs(TURN_COST_S / (base * base_s) - TURN_COST_S / (it * base_s * value)) > UNLIKE_SHARE
-               for base, it in c.ratio_turns)
+               for base, it in turns)
 
 
 def drift_note(result: Analysis) -> str | None:
