@@ -4,10 +4,11 @@ right after the warm-up, where a first execution's rests on everything after it.
 keep speeding up or slowing down, the two differ, and a ratio depends on how long its processes ran. A
 benchmark of the harness's method on this machine (issue #40), not a test; nothing is run.
 
-    .venv/bin/python evidence/steady_drift.py STORE [STORE …] [--later-steady 10]
+    .venv/bin/python evidence/steady_drift.py STORE [STORE …] [--later-steady L]
 
 Per benchmark and mechanism, over the first executions (rounds below the budget's process_executions) that
-reached a steady state by warming up or were flat, with at least 2·L steady iterations (outliers left out, as
+reached a steady state by warming up or were flat, with at least 2·L steady iterations (L: each campaign's
+later_steady, or --later-steady) (outliers left out, as
 the report's note takes them: stats/drift.py): the mean over them of log(mean of the first L steady iterations
 / mean of the steady iterations after those), as a factor with its 99 % interval over executions (Student's
 t), and beside it how far apart the cell's later executions' steady means and its first executions' lie (their
@@ -30,17 +31,18 @@ import numpy as np
 from bridgebench.stats import Estimate
 from bridgebench.stats.drift import factors
 from bridgebench.stats.executions import over_executions
-from bridgebench.store import Store
+from bridgebench.store import SECONDS, Store
 from bridgebench.timing.analysis import current_analysis, steady_iterations
 
-SECONDS = "seconds"
 
-
-def drifts(path: Path, later: int) -> tuple[dict[tuple[str, str], list[float]], dict[tuple[str, str], list[float]]]:
+def drifts(path: Path, given: int | None
+           ) -> tuple[dict[tuple[str, str], list[float]], dict[tuple[str, str], list[float]], set[int]]:
     """Per (benchmark, mechanism): each first execution's log(first L steady / the rest), and each campaign's
-    log(later executions' geometric mean steady mean / first executions')."""
+    log(later executions' geometric mean steady mean / first executions'); and the L's taken (`given`, else each
+    campaign's later_steady: a campaign with neither is left out)."""
     within: dict[tuple[str, str], list[float]] = defaultdict(list)
     apart: dict[tuple[str, str], list[float]] = defaultdict(list)
+    taken: set[int] = set()
     with tempfile.TemporaryDirectory(prefix="bridgebench-drift-") as scratch:
         copy = Path(scratch) / path.name
         source, target = sqlite3.connect(path), sqlite3.connect(copy)
@@ -53,6 +55,10 @@ def drifts(path: Path, later: int) -> tuple[dict[tuple[str, str], list[float]], 
                 if campaign.state != "done":
                     continue
                 result = current_analysis(store, campaign.id)
+                later = given or result.campaign.options.get("later_steady")
+                if not later:
+                    continue
+                taken.add(later)
                 first = int(result.campaign.options.get("process_executions") or 3)
                 for cell in result.cells:
                     key = (cell.benchmark, cell.mechanism)
@@ -70,7 +76,7 @@ def drifts(path: Path, later: int) -> tuple[dict[tuple[str, str], list[float]], 
                         apart[key].append(float(np.mean(np.log(after)) - np.mean(np.log(before))))
         finally:
             store.close()
-    return within, apart
+    return within, apart, taken
 
 
 def fmt(e: Estimate | None) -> str:
@@ -83,16 +89,19 @@ def fmt(e: Estimate | None) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("stores", nargs="+")
-    ap.add_argument("--later-steady", type=int, default=10, help="L: the later executions' steady iterations")
+    ap.add_argument("--later-steady", type=int, default=None, help="L: the later executions' steady iterations "
+                    "(default: each campaign's later_steady)")
     args = ap.parse_args()
     within: dict[tuple[str, str], list[float]] = defaultdict(list)
     apart: dict[tuple[str, str], list[float]] = defaultdict(list)
+    taken: set[int] = set()
     for name in args.stores:
         path = Path(name)
         if not path.exists():
             print(f"{name}: no such store", file=sys.stderr)
             return 1
-        w, a = drifts(path, args.later_steady)
+        w, a, t = drifts(path, args.later_steady)
+        taken |= t
         for k, v in w.items():
             within[k] += v
         for k, v in a.items():
@@ -100,7 +109,8 @@ def main() -> int:
     if not within:
         print("no first execution with a steady state of 2·L iterations or more", file=sys.stderr)
         return 1
-    print(f"| benchmark | mechanism | first executions | first {args.later_steady} steady iterations / the rest "
+    said = "/".join(str(k) for k in sorted(taken))
+    print(f"| benchmark | mechanism | first executions | first {said} steady iterations / the rest "
           f"(99 %) | campaigns | later executions' steady mean / first executions' (geometric mean, range) |")
     print("|---|---|---|---|---|---|")
     for (benchmark, mechanism), logs in sorted(within.items()):
