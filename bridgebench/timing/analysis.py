@@ -390,11 +390,11 @@ def _steady_drift(c: _CellInput, runs: Sequence[Run], arrays: Sequence[np.ndarra
 
 
 def steady_iterations(run: Run, times: np.ndarray) -> np.ndarray | None:
-    """A classified execution's iterations from its steady start on, in order, its outliers left out; None for
-    one that did not reach a steady state by warming up (or was flat), or was not classified."""
-    if run.kind not in (FLAT, WARMUP) or run.steady_start is None:
+    """A classified execution's steady iterations as the analysis counts them (Run.steady_mask), in order; None
+    for one that did not reach a steady state by warming up (or was flat), or was not classified."""
+    if run.kind not in (FLAT, WARMUP):
         return None
-    return np.delete(times, [i for i in run.outliers if i >= run.steady_start])[run.steady_start:]
+    return times[run.steady_mask()]
 
 
 def _execution_s(c: _CellInput) -> float:
