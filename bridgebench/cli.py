@@ -33,7 +33,7 @@ from bridgebench.store import Store, StoreError, StoreMissing, StoreWriteError
 from bridgebench.study import Study, StudyError, find_study, read_study
 from bridgebench.study import listed as listed_studies
 from bridgebench.timing.diff_sides import DiffError, compare
-from bridgebench.timing.lockstep import lock_cpu
+from bridgebench.timing.lockstep import CpuError, lock_cpu
 from bridgebench.timing.report import diff as diff_report
 
 # Exit codes that mean something to a script.
@@ -53,7 +53,8 @@ EXITS: tuple[tuple[type[Exception], int], ...] = (
     (lifecycle.CheckFailed, EXIT_CHECK_FAILED),
     (calibration.CalibrationError, EXIT_FAILED_EXECUTIONS),
     *((e, EXIT_USAGE) for e in (CampaignError, StudyError, StoreError, DriverError, DiffError, opt.OptionError,
-                                fleet.FleetError, baseline.BaselineError, gate.GateError)),
+                                fleet.FleetError, baseline.BaselineError, gate.GateError,
+                                CpuError)),
 )
 
 # Help is plain text: rich markup would eat the TOML tables help and errors name ([load], [budget]).
@@ -220,6 +221,8 @@ def run(study_name: opt.StudyArg, quick: opt.QuickOpt = False, budget: opt.Budge
         build_dir: opt.StudyBuildDirOpt = None,
         store_path: opt.StoreOpt = opt.DEFAULT_STORE, as_json: opt.JsonOpt = False, wide: opt.WideOpt = False) -> None:
     """Build, check answers, run the campaign (or resume it), analyse, and report."""
+    lock_cpu()  # a BRIDGEBENCH_BLOCK_CPU that names no CPU here stops the run before anything is built
+
     def options(study: Study) -> Options:
         return timing.options_for(study, "quick" if quick else budget, opt.split(benchmarks), opt.split(mechanisms),
                                   process_executions, iterations, timeout, random_order, seed, wait_quiet,
@@ -377,6 +380,7 @@ def selftest(repetitions: opt.SelftestRepetitionsOpt = 1, budget: opt.SelftestBu
              pairing: opt.PairingOpt = None, as_json: opt.JsonOpt = False) -> None:
     """Check bridgebench's verdicts on planted changes (A vs A, +5% work, warm-up, slowdown, no steady state);
     exit 5 if they are wrong on a quiet machine."""
+    lock_cpu()  # as `run`: a BRIDGEBENCH_BLOCK_CPU that names no CPU here stops it before anything is built
     store = _store(store_path)
     lifecycle.signals_interrupt()
 

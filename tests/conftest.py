@@ -25,6 +25,7 @@ from bridgebench.protocol import ProbeOutput
 from bridgebench.runner import CRASHED, OK, Execution, plan
 from bridgebench.store import Store
 from bridgebench.timing.analysis import Series, analyse
+from bridgebench.timing.lockstep import BLOCK_CPU
 from bridgebench.timing.result import Analysis
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -150,6 +151,15 @@ LONGEST_FIRST = ("test_luajit_consistency.py", "test_selftest.py", "test_db_bind
                  "test_diff_cli.py", "test_hostile.py", "test_adaptive.py", "test_nginx_logagg.py", "test_campaign.py",
                  "test_fleet.py", "test_store_backends.py", "test_instructions.py", "test_openapi_validate.py",
                  "test_lockstep.py", "test_baseline.py", "test_ci.py", "test_serialize.py")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Each xdist worker pins its lock-step blocks to a CPU of its own (the highest for gw0, the next for gw1, ...),
+    not every worker's on the highest CPU while the other waits for work (docs/design.md, timing/lockstep.py)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    cpus = sorted(os.sched_getaffinity(0))
+    if worker.startswith("gw") and worker[2:].isdigit() and len(cpus) > 1 and BLOCK_CPU not in os.environ:
+        os.environ[BLOCK_CPU] = str(cpus[-1 - int(worker[2:]) % len(cpus)])
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

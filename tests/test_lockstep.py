@@ -62,6 +62,27 @@ def test_a_block_runs_every_member_in_turns_pinned_to_one_cpu() -> None:
     assert sum(r.wall_s for r in runs) == pytest.approx(first["pairing"]["block_wall_s"])
 
 
+def test_the_blocks_cpu_is_the_highest_the_harness_may_use_or_the_one_named(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import bridgebench
+
+    cpus = sorted(os.sched_getaffinity(0))
+    monkeypatch.delenv(lockstep.BLOCK_CPU, raising=False)
+    assert lockstep.lock_cpu() == (cpus[-1] if len(cpus) > 1 else None)
+    monkeypatch.setenv(lockstep.BLOCK_CPU, str(cpus[0]))
+    assert lockstep.lock_cpu() == (cpus[0] if len(cpus) > 1 else None)
+    for bad in ("x", "-1", str(cpus[-1] + 1)):
+        monkeypatch.setenv(lockstep.BLOCK_CPU, bad)
+        with pytest.raises(lockstep.CpuError, match=f"BRIDGEBENCH_BLOCK_CPU='{bad}' is not one of the CPUs"):
+            lockstep.lock_cpu()
+    # the command line: one line and the usage exit, before anything runs
+    done = bridgebench("run", str(_study(tmp_path)), "--store", str(tmp_path / "s.sqlite"), cwd=tmp_path,
+                       env={lockstep.BLOCK_CPU: "x"})
+    assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].startswith(
+        "error: BRIDGEBENCH_BLOCK_CPU='x' is not one of the CPUs"), done.stderr
+    assert not (tmp_path / "s.sqlite").exists()  # nothing was built, checked or stored
+
+
 def test_a_block_stores_what_its_median_round_lasted() -> None:
     # two members of 5 rounds, a turn of one and one of two iterations, each sleeping 20 ms an iteration: every
     # round holds three sleeps, so it lasts at least 60 ms however fast the machine is
@@ -627,6 +648,7 @@ def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tm
     # the baseline took turns of 12 and then 3 iterations, the interpreter of one: the report says so, and what
     # such a ratio is a ratio of (a turn's first iteration is paid on every one of the interpreter's)
     assert cells["interp"]["ratio_turns"] == [[3, 1], [12, 1]]
+    assert cells["interp"]["ratio_later_turns"] == [[3, 1]]  # the blocks after the first 3
     assert "| 3:1, 12:1 |" in md and "1 of these ratios compares sides whose turns took unlike times" in md
     assert "only the first" not in md  # its later blocks' turns (3:1) are unlike too
     # evidence/turn_first.py reads the same store: the fixture's turns have no slow first iteration (its times
@@ -717,6 +739,7 @@ def test_a_budget_with_turn_s_sizes_the_later_blocks_turns_by_time(tmp_path: Pat
             assert turn == timed, (p, rows, later)
     # not the turns the iterations alone give the later blocks (3 and 1, test above): about 30 ms each
     assert timed != [3, 1]
+    assert cells["interp"]["ratio_later_turns"] == [timed] != cells["interp"]["ratio_turns"]
     assert all(abs(k * later[m] - 0.03) <= later[m] / 2 for k, m in zip(timed, ("jit", "interp"), strict=True))
     # the report's turns note: the ratio's turns were unlike only in its first blocks, by iterations; the later ones
     # took about 30 ms a side

@@ -437,8 +437,8 @@ def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput],
     done = [_analyse_cell(store, c, confidence, seed) for c in inputs]
     base = next((steady for cell, steady in done if cell.mechanism == baseline), None)
     out = []
-    for cell, steady in done:
-        ratio, within, between, turns, round_s = None, None, None, (), None
+    for c, (cell, steady) in zip(inputs, done, strict=True):
+        ratio, within, between, turns, later, round_s = None, None, None, (), (), None
         if base and steady:
             ratio = ratio_between(base, steady, confidence=confidence, same_campaign=True)
             if ratio.method == LOCKSTEP_METHOD:
@@ -446,10 +446,11 @@ def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput],
                 within, between = spread(list(lockstep_blocks(base, steady).values()))
                 paired = [r for r in shared if base[r].block is not None and base[r].block == steady[r].block]
                 turns = tuple(sorted({(base[r].turn, steady[r].turn) for r in paired}))
+                later = tuple(sorted({(base[r].turn, steady[r].turn) for r in paired if r >= c.first}))
                 lasted = [r.round_s for r in cell.per_execution if r.pexec in paired and r.round_s is not None]
                 round_s = float(np.median(lasted)) if lasted else None
         out.append(replace(cell, ratio=ratio, ratio_within_sd=within, ratio_between_sd=between, ratio_turns=turns,
-                           ratio_round_s=round_s))
+                           ratio_later_turns=later, ratio_round_s=round_s))
     return out
 
 

@@ -53,11 +53,26 @@ SAME_TURN = 2.5  # members sized within this factor of the fewest take turns of 
 SAME_ITERATION = 1.1  # members whose iterations are within this factor take turns of one length (timed_turns())
 
 
+BLOCK_CPU = "BRIDGEBENCH_BLOCK_CPU"
+
+
+class CpuError(ValueError):
+    """BRIDGEBENCH_BLOCK_CPU names no CPU this process may use."""
+
+
 def lock_cpu() -> int | None:
     """The CPU a block's processes share: the highest this harness may use (CPU 0 takes interrupts on
-    most machines), or None when the harness may use only one (nothing to separate the harness from)."""
+    most machines), or the one BRIDGEBENCH_BLOCK_CPU names (two harnesses on one machine, each pinning its
+    blocks to a CPU of its own, as the test suite's two workers do); None when the harness may use only one
+    (nothing to separate the harness from)."""
     cpus = sorted(os.sched_getaffinity(0))
-    return cpus[-1] if len(cpus) > 1 else None
+    chosen = os.environ.get(BLOCK_CPU, "").strip()
+    if chosen and (not chosen.isdigit() or int(chosen) not in cpus):
+        raise CpuError(f"{BLOCK_CPU}={chosen!r} is not one of the CPUs this process may use "
+                       f"({', '.join(map(str, cpus))})")
+    if len(cpus) < 2:
+        return None
+    return int(chosen) if chosen else cpus[-1]
 
 
 def turns(iterations: list[int], like_with_like: bool = True) -> tuple[int, list[int]]:

@@ -28,7 +28,7 @@ from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 from bridgebench.timing.jitdiag import JitRecord, JitSummary
 
-RESULT_VERSION = 15  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 16  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 
@@ -129,6 +129,9 @@ class Cell:
     # that occurred. A turn's first iteration follows the block's other processes on the CPU, so where the two
     # differ the ratio weighs those first iterations differently on its two sides (methodology §13).
     ratio_turns: tuple[tuple[int, int], ...] = ()
+    # The same in the blocks after the campaign's first ones (a budget's later blocks, whose turns turn_s sizes
+    # by time where the first ones go by iterations).
+    ratio_later_turns: tuple[tuple[int, int], ...] = ()
     # In lock-step blocks: what a round lasted, the median over the ratio's blocks (the harness's clock). Speed
     # steps shorter than a round fall on one side of the ratio only.
     ratio_round_s: float | None = None

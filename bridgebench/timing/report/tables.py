@@ -277,7 +277,8 @@ def turns_note(result: Analysis) -> str | None:
     if not unlike:
         return None
     first = int(result.campaign.options.get("process_executions") or 0)
-    only_first = [c for c in unlike if _unlike_later(result, c, base.get(c.benchmark), first) is False]
+    only_first = [c for c in unlike if c.ratio_later_turns and not _unlike(
+        c.ratio_later_turns, c.ratio.value if c.ratio else None, base.get(c.benchmark))]
     where = ("" if not only_first else
              f" In {'all' if len(only_first) == len(unlike) else len(only_first)} of them only the first {first} "
              f"blocks' turns were unlike: those go by iterations (a JIT's warm-up beside an interpreter's few), the "
@@ -298,16 +299,6 @@ def _unlike_turns(c: Cell, base_s: float | None) -> bool:
     one side's turns more than UNLIKE_SHARE from the other's, from the turns' lengths, the baseline's iteration
     (`base_s`) and the ratio's estimate; without those two, turns of different lengths."""
     return _unlike(c.ratio_turns, c.ratio.value if c.ratio else None, base_s)
-
-
-def _unlike_later(result: Analysis, c: Cell, base_s: float | None, first: int) -> bool | None:
-    """Whether the ratio's sides took unlike turns in a block after the first `first` (by the blocks its executions
-    ran in, from both cells' runs); None when they shared no such block."""
-    base = result.cell(c.benchmark, result.baseline or "")
-    turns = {r.pexec: (r.block, r.turn) for r in base.per_execution if r.block} if base else {}
-    later = {(turns[r.pexec][1], r.turn) for r in c.per_execution
-             if r.pexec >= first and r.block and turns.get(r.pexec, (None, 0))[0] == r.block}
-    return _unlike(later, c.ratio.value if c.ratio else None, base_s) if later else None
 
 
 def _unlike(turns: Iterable[tuple[int, int]], value: float | None, base_s: float | None) -> bool:
