@@ -215,12 +215,18 @@ def test_a_planned_execution_is_stored_once_whoever_stores_it(store_location: st
     assert store.machines() == {"m1": {"cpu_model": "y"}}
 
 
-def test_the_self_test_runs_on_a_postgresql_store(tmp_path: Path, postgres_db: str) -> None:
-    done = bridgebench("selftest", "--budget", "quick", "--store", postgres_db, "--build-dir",
-                       str(tmp_path / "build"), "--json", cwd=tmp_path, timeout=600)
+def test_the_self_test_judges_its_campaigns_on_a_postgresql_store(tmp_path: Path, postgres_db: str) -> None:
+    # One benchmark of the quick budget, run as a campaign and judged by `selftest --rejudge`: the store is the
+    # point, and the self-test's own runs are campaigns as `run` makes them (its whole quick budget, four times
+    # this, is tests/test_selftest.py's)
+    ran = bridgebench("run", "selftest", "--budget", "quick", "--benchmarks", "steady", "--store", postgres_db,
+                      "--build-dir", str(tmp_path / "build"), cwd=tmp_path, timeout=600)
+    assert ran.returncode == 0, ran.stderr
+    done = bridgebench("selftest", "--rejudge", "--json", "--store", postgres_db, cwd=tmp_path)
     assert done.returncode in (0, 5), done.stderr  # 5: a wrong verdict on a noisy day; the store is the point
     report = json.loads(done.stdout)
-    assert report["findings"] and report["verdict"] in ("pass", "fail", "inconclusive")
+    assert {f["subject"].split(" ")[0] for f in report["findings"]} == {"steady"}  # the one benchmark it ran
+    assert report["verdict"] in ("pass", "fail", "inconclusive")
     store = Store(postgres_db, create=False)
     (campaign,) = store.campaigns("selftest")
     assert campaign.state == "done" and store.analysis(campaign.id) is not None
