@@ -23,9 +23,9 @@ done
 (cd studies/db-binding/go && bash ../gtmenv.sh --build ../../../build/db-binding/vet sh -c \
   'export CGO_CFLAGS="-I$gtm_dist" CGO_LDFLAGS="-L$gtm_dist -lgtmshr -Wl,-rpath,$gtm_dist"
    go vet ./... && test -z "$(gofmt -l .)" && go test ./...')
-# Two workers, a test file each at a time (a file's tests share its fixtures: a build, a server, a database),
-# the longest files first (tests/conftest.py's LONGEST_FIRST, in collection order: hence no reordering).
-# A third worker was faster here (6 min 21 s – 6 min 54 s in all against 7 min 30 s – 7 min 56 s) but, in one
-# of the eight rehearsals with three, test_db_binding found a GT.M shared memory segment left behind
-# (docs/results.md): not until that is understood.
-.venv/bin/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder "$@"
+# Three workers, a test file each at a time (a file's tests share its fixtures: a build, a server, a database),
+# the longest files first (tests/conftest.py's LONGEST_FIRST, in collection order: hence no reordering). Each
+# worker pins its lock-step blocks to a CPU of its own (tests/conftest.py). On 2026-11-29, a slow boot: 6 min
+# 49 s with three against 8 min 48 s with two (docs/results.md). A third worker had once found a GT.M shared
+# memory segment left behind (1 of 9 rehearsals, 2026-11-27); the rehearsals since watch for it (results.md).
+.venv/bin/python -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder "$@"
