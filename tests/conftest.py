@@ -144,13 +144,14 @@ def stepped_study(tmp_path: Path, name: str, text: str) -> Path:
     return folder / "study.toml"
 
 
-# The files that take longest, longest first (pytest --durations, 2026-11-27). Two workers take whole files
-# in collection order (scripts/test.sh turns off xdist's own order, by number of tests), so that a long file
-# with few tests is not handed out last, leaving one worker running it alone while the other has finished.
-LONGEST_FIRST = ("test_luajit_consistency.py", "test_selftest.py", "test_db_binding.py", "test_load_campaign.py",
-                 "test_diff_cli.py", "test_hostile.py", "test_adaptive.py", "test_nginx_logagg.py", "test_campaign.py",
-                 "test_fleet.py", "test_store_backends.py", "test_instructions.py", "test_openapi_validate.py",
-                 "test_lockstep.py", "test_baseline.py", "test_ci.py", "test_serialize.py")
+# The files that take longest, longest first (their tests' --durations summed, three workers, 2026-11-30). The
+# workers take whole files in collection order (scripts/test.sh turns off xdist's own order, by number of tests),
+# so that a long file with few tests is not handed out last, leaving one worker running it alone at the end.
+LONGEST_FIRST = ("test_selftest.py", "test_lockstep.py", "test_luajit_consistency.py", "test_load_campaign.py",
+                 "test_db_binding.py", "test_diff_cli.py", "test_nginx_logagg.py", "test_fleet.py", "test_hostile.py",
+                 "test_adaptive.py", "test_store_backends.py", "test_campaign.py", "test_instructions.py",
+                 "test_openapi_validate.py", "test_serialize.py", "test_ci.py", "test_baseline.py",
+                 "test_cli_conventions.py", "test_luajit_next.py", "test_build.py")
 
 
 def pytest_configure(config: pytest.Config) -> None:
