@@ -63,7 +63,7 @@ class CpuError(ValueError):
 def lock_cpu() -> int | None:
     """The CPU a block's processes share: the highest this harness may use (CPU 0 takes interrupts on
     most machines), or the one BRIDGEBENCH_BLOCK_CPU names (two harnesses on one machine, each pinning its
-    blocks to a CPU of its own, as the test suite's two workers do); None when the harness may use only one
+    blocks to a CPU of its own, as the test suite's workers do); None when the harness may use only one
     (nothing to separate the harness from)."""
     cpus = sorted(os.sched_getaffinity(0))
     chosen = os.environ.get(BLOCK_CPU, "").strip()
