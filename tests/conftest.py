@@ -146,10 +146,10 @@ def stepped_study(tmp_path: Path, name: str, text: str) -> Path:
 
 # The files that take longest, longest first (pytest --durations, 2026-11-27). The workers take whole files in
 # collection order (scripts/test.sh turns off xdist's own order, by number of tests), so that a long file with few
-# tests is not handed out last, leaving one worker running it alone at the end. In a clean clone the files that build
-# (luajit-consistency's LuaJIT, db-binding's databases) cost more than a working tree's durations say: ordered by
-# those (the self-test's and lock-step's first), CI rehearsals with three workers took 8 min 24 s and 8 min 22 s of
-# pytest, in this order 7 min 40 s and 8 min 5 s (2026-11-30, docs/results.md).
+# tests is not handed out last, leaving one worker running it alone at the end. An order by a working tree's summed
+# durations (the self-test's and lock-step's files first) was tried with three workers: CI rehearsals took 8 min 24 s
+# and 8 min 22 s of pytest, this order 7 min 40 s, 8 min 5 s and 8 min 28 s (2026-11-30, docs/results.md): no
+# difference the slow host's own could hide, so this order stays.
 LONGEST_FIRST = ("test_luajit_consistency.py", "test_selftest.py", "test_db_binding.py", "test_load_campaign.py",
                  "test_diff_cli.py", "test_hostile.py", "test_adaptive.py", "test_nginx_logagg.py", "test_campaign.py",
                  "test_fleet.py", "test_store_backends.py", "test_instructions.py", "test_openapi_validate.py",
