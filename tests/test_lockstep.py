@@ -746,6 +746,12 @@ def test_a_budget_with_turn_s_sizes_the_later_blocks_turns_by_time(tmp_path: Pat
     md = bridgebench("report", "--format", "markdown", "--store", str(store_path), cwd=tmp_path).stdout
     assert "1 of these ratios compares sides whose turns took unlike times" in md
     assert "In all of them only the first 3 blocks' turns were unlike" in md
+    # evidence/later_blocks.py reads the same ratio from the store: every block, then the 2 later ones alone
+    read = subprocess.run([sys.executable, str(REPO / "evidence" / "later_blocks.py"), str(store_path)],
+                          capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert read.returncode == 0, read.stderr
+    (row,) = [line for line in read.stdout.splitlines() if line.startswith("| s.sqlite #1 | one | ")]
+    assert row.split(" | ")[4] == "too few" and "(5)" in row.split(" | ")[3], row
 
 
 def test_a_shared_layout_is_one_draw_per_block_for_all_its_members_by_default(tmp_path: Path) -> None:

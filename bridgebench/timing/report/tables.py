@@ -271,14 +271,12 @@ def turns_note(result: Analysis) -> str | None:
     rhythm, havlak's heavy iteration every other one, can fall in step with the turns), so the shorter turn pays a
     larger share, and the ratio weighs that differently on its two sides. Says how many of them took unlike turns
     only in their first blocks, whose turns go by iterations even where the later ones are sized alike."""
-    base = {c.benchmark: c.steady_performance.value for c in result.cells
-            if c.mechanism == result.baseline and c.steady_performance}
+    base = _base_seconds(result)
     unlike = [c for c in _paired(result) if _unlike_turns(c, base.get(c.benchmark))]
     if not unlike:
         return None
     first = int(result.campaign.options.get("process_executions") or 0)
-    only_first = [c for c in unlike if c.ratio_later_turns and not _unlike(
-        c.ratio_later_turns, c.ratio.value if c.ratio else None, base.get(c.benchmark))]
+    only_first = unlike_only_first(result)
     where = ("" if not only_first else
              f" In {'all' if len(only_first) == len(unlike) else len(only_first)} of them only the first {first} "
              f"blocks' turns were unlike: those go by iterations (a JIT's warm-up beside an interpreter's few), the "
@@ -292,6 +290,20 @@ def turns_note(result: Analysis) -> str | None:
             f"can differ from a sequential run's by more than its interval says (evidence/turn_first.py reads it "
             f"from this campaign's store, and evidence/ratio_widths.py SEQUENTIAL.json --versus THIS.json sets this "
             f"campaign's ratios against a sequential run's, each process alone; methodology §13).{where}")
+
+
+def _base_seconds(result: Analysis) -> dict[str, float]:
+    """Each benchmark's baseline iteration (its steady performance)."""
+    return {c.benchmark: c.steady_performance.value for c in result.cells
+            if c.mechanism == result.baseline and c.steady_performance}
+
+
+def unlike_only_first(result: Analysis) -> list[Cell]:
+    """The lock-step ratios whose sides took unlike turns only in the campaign's first blocks: unlike over all their
+    blocks, alike in the later ones (Cell.ratio_later_turns)."""
+    base = _base_seconds(result)
+    return [c for c in _paired(result) if c.ratio_later_turns and _unlike_turns(c, base.get(c.benchmark))
+            and not _unlike(c.ratio_later_turns, c.ratio.value if c.ratio else None, base.get(c.benchmark))]
 
 
 def _unlike_turns(c: Cell, base_s: float | None) -> bool:

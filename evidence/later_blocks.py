@@ -1,0 +1,95 @@
+"""What leaving a campaign's first lock-step blocks out of its ratios would do: a replay of stored campaigns,
+nothing is run.
+
+    .venv/bin/python evidence/later_blocks.py STORE [STORE …]
+
+The first blocks (rounds below the budget's process_executions) take turns by iterations even where a budget's
+turn_s sizes the later ones alike, so a ratio whose sides took unlike turns only there (the report's turns note,
+`tables.unlike_only_first`) carries those blocks' cost of a turn. For each such ratio: its estimate and 99 %
+interval over every block beside the same over the later blocks alone (both Student's t over the blocks' log
+ratios, stats.lockstep.lockstep_ratio, at 99 % without the adjustment an adaptive budget makes for its looks, so the
+report's own interval can be wider; "too few" below 3 blocks), and the later estimate over the whole one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bridgebench.stats import Estimate
+from bridgebench.stats.lockstep import lockstep_ratio
+from bridgebench.store import Store
+from bridgebench.timing.analysis import Series, current_analysis, lockstep_blocks
+from bridgebench.timing.report.tables import unlike_only_first
+
+
+def width(e: Estimate | None) -> float | None:
+    """The interval's half-width as a share of the estimate; None without one."""
+    if e is None or not e.has_interval or e.low is None or e.high is None:
+        return None
+    return (e.high - e.low) / 2 / e.value
+
+
+def said(e: Estimate | None) -> str:
+    w = width(e)
+    return "none" if e is None else "too few" if w is None else f"×{e.value:.3f} ±{w:.1%} ({e.executions})"
+
+
+def ratios(path: Path) -> list[tuple[str, str, str, Estimate, Estimate | None]]:
+    """Per ratio that took unlike turns only in its first blocks, in every finished campaign of a store: where, its
+    estimate over every block and over the later blocks alone."""
+    out = []
+    store = Store(path, create=False)
+    try:
+        for campaign in store.campaigns():
+            if campaign.state != "done":
+                continue
+            result = current_analysis(store, campaign.id)
+            first = int(result.campaign.options.get("process_executions") or 0)
+            series = Series(store, result.metric)
+            for c in unlike_only_first(result):
+                base = result.cell(c.benchmark, result.baseline or "")
+                if base is None or c.ratio is None:
+                    continue
+                a, b = (series.steady(x.per_execution) for x in (base, c))
+                later = lockstep_blocks({r: s for r, s in a.items() if r >= first},
+                                        {r: s for r, s in b.items() if r >= first})
+                every = lockstep_blocks(a, b)
+                if not every:
+                    continue
+                out.append((f"{path.name} #{campaign.id}", c.benchmark, result.label(c.mechanism),
+                            lockstep_ratio(list(every.values())),
+                            lockstep_ratio(list(later.values())) if later else None))
+    finally:
+        store.close()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("stores", type=Path, nargs="+")
+    args = ap.parse_args()
+    found = []
+    for path in args.stores:
+        if not path.exists():
+            print(f"{path}: no such store", file=sys.stderr)
+            return 1
+        found += ratios(path)
+    if not found:
+        print("no ratio took unlike turns only in its first blocks", file=sys.stderr)
+        return 1
+    print("| campaign | benchmark | mechanism | every block (blocks) | later blocks alone (blocks) | later / every |")
+    print("|---|---|---|---|---|---|")
+    for where, benchmark, mechanism, every, alone in found:
+        shift = f"×{alone.value / every.value:.3f}" if alone else "—"
+        print(f"| {where} | {benchmark} | {mechanism} | {said(every)} | {said(alone)} | {shift} |")
+    both = [(width(every), width(alone)) for *_, every, alone in found]
+    wider = sum(1 for w, v in both if w is not None and v is not None and v > w)
+    print(f"\n{len(found)} ratios; with an interval both ways {sum(1 for w, v in both if w and v)}, the later blocks' "
+          f"wider on {wider}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
