@@ -411,7 +411,7 @@ def _budget(loc: _Locator, table: str, data: Any, base: Budget | None) -> Budget
         execution_ir=float(data["execution_ir"]) if "execution_ir" in data else None,
         count_sizes=bool(data["count_sizes"]) if "count_sizes" in data else None,
         turns=data.get("turns", base.turns if base else None),
-        turn_s=float(data["turn_s"]) or None if "turn_s" in data else None,  # 0: by iterations, over a base's
+        turn_s=(float(data["turn_s"]) or None) if "turn_s" in data else None,  # 0: by iterations, over a base's
     )
     if budget.min_iterations is not None and budget.min_iterations > budget.iterations:
         raise loc.error(table, "min_iterations", f"expected at most iterations ({budget.iterations})")
