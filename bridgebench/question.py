@@ -15,6 +15,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import MIN_EXECUTIONS, t_quantile, too_few
 
@@ -127,7 +129,7 @@ def _times(ratio: float) -> str:
         return f"×{ratio:,.0f}"
     if ratio >= 10:
         return f"×{ratio:.0f}"
-    if not 0.5 <= ratio < 2 or ratio == 1:
-        return f"×{ratio:.2g}"
+    if not 0.5 <= ratio < 2 or ratio == 1:  # two significant digits, never in exponent notation ("×1.5e-05")
+        return f"×{np.format_float_positional(ratio, precision=2, unique=False, fractional=False, trim='-')}"
     decimals = min(8, 1 - math.floor(math.log10(abs(ratio - 1))))
     return f"×{ratio:.{decimals}f}".rstrip("0").rstrip(".")

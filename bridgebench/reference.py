@@ -133,7 +133,8 @@ def advice(reading: Reading, calibration: dict[str, Any] | None, env: dict[str, 
         return Advice(topic, "not read", False, reading.detail)
     now = f"{reading.iteration_s * 1000:.3g} ms an iteration"
     if reading.spread is not None:  # a host stepping its speed while the loop ran shows here
-        now += f", interquartile range {reading.spread * 100:.2g} %"
+        spread = reading.spread * 100
+        now += f", interquartile range {spread:.2g} %" if spread < 10 else f", interquartile range {spread:.0f} %"
     then, made = calibrated(calibration)
     if not then:
         return Advice(topic, now, True, "no calibration of this machine in the store to set it against: run "

@@ -58,6 +58,9 @@ def test_the_summary_counts_each_answer_and_names_the_undecided() -> None:
     faster = [(b, Answer(FASTER, "")) for b in ("fib", "md5")]
     assert summary("a", "b", slower + faster, 0.02, 0.99, shown) == (
         "a vs b, 4 benchmarks: faster on 2: ×0.5–×0.81, slower on 2: ×1.052–×1.97 (99%)")
+    # far from 1, never in exponent notation (an RPC call against a native one, the other way round)
+    tiny = {"fib": 0.0000152, "md5": 0.00098}
+    assert summary("a", "b", faster, 0.02, 0.99, tiny) == "a vs b, 2 benchmarks: faster on 2: ×0.000015–×0.00098 (99%)"
 
 
 def test_the_headline_names_a_mechanism_other_than_the_baseline(basic_study: Path) -> None:

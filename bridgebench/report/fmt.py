@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from bridgebench.instructions import INSTRUCTIONS, SECONDS
 from bridgebench.stats import (
     BAD_INCONSISTENT,
@@ -50,17 +52,33 @@ NO_INTERVAL = "too few executions"  # shown where an estimate has no interval (s
 
 
 def estimate(est: Estimate | None, metric: str = SECONDS) -> str:
-    """Value ± half-width of the CI, in the value's unit (the CI may be asymmetric: the larger side)."""
+    """Value ± half-width of the CI, in the value's unit (the CI may be asymmetric: the larger side), or the CI's
+    ends where a ± would misstate it: its near end less than half as far as its far one, or a ± that reaches
+    zero (a time cannot), as a log-scale interval from three executions often is ("433 ms (227–912)", never
+    "433 ±479 ms")."""
     if not est:
         return "—"
     scale, unit = unit_for(est.value, metric)
-    if est.reach is None:
+    if est.low is None or est.high is None or est.reach is None:
         return f"{est.value / scale:.4g} {unit} ({NO_INTERVAL})"
+    near, far = sorted((est.value - est.low, est.high - est.value))
+    if near < LOPSIDED * far or est.reach >= abs(est.value) > 0:
+        ends = f"{significant(est.low / scale, 3)}{DASH}{significant(est.high / scale, 3)}"
+        return f"{est.value / scale:.4g} {unit} ({ends})"
     half = est.reach / scale
     if 0 < half < 1e-3:  # far below the value's unit (a count that barely moves): in its own, never "1.2e-05"
         return f"{est.value / scale:.4g} {unit} ±{duration(half * scale, 2, metric)}"
-    shown = f"{half:.0f}" if half >= 100 else f"{half:.2g}"  # 2 digits, never "2.7e+02"
-    return f"{est.value / scale:.4g} ±{shown} {unit}"
+    return f"{est.value / scale:.4g} ±{significant(half, 2)} {unit}"
+
+
+LOPSIDED = 0.5  # an interval whose near side is shorter than this share of its far side is shown by its ends
+
+
+def significant(x: float, digits: int) -> str:
+    """x to `digits` significant digits, whole numbers as they are: 270, 99.7 -> "100", 0.012; never "1e+02"."""
+    if x == 0 or abs(x) >= 10 ** (digits - 1):
+        return f"{x:.0f}"
+    return np.format_float_positional(x, precision=digits, unique=False, fractional=False, trim="-")
 
 
 def count(value: float | None) -> str:
@@ -71,7 +89,7 @@ def count(value: float | None) -> str:
 
 
 def _plain(x: float, digits: int = 3) -> str:
-    return f"{x:,.0f}" if x >= 1000 else f"{x:.{digits}g}"
+    return f"{x:,.0f}" if x >= 1000 else significant(x, digits)
 
 
 def times(x: float, digits: int = 3) -> str:

@@ -500,7 +500,7 @@ def jit_rows(result: Analysis) -> list[tuple[str, ...]]:
 
 def deltas_by_length(table: Iterable[Sequence]) -> str:
     """A calibrated δ table in words: each length's δ, and where even that δ left too few executions flat."""
-    return ", ".join(f"{d:.1%} ({s:.2g} s{'' if reached else ', not reached: too few flat even so'})"
+    return ", ".join(f"{d:.1%} ({fmt.significant(s, 2)} s{'' if reached else ', not reached: too few flat even so'})"
                      for s, d, reached in table)
 
 
@@ -598,7 +598,7 @@ def unseparated_line(result: Analysis) -> str | None:
     for c in result.cells:
         ratios = [r.first_ratio for r in c.per_execution if r.first_ratio is not None]
         if ratios and max(ratios) >= UNSEPARATED:
-            flagged.append(f"{c.benchmark} on {result.label(c.mechanism)} (×{max(ratios):.2g})")
+            flagged.append(f"{c.benchmark} on {result.label(c.mechanism)} ({fmt.times(max(ratios), 2)})")
     if not flagged:
         return None
     return (f"a warm-up this budget is too short to separate: the first iteration took at least {UNSEPARATED:g}× "
