@@ -24,8 +24,9 @@ from bridgebench.stats.outliers import outlier_mask
 __all__ = ["CHANGEPOINTS_METHOD", "NOT_CLASSIFIED", "PLAIN_METHOD", "BenchmarkSummary", "Spread", "summarise",
            "unclassified_outliers", "unclassified_start", "warmup_length"]
 
+# How a cell's steady state was found (the report's "steady state:"); its intervals are over executions either way.
 CHANGEPOINTS_METHOD = "changepoints"
-PLAIN_METHOD = "plain bootstrap (budget too small for changepoints)"
+PLAIN_METHOD = "none found (too few iterations for changepoints): each execution after its first iteration"
 NOT_CLASSIFIED = "n/a"
 
 

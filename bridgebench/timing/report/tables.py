@@ -415,7 +415,7 @@ def budget_line(result: Analysis) -> str:
     ratios = ratio_methods(result)
     pairing = pairing_words(result)
     return (f"campaign {c.id} of {c.study} ({c.state}): {budget_words(result)}; "
-            f"git {c.git_sha[:12]}; machine {c.machine}; method: {', '.join(methods(result)) or '—'}"
+            f"git {c.git_sha[:12]}; machine {c.machine}; steady state: {', '.join(methods(result)) or '—'}"
             + (f", {delta_words(o)}" if any(c.classification not in (None, NOT_CLASSIFIED) for c in result.cells)
                else "")
             + (f"; ratios: {ratios}" if ratios else "")
