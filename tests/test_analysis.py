@@ -273,7 +273,7 @@ def test_an_estimate_is_never_printed_in_exponent_notation() -> None:
     from bridgebench.report import fmt
     from bridgebench.stats import Estimate
     assert fmt.estimate(Estimate(0.2109, 0.2, 0.22, 0.99, "test", 3)) == "210.9 ±11 ms"
-    assert fmt.estimate(Estimate(0.2262, 0.1538, 0.3259, 0.99, "test", 3)) == "226.2 ±100 ms"  # 99.7, not "1e+02"
+    assert fmt.estimate(Estimate(0.2262, 0.1265, 0.3259, 0.99, "test", 3)) == "226.2 ±100 ms"  # 99.7, not "1e+02"
     assert fmt.estimate(Estimate(0.2, 0.19, 0.21, 0.99, "test", 3)) == "200 ±10 ms"
     assert fmt.estimate(Estimate(2.5e-8, 2.4e-8, 2.6e-8, 0.99, "test", 3)) == "25 ±1 ns"
     assert fmt.times(999.7) == "×1000" and fmt.times(0.00005123, 2) == "×0.000051" and fmt.times(150.2, 2) == "×150"
@@ -284,9 +284,12 @@ def test_an_interval_a_plus_minus_would_misstate_is_shown_by_its_ends() -> None:
     from bridgebench.stats import Estimate
     # Reaching past zero as a ± (a time cannot): "210.9 ±270 ms" would read -59 to 481.
     assert fmt.estimate(Estimate(0.2109, 0.05, 0.4809, 0.99, "test", 3)) == "210.9 ms (50–481)"
-    # A log-scale interval from three executions: its near end less than half as far as its far one.
+    # Log-scale intervals from three executions: a ± of the far side would put the near end 203, 235 and 82 ms
+    # away from where it is (a reader takes "543.5 ±497 ms" for 46–1041).
+    assert fmt.estimate(Estimate(0.5435, 0.294, 1.0412, 0.99, "test", 3)) == "543.5 ms (294–1041)"
     assert fmt.estimate(Estimate(0.4333, 0.227, 0.912, 0.99, "test", 3)) == "433.3 ms (227–912)"
     assert fmt.estimate(Estimate(0.01259, 0.0061, 0.0259, 0.99, "test", 3)) == "12.59 ms (6.1–25.9)"
-    # Lopsided but not that far: the larger side as a ±, as before.
+    # Lopsided by less than a tenth of the value: the larger side as a ±, as before.
     assert fmt.estimate(Estimate(0.01178, 0.0114, 0.01234, 0.99, "test", 3)) == "11.78 ±0.56 ms"
+    assert fmt.estimate(Estimate(0.1582, 0.1263, 0.198, 0.99, "test", 3)) == "158.2 ±40 ms"
     assert fmt.estimate(Estimate(1.0, 1.0, 1.0, 0.99, "test", 3)) == "1 ±0 s"  # a count that never moved

@@ -53,16 +53,16 @@ NO_INTERVAL = "too few executions"  # shown where an estimate has no interval (s
 
 def estimate(est: Estimate | None, metric: str = SECONDS) -> str:
     """Value ± half-width of the CI, in the value's unit (the CI may be asymmetric: the larger side), or the CI's
-    ends where a ± would misstate it: its near end less than half as far as its far one, or a ± that reaches
-    zero (a time cannot), as a log-scale interval from three executions often is ("433 ms (227–912)", never
-    "433 ±479 ms")."""
+    ends where a ± would misstate it: a ± that puts the near end more than MISPLACED of the value away from where
+    it is, or that reaches zero (a time cannot), as a log-scale interval from three executions often would
+    ("543.5 ms (294–1041)", never "543.5 ±497 ms")."""
     if not est:
         return "—"
     scale, unit = unit_for(est.value, metric)
     if est.low is None or est.high is None or est.reach is None:
         return f"{est.value / scale:.4g} {unit} ({NO_INTERVAL})"
     near, far = sorted((est.value - est.low, est.high - est.value))
-    if near < LOPSIDED * far or est.reach >= abs(est.value) > 0:
+    if far - near > MISPLACED * abs(est.value) or est.reach >= abs(est.value) > 0:
         ends = f"{significant(est.low / scale, 3)}{DASH}{significant(est.high / scale, 3)}"
         return f"{est.value / scale:.4g} {unit} ({ends})"
     half = est.reach / scale
@@ -71,7 +71,7 @@ def estimate(est: Estimate | None, metric: str = SECONDS) -> str:
     return f"{est.value / scale:.4g} ±{significant(half, 2)} {unit}"
 
 
-LOPSIDED = 0.5  # an interval whose near side is shorter than this share of its far side is shown by its ends
+MISPLACED = 0.1  # a ± misplacing an interval's near end by more than this share of the value: its ends instead
 
 
 def significant(x: float, digits: int) -> str:
