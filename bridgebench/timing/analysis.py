@@ -125,16 +125,25 @@ a drift the rounds share but spends degrees of freedom (docs/methodology.md §6,
 def ratio_between(samples_a: Rounds, samples_b: Rounds, *, confidence: float, same_campaign: bool) -> Estimate:
     """B's steady performance over A's with its CI.
 
-    Two cells of one campaign ran interleaved: round r of A and round r of B are neighbours in time. When
-    at least PAIRED_MIN_ROUNDS rounds have both, each on one machine, the ratio is paired by round over
-    those rounds (stats.paired_ratio; executions in a round only one side has are left out of it).
-    Otherwise, and across campaigns, it is Welch's t over the two sides' process executions (their steady
-    means, log scale), with no interval when a side has fewer than stats.executions.MIN_EXECUTIONS.
+    Two cells of one campaign that shared lock-step blocks: Student's t over the blocks of each block's mean
+    log ratio (lockstep_blocks, stats.lockstep). Two cells of one campaign that ran interleaved: round r of A
+    and round r of B are neighbours in time. When at least PAIRED_MIN_ROUNDS rounds have both, each on one
+    machine, the ratio is paired by round over those rounds (stats.paired_ratio; executions in a round only one
+    side has are left out of it). Otherwise, and across campaigns, it is Welch's t over the two sides' process
+    executions (their steady means, log scale), with no interval when a side has fewer than
+    stats.executions.MIN_EXECUTIONS.
     Neither rule resamples, so a report and a diff print the same interval for the same pair."""
-    shared = sorted(set(samples_a) & set(samples_b))
-    blocks = list(lockstep_blocks(samples_a, samples_b).values()) if same_campaign else []
+    blocks = lockstep_blocks(samples_a, samples_b) if same_campaign else {}
+    return ratio_of(samples_a, samples_b, blocks, confidence=confidence, same_campaign=same_campaign)
+
+
+def ratio_of(samples_a: Rounds, samples_b: Rounds, blocks: dict[str, tuple[list[float], list[float]]], *,
+             confidence: float, same_campaign: bool) -> Estimate:
+    """ratio_between with the pair's lock-step blocks already found (lockstep_blocks; empty across campaigns),
+    for a caller that uses them again."""
     if blocks:
-        return lockstep_ratio(blocks, confidence=confidence)
+        return lockstep_ratio(list(blocks.values()), confidence=confidence)
+    shared = sorted(set(samples_a) & set(samples_b))
     if (same_campaign and len(shared) >= PAIRED_MIN_ROUNDS
             and all(samples_a[r][0] == samples_b[r][0] for r in shared)):
         return paired_ratio([samples_a[r].steady for r in shared], [samples_b[r].steady for r in shared],
@@ -440,10 +449,11 @@ def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput],
     for c, (cell, steady) in zip(inputs, done, strict=True):
         ratio, within, between, turns, later, round_s = None, None, None, (), (), None
         if base and steady:
-            ratio = ratio_between(base, steady, confidence=confidence, same_campaign=True)
+            blocks = lockstep_blocks(base, steady)
+            ratio = ratio_of(base, steady, blocks, confidence=confidence, same_campaign=True)
             if ratio.method == LOCKSTEP_METHOD:
                 shared = sorted(set(base) & set(steady))
-                within, between = spread(list(lockstep_blocks(base, steady).values()))
+                within, between = spread(list(blocks.values()))
                 paired = [r for r in shared if base[r].block is not None and base[r].block == steady[r].block]
                 turns = tuple(sorted({(base[r].turn, steady[r].turn) for r in paired}))
                 later = tuple(sorted({(base[r].turn, steady[r].turn) for r in paired if r >= c.first}))
