@@ -189,6 +189,25 @@ def test_a_campaigns_report_says_how_its_ratios_were_computed(tmp_path: Path) ->
         tables.budget_line(current_analysis(store, cid))
 
 
+def test_the_budget_line_says_how_each_cells_steady_state_was_found(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from bridgebench.stats.summary import PLAIN_METHOD
+    from bridgebench.timing.report import tables
+
+    store, cid = make_campaign(tmp_path / "s.sqlite", crash=False)
+    result = current_analysis(store, cid)
+    line = tables.budget_line(result)
+    assert "; steady state: by changepoints, segments within δ 1.0% the same (the default: this machine was not " \
+           "calibrated); ratios:" in line
+    # a campaign whose interpreters are too short for changepoints (lua-vms's default): each way, with its count
+    short = replace(result, cells=tuple(replace(c, method=PLAIN_METHOD) if c.benchmark == "fib" and c.mechanism ==
+                                        "cpython" else c for c in result.cells))
+    assert ("; steady state: by changepoints, segments within δ 1.0% the same (the default: this machine was not "
+            "calibrated) (3 cells) and not classified (too few iterations for changepoints): each execution's "
+            "iterations after its first (1 cell); ratios:") in tables.budget_line(short)
+
+
 def test_a_cell_with_fewer_than_three_process_executions_has_no_interval(tmp_path: Path) -> None:
     from bridgebench.report import fmt
     from bridgebench.timing.report import markdown, tables

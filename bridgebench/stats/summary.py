@@ -26,7 +26,7 @@ __all__ = ["CHANGEPOINTS_METHOD", "NOT_CLASSIFIED", "PLAIN_METHOD", "BenchmarkSu
 
 # How a cell's steady state was found (the report's "steady state:"); its intervals are over executions either way.
 CHANGEPOINTS_METHOD = "changepoints"
-PLAIN_METHOD = "none found (too few iterations for changepoints): each execution after its first iteration"
+PLAIN_METHOD = "not classified (too few iterations for changepoints): each execution's iterations after its first"
 NOT_CLASSIFIED = "n/a"
 
 

@@ -286,7 +286,7 @@ def _header(result: Analysis) -> str:
              ("Baseline", result.label(result.baseline) if result.baseline else "none"),
              ("Confidence", f"{result.confidence:.0%}" + (f" (each interval at {result.interval_confidence:.2%}, over "
                                                           f"{result.looks} looks)" if result.looks > 1 else "")),
-             ("Method", ", ".join(tables.methods(result)) or "—"), ("Warm-up", tables.delta_words(o)),
+             ("Steady state", tables.steady_words(result)),
              ("Ratios", tables.ratio_methods(result) or "—"), ("Pairing", tables.pairing_words(result) or "—")]
     dl = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v if v not in (None, '') else '—')}</dd>" for k, v in facts)
     # the lines under the budget, each as a warning or a plain note (the markdown report's, in its order)

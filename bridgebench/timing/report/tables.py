@@ -14,7 +14,7 @@ from bridgebench.stats import BAD_INCONSISTENT, GOOD_INCONSISTENT, drift
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE
 from bridgebench.stats.executions import MIN_EXECUTIONS
 from bridgebench.stats.lockstep import LOCKSTEP_METHOD, MODES_BLOCKS, all_alike
-from bridgebench.stats.summary import NOT_CLASSIFIED
+from bridgebench.stats.summary import CHANGEPOINTS_METHOD, NOT_CLASSIFIED
 from bridgebench.timing import jitdiag, more_time
 from bridgebench.timing.result import Analysis, BesideTime, Cell
 
@@ -150,8 +150,13 @@ def version_rows(result: Analysis) -> list[tuple[str, str]]:
     return [(m.label, m.version or "—") for m in result.mechanisms if m.available]
 
 
-def methods(result: Analysis) -> list[str]:
-    return sorted({c.method for c in result.cells if c.method})
+def steady_words(result: Analysis) -> str:
+    """How the cells' steady states were found, with the δ where changepoints found them, and how many cells each
+    way where there are two (a default lua-vms campaign classifies its JITs and not its interpreters)."""
+    counts = Counter(c.method for c in result.cells if c.method)
+    said = {CHANGEPOINTS_METHOD: f"by changepoints, {delta_words(result.campaign.options)}"}
+    return " and ".join(said.get(m, m) + (f" ({n} cell{'s' if n != 1 else ''})" if len(counts) > 1 else "")
+                        for m, n in sorted(counts.items())) or "—"
 
 
 def ratio_methods(result: Analysis) -> str:
@@ -411,13 +416,10 @@ def later_words(result: Analysis) -> str:
 
 def budget_line(result: Analysis) -> str:
     c = result.campaign
-    o = c.options
     ratios = ratio_methods(result)
     pairing = pairing_words(result)
     return (f"campaign {c.id} of {c.study} ({c.state}): {budget_words(result)}; "
-            f"git {c.git_sha[:12]}; machine {c.machine}; steady state: {', '.join(methods(result)) or '—'}"
-            + (f", {delta_words(o)}" if any(c.classification not in (None, NOT_CLASSIFIED) for c in result.cells)
-               else "")
+            f"git {c.git_sha[:12]}; machine {c.machine}; steady state: {steady_words(result)}"
             + (f"; ratios: {ratios}" if ratios else "")
             + (f"; pairing: {pairing}" if pairing else ""))
 
