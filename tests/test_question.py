@@ -115,3 +115,20 @@ def test_a_counted_truth_holds_timed_intervals_only_where_it_is_known_within_the
     assert count.missed == 2
     assert count.misses[0].endswith("overlapping the counted truth's 1.0065–1.0308")
     assert "overlapping" not in count.misses[1]  # it lies clear of the counted one
+
+
+def test_the_tost_script_narrows_a_student_interval_to_twice_its_level_less_one() -> None:
+    """evidence/tost.py: the interval at 2c - 1 of a ratio over k blocks is the same t interval at t(c, k - 1)."""
+    import math
+
+    from bridgebench.stats.executions import t_quantile
+    from bridgebench.stats.lockstep import LOCKSTEP_METHOD
+    from evidence.tost import tost_interval
+
+    half = 0.03  # on the log scale, at 99 % over 12 blocks
+    ratio = Estimate(1.0, math.exp(-half), math.exp(half), 0.99, LOCKSTEP_METHOD, 12)
+    low, high = tost_interval(ratio)
+    assert math.log(high) == pytest.approx(half * t_quantile(0.99, 11) / t_quantile(0.995, 11))
+    assert math.log(low) == pytest.approx(-math.log(high))
+    assert tost_interval(Estimate(1.0, 0.9, 1.1, 0.99, "Welch's t over process executions (log scale)", 12)) is None
+    assert tost_interval(Estimate(1.0, None, None, 0.99, LOCKSTEP_METHOD, 2)) is None
