@@ -21,7 +21,7 @@ import pytest
 from bridgebench.runner import ABANDONED, CRASHED, OK, PROTOCOL, TIMEOUT
 from bridgebench.stats.bootstrap import Estimate
 from bridgebench.stats.executions import TOO_FEW
-from bridgebench.stats.lockstep import LOCKSTEP_METHOD, block_log_ratio, lockstep_ratio, spread
+from bridgebench.stats.lockstep import LOCKSTEP_METHOD, block_log_ratio, host_share, lockstep_ratio, spread
 from bridgebench.store import Store
 from bridgebench.study import INTERLEAVED, SEPARATE, TOGETHER, TWINS
 from bridgebench.timing import layout, lockstep, stepped
@@ -455,6 +455,19 @@ def test_lockstep_cancels_the_steps_a_round_shares() -> None:
     assert within is not None and between is not None and within < 0.01
 
 
+@pytest.mark.parametrize(("noise", "modes", "share"), [(0.05, 0.0, 1.0), (0.05, 0.05 / math.sqrt(10), 0.5),
+                                                         (0.001, 0.05, 0.0)])
+def test_the_host_share_is_the_noise_within_blocks_over_the_spread_between(noise: float, modes: float,
+                                                                          share: float) -> None:
+    """Planted: each block's processes differ by a drawn shift of sd `modes`, each of its 10 rounds adds noise of
+    sd `noise`; a block's mean then carries noise²/10 of variance, and the host's share is that over the whole."""
+    rng = np.random.default_rng(3)
+    blocks = [([1.0] * 10, list(np.exp(rng.normal(0, modes) + rng.normal(0, noise, 10)))) for _ in range(400)]
+    assert host_share(blocks) == pytest.approx(share, abs=0.1)
+    assert host_share(blocks[:1]) is None  # one block: no spread between
+    assert host_share([([1.0, 1.0], [2.0, 2.0])] * 3) is None  # blocks alike: no spread between to share
+
+
 def test_fewer_than_three_blocks_give_an_estimate_and_no_interval() -> None:
     estimate = lockstep_ratio([([1.0, 1.0], [2.0, 2.0]), ([1.0], [2.0])])
     assert estimate.method == TOO_FEW and not estimate.has_interval and math.isclose(estimate.value, 2.0)
@@ -568,7 +581,14 @@ def test_a_campaign_pairs_in_lock_step_by_default_and_says_which_cells_were_not(
     analysed = current_analysis(Store(str(db), create=False), result["campaign"]["id"])
     # blocks of one round have no spread within: the ratio keeps its row, with "—" there
     one_round = tuple(replace(c, ratio_within_sd=None) if c.mechanism == "b" else c for c in analysed.cells)
-    assert [r[-2:] for r in tables.pairing_rows(replace(analysed, cells=one_round))] == [("—", "0.00%")]
+    assert [r[-3:] for r in tables.pairing_rows(replace(analysed, cells=one_round))] == [("—", "0.00%", "—")]
+    # blocks alike have no spread between them to share: no host's share, and no line; a share past 100 % (both
+    # variances estimated) is all of it
+    assert {c.mechanism: c.ratio_host_share for c in analysed.cells}["b"] is None and tables.host_line(analysed) is None
+    noisy = replace(analysed, cells=tuple(replace(c, ratio_host_share=1.3) if c.mechanism == "b" else c
+                                          for c in analysed.cells))
+    assert tables.pairing_rows(noisy)[0][-1] == "100%"
+    assert f"each mechanism's ratios: {analysed.label('b')} 100%. Near 100 %" in (tables.host_line(noisy) or "")
     eight = tuple(replace(c, ratio=replace(c.ratio, executions=8)) if c.ratio else c for c in analysed.cells)
     assert tables.modes_note(replace(analysed, cells=eight)) is None
     # the turns note: where a turn's cost (2.5 ms) would be shares of b's and a's turns more than 1 % apart. As if

@@ -56,6 +56,21 @@ def spread(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> tuple[f
     return pooled, between
 
 
+def host_share(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float | None:
+    """How much of the spread between blocks the noise within them accounts for: a block's mean log ratio carries
+    its rounds' noise divided by their number, so the pooled variance within blocks times the mean of 1/rounds,
+    over the variance between blocks. Near 1, the host's noise (what taking turns did not cancel) sets the
+    interval's width, and a quieter machine would decide more in the same time; near 0, processes and layouts
+    differ by that much and only more blocks narrow it. It can pass 1 by chance (both variances are estimated), and
+    it takes a block's rounds as independent: where neighbouring rounds' ratios move together, it reads low. None
+    without both spreads, or with none between blocks."""
+    within, between = spread(blocks)
+    if within is None or not between:
+        return None
+    rounds = [len(a) for a, _ in blocks]
+    return within ** 2 * float(np.mean([1 / k for k in rounds])) / between ** 2
+
+
 def lockstep_ratio(blocks: Sequence[tuple[Sequence[float], Sequence[float]]], *, confidence: float = 0.99,
                    min_blocks: int = MIN_EXECUTIONS) -> Estimate:
     """B over A from blocks, each the two sides' turn means in the rounds both were steady (aligned): one

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -238,12 +239,14 @@ def threaded(result: Analysis) -> str:
 
 
 PAIRING_COLUMNS = ("Benchmark", "Mechanism", "Blocks", "Turns (baseline:it)", "Round", "sd within blocks",
-                   "sd between blocks")
+                   "sd between blocks", "Host's share")
 PAIRING_NOTE = ("Each ratio to the baseline from lock-step blocks: the sd of the rounds' log ratios within a block "
                 "(what taking turns leaves of the machine's speed steps) beside the sd of the blocks' mean log "
                 "ratios (what fresh processes and layouts differ by; the interval is Student's t over these). "
                 "Round: what a round of the block lasted (every member's turn once, the median over the ratio's "
-                "blocks); speed steps shorter than that fall on one side of a ratio only.")
+                "blocks); speed steps shorter than that fall on one side of a ratio only. Host's share: how much "
+                "of the variance between blocks the noise within them accounts for (a block's mean carries its "
+                "rounds' noise over their number).")
 
 
 def _paired(result: Analysis) -> list[Cell]:
@@ -259,7 +262,29 @@ def pairing_rows(result: Analysis) -> list[tuple[str, ...]]:
 
     return [(c.benchmark, result.label(c.mechanism), str(c.ratio.executions if c.ratio else "—"),
              ", ".join(f"{a}:{b}" for a, b in c.ratio_turns) or "—", fmt.duration(c.ratio_round_s),
-             share(c.ratio_within_sd), share(c.ratio_between_sd)) for c in _paired(result)]
+             share(c.ratio_within_sd), share(c.ratio_between_sd), _host(c.ratio_host_share)) for c in _paired(result)]
+
+
+def _host(share: float | None) -> str:
+    """A host's share as a percentage; past 100 % (both variances are estimated) it is all of it."""
+    return "—" if share is None else f"{min(share, 1.0):.0%}"
+
+
+def host_line(result: Analysis) -> str | None:
+    """Whose noise set the lock-step intervals' width, mechanism by mechanism: the median host's share of each
+    mechanism's ratios, and what each end of it means for getting more of them decided."""
+    shares: dict[str, list[float]] = {}
+    for c in _paired(result):
+        if c.ratio_host_share is not None:
+            shares.setdefault(c.mechanism, []).append(c.ratio_host_share)
+    if not shares:
+        return None
+    medians = ", ".join(f"{result.label(m)} {_host(statistics.median(v))}" for m, v in shares.items())
+    return (f"The host's share of the spread between blocks, the median over each mechanism's ratios: {medians}. "
+            f"Near 100 %, the machine's own noise (what taking turns did not cancel) set these intervals' width: a "
+            f"quieter machine or hour, or more rounds a block, narrows them; near 0, the processes and layouts differ "
+            f"by that much, and only more blocks do (stats.lockstep.host_share, which takes a block's rounds as "
+            f"independent: where neighbouring rounds' ratios move together, it reads low).")
 
 
 TURN_COST_S = 0.0025
