@@ -1,27 +1,27 @@
-"""How wide a campaign's ratios to its baseline are, per mechanism: from its JSON report (`bridgebench report
-N --format json`, or the .json a run writes). For each mechanism, how many ratios have an interval, the median
-and largest half-width (half the interval's log width, as a share), how many lie within ±5 %, and the range of
-process executions (or lock-step blocks) they rest on, with their median (and below the table, how many ratios
-rest on each count), and for lock-step ratios the medians of the spread within blocks and between them (the
-report's ratio_within_sd and ratio_between_sd), and what a round lasted (ratio_round_s: each benchmark's
-median over the pool, the shortest and the longest of those); last, how many executions the disturbance audit
-flagged, and the most steal it saw, and the range of the machine's speed readings (the reference loop's
-iteration at each campaign's start and end: bridgebench/reference.py). Several reports (campaigns of one budget) are
-read as one pool; --benchmarks reads only those benchmarks' ratios. With --means, for repeated campaigns of one
-question (an A/A, a planted difference): each mechanism and benchmark's estimates over the reports, their geometric
-mean and its standard error, so a bias shows apart from the intervals' chance misses. With --versus, a second pool
-of reports (campaigns of the same study taken another way: `--turns twins` against separate turns, which `diff` will
-not set against each other, their clocks differing): per mechanism, the second pool's estimates over the first's,
-benchmark by benchmark (each pool's geometric mean), their geometric mean over the benchmarks with its standard
-error, and on how many the second is lower; then each benchmark's estimates in both pools, how many of each pool's
-intervals hold the other pool's geometric mean, and their difference over its standard error (do two ways of taking
-the same ratio agree?); last, which side moved: each cell's time an iteration, the second pool's over the first's.
-Its "apart at 99 %" on real runs (docs/methodology.md §13, "The default's interpreter ratios against processes
-alone"): two halves of one way's campaigns, or two sequential campaigns, apart in 1 of 94 (its A/A); with --plant,
-a difference multiplied onto the second pool's stored estimates, found in 12 of 94 at ×1.02, 42 at ×1.05, 63 at
-×1.09 (its power: it sees the 5–9 % it was built for, not 2 %). With
---by-report, every estimate side by side: per mechanism, a row for each benchmark and a column for each report
-(named by its folder).
+"""How wide a campaign's ratios to its baseline are, per mechanism: from its JSON report (`bridgebench report N
+--format json`, or the .json a run writes). For each mechanism, how many ratios have an interval, the median and
+largest half-width (half the interval's log width, as a share), how many lie within ±5 %, and the range of process
+executions (or lock-step blocks) they rest on, with their median (and below the table, how many ratios rest on each
+count), and for lock-step ratios the medians of the spread within blocks and between them (the report's
+ratio_within_sd and ratio_between_sd) and of the host's share (ratio_host_share), and what a round lasted
+(ratio_round_s: each benchmark's median over the pool, the shortest and the longest of those); last, how many
+executions the disturbance audit flagged, and the most steal it saw, and the range of the machine's speed readings
+(the reference loop's iteration at each campaign's start and end: bridgebench/reference.py). Several reports
+(campaigns of one budget) are read as one pool; --benchmarks reads only those benchmarks' ratios. With --means, for
+repeated campaigns of one question (an A/A, a planted difference): each mechanism and benchmark's estimates over the
+reports, their geometric mean and its standard error, so a bias shows apart from the intervals' chance misses. With
+--versus, a second pool of reports (campaigns of the same study taken another way: `--turns twins` against separate
+turns, which `diff` will not set against each other, their clocks differing): per mechanism, the second pool's
+estimates over the first's, benchmark by benchmark (each pool's geometric mean), their geometric mean over the
+benchmarks with its standard error, and on how many the second is lower; then each benchmark's estimates in both
+pools, how many of each pool's intervals hold the other pool's geometric mean, and their difference over its
+standard error (do two ways of taking the same ratio agree?); last, which side moved: each cell's time an iteration,
+the second pool's over the first's. Its "apart at 99 %" on real runs (docs/methodology.md §13, "The default's
+interpreter ratios against processes alone"): two halves of one way's campaigns, or two sequential campaigns, apart
+in 1 of 94 (its A/A); with --plant, a difference multiplied onto the second pool's stored estimates, found in 12 of
+94 at ×1.02, 42 at ×1.05, 63 at ×1.09 (its power: it sees the 5–9 % it was built for, not 2 %). With --by-report,
+every estimate side by side: per mechanism, a row for each benchmark and a column for each report (named by its
+folder).
 A reading of reports, not a test.
 
     .venv/bin/python evidence/ratio_widths.py results/lua-vms-1.json [more.json ...] [--within 0.05] [--means]
@@ -68,17 +68,18 @@ def main() -> None:
         _speeds(_steady(args.report, only), _steady(args.versus, only))
         return
     print(f"| mechanism | ratios with an interval | median half-width | largest | within ±{args.within:.0%} "
-          "| executions or blocks (median) | sd within / between blocks (medians) | a round (benchmarks' medians) |"
-          "\n|---|---|---|---|---|---|---|---|")
+          "| executions or blocks (median) | sd within / between blocks (medians) | host's share (median) "
+          "| a round (benchmarks' medians) |\n|---|---|---|---|---|---|---|---|---|")
     for mechanism, cells in by_mechanism.items():
         ratios = [c["ratio"] for c in cells]
         widths = [math.expm1((math.log(r["high"]) - math.log(r["low"])) / 2) for r in ratios if r["low"]]
         counts = [r["executions"] for r in ratios]
         spread = " / ".join(_median_share([c.get(k) for c in cells]) for k in ("ratio_within_sd", "ratio_between_sd"))
+        host = _median_share([c.get("ratio_host_share") for c in cells], digits=0)  # reports since result version 18
         print(f"| {mechanism} | {len(widths)} of {len(ratios)} | "
               f"{statistics.median(widths):.1%} | {max(widths):.1%} | {sum(w <= args.within for w in widths)} | "
-              f"{min(counts)}–{max(counts)} ({statistics.median(counts):g}) | {spread} | {_rounds(cells)} |" if widths
-              else f"| {mechanism} | 0 of {len(ratios)} | — | — | 0 | — | — | — |")
+              f"{min(counts)}–{max(counts)} ({statistics.median(counts):g}) | {spread} | {host} | {_rounds(cells)} |"
+              if widths else f"| {mechanism} | 0 of {len(ratios)} | — | — | 0 | — | — | — | — |")
     for mechanism, cells in by_mechanism.items():  # a ratio on fewer than the plan's blocks: some were dropped
         rests = collections.Counter(c["ratio"]["executions"] for c in cells)
         print(f"\n{mechanism}'s ratios by the executions or blocks they rest on: "
@@ -284,9 +285,9 @@ def _rounds(cells: list[dict]) -> str:
     return f"{low_b} {fmt.duration(low)} – {high_b} {fmt.duration(high)}"
 
 
-def _median_share(values: list[float | None]) -> str:
+def _median_share(values: list[float | None], digits: int = 1) -> str:
     known = [v for v in values if v is not None]
-    return f"{statistics.median(known):.1%}" if known else "—"
+    return f"{statistics.median(known):.{digits}%}" if known else "—"
 
 
 if __name__ == "__main__":

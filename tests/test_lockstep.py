@@ -729,6 +729,13 @@ def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tm
     assert "| ×1.500 | 0 of 1 | 0 of 1 | " in row and row.endswith("| yes |"), row
     # --plant multiplies the same onto the second pool as it is read (how its power was measured)
     assert next(line for line in versus(same, "--plant", "1.5") if line.startswith("| interp | one | ")) == row
+    # alone, its table: each mechanism's widths, spreads and host's share (the report's ratio_host_share)
+    alone = subprocess.run([sys.executable, str(REPO / "evidence" / "ratio_widths.py"), str(same)], capture_output=True,
+                           text=True, cwd=REPO, timeout=120).stdout.splitlines()
+    assert "| sd within / between blocks (medians) | host's share (median) |" in alone[0]
+    hosts = [c["ratio_host_share"] for c in result["cells"] if c["mechanism"] == "interp"]
+    shown = "—" if hosts[0] is None else f"{hosts[0]:.0%}"
+    assert next(line for line in alone if line.startswith("| interp |")).split(" | ")[7] == shown
 
 
 def test_a_budget_with_turn_s_sizes_the_later_blocks_turns_by_time(tmp_path: Path) -> None:
