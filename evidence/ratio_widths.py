@@ -75,7 +75,7 @@ def main() -> None:
         widths = [math.expm1((math.log(r["high"]) - math.log(r["low"])) / 2) for r in ratios if r["low"]]
         counts = [r["executions"] for r in ratios]
         spread = " / ".join(_median_share([c.get(k) for c in cells]) for k in ("ratio_within_sd", "ratio_between_sd"))
-        host = _median_share([c.get("ratio_host_share") for c in cells], digits=0)  # reports since result version 18
+        host = _median_share([c.get("ratio_host_share") for c in cells], digits=0)  # reports since result version 19
         print(f"| {mechanism} | {len(widths)} of {len(ratios)} | "
               f"{statistics.median(widths):.1%} | {max(widths):.1%} | {sum(w <= args.within for w in widths)} | "
               f"{min(counts)}–{max(counts)} ({statistics.median(counts):g}) | {spread} | {host} | {_rounds(cells)} |"

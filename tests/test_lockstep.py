@@ -465,6 +465,11 @@ def test_the_host_share_is_the_noise_within_blocks_over_the_spread_between(noise
     blocks = [([1.0] * 10, list(np.exp(rng.normal(0, modes) + rng.normal(0, noise, 10)))) for _ in range(400)]
     assert host_share(blocks) == pytest.approx(share, abs=0.1)
     assert host_share(blocks[:1]) is None  # one block: no spread between
+    # a campaign's first blocks take one-iteration turns, noisier a round than its later blocks' longer turns: each
+    # block's own noise counts for it (pooled over every round, the first blocks' would pass for the later ones')
+    first = [([1.0] * 50, list(np.exp(rng.normal(0, 0.05) + rng.normal(0, 0.2, 50)))) for _ in range(3)]
+    later = [([1.0] * 4, list(np.exp(rng.normal(0, 0.05) + rng.normal(0, 0.02, 4)))) for _ in range(60)]
+    assert host_share(first + later) < 0.2
     assert host_share([([1.0, 1.0], [2.0, 2.0])] * 3) is None  # blocks alike: no spread between to share
 
 

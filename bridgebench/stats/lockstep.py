@@ -58,17 +58,19 @@ def spread(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> tuple[f
 
 def host_share(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float | None:
     """How much of the spread between blocks the noise within them accounts for: a block's mean log ratio carries
-    its rounds' noise divided by their number, so the pooled variance within blocks times the mean of 1/rounds,
-    over the variance between blocks. Near 1, the host's noise (what taking turns did not cancel) sets the
-    interval's width, and a quieter machine would decide more in the same time; near 0, processes and layouts
-    differ by that much and only more blocks narrow it. It can pass 1 by chance (both variances are estimated), and
-    it takes a block's rounds as independent: where neighbouring rounds' ratios move together, it reads low. None
-    without both spreads, or with none between blocks."""
-    within, between = spread(blocks)
-    if within is None or not between:
+    its rounds' variance divided by their number, so the mean over blocks of that (each block's own: a first block's
+    one-iteration turns are noisier a round than a later block's longer ones), over the variance between blocks.
+    Near 1, the host's noise (what taking turns did not cancel) sets the interval's width, and a quieter machine
+    would decide more in the same time; near 0, processes and layouts differ by that much and only more blocks
+    narrow it. It can pass 1 by chance (both variances are estimated), it leaves out blocks of one round (no
+    variance within to read), and it takes a block's rounds as independent: where neighbouring rounds' ratios move
+    together, it reads low. None without two blocks, a block of two rounds, or any spread between blocks."""
+    logs = [np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float)) for a, b in blocks]
+    noise = [float(np.var(w, ddof=1)) / len(w) for w in logs if len(w) > 1]
+    if len(logs) < 2 or not noise:
         return None
-    rounds = [len(a) for a, _ in blocks]
-    return within ** 2 * float(np.mean([1 / k for k in rounds])) / between ** 2
+    between = float(np.var([float(np.mean(w)) for w in logs], ddof=1))
+    return float(np.mean(noise)) / between if between > 0 else None
 
 
 def lockstep_ratio(blocks: Sequence[tuple[Sequence[float], Sequence[float]]], *, confidence: float = 0.99,
