@@ -64,7 +64,8 @@ def host_share(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> flo
     would decide more in the same time; near 0, processes and layouts differ by that much and only more blocks
     narrow it. It can pass 1 by chance (both variances are estimated), it leaves out blocks of one round (no
     variance within to read), and it takes a block's rounds as independent: where neighbouring rounds' ratios move
-    together, it reads low. None without two blocks, a block of two rounds, or any spread between blocks."""
+    together, it reads low. None with fewer than two blocks, no block of two rounds or more, or no spread between
+    blocks."""
     logs = [np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float)) for a, b in blocks]
     noise = [float(np.var(w, ddof=1)) / len(w) for w in logs if len(w) > 1]
     if len(logs) < 2 or not noise:
