@@ -695,9 +695,16 @@ def more_time_line(result: Analysis) -> str | None:
     whose = "it its" if len(near) == 1 else f"these {len(near)} benchmarks their"
     give = (f" `bridgebench run {result.campaign.study} --resume --max-time {cap:g}` would give {whose} "
             f"{fmt.duration(more_time.seconds_more(near), 2)}." if cap is not None else "")
+    host = more_time.host_share(result)
+    whose_noise = ("" if host is None else
+                   f" The host's own noise made up {_host(host)} of these ratios' spread between blocks (the median of "
+                   f"their host's shares, in the lock-step table): " + (
+                       "most of it, so a quieter machine or hour would decide them sooner." if host >= 0.5 else
+                       "less than half, so the processes' own differences hold them, and only more blocks decide "
+                       "them."))
     return (f"More time, projected from each ratio stopped out of time as it stands (its estimate and spread "
             f"between blocks held, judged at its next look past the count that would decide it; a projection, "
-            f"not a promise): {shown}{'; ' if shown and rest else ''}{rest}.{give}")
+            f"not a promise): {shown}{'; ' if shown and rest else ''}{rest}.{give}{whose_noise}")
 
 
 def unsettled_rows(result: Analysis) -> list[tuple[str, str, str, str]]:
