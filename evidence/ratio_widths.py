@@ -3,7 +3,7 @@
 largest half-width (half the interval's log width, as a share), how many lie within ±5 %, and the range of process
 executions (or lock-step blocks) they rest on, with their median (and below the table, how many ratios rest on each
 count), and for lock-step ratios the medians of the spread within blocks and between them (the report's
-ratio_within_sd and ratio_between_sd) and of the host's share (ratio_host_share), and what a round lasted
+ratio_within_sd and ratio_between_sd) and of the share within (ratio_within_share), and what a round lasted
 (ratio_round_s: each benchmark's median over the pool, the shortest and the longest of those); last, how many
 executions the disturbance audit flagged, and the most steal it saw, and the range of the machine's speed readings
 (the reference loop's iteration at each campaign's start and end: bridgebench/reference.py). Several reports
@@ -68,17 +68,17 @@ def main() -> None:
         _speeds(_steady(args.report, only), _steady(args.versus, only))
         return
     print(f"| mechanism | ratios with an interval | median half-width | largest | within ±{args.within:.0%} "
-          "| executions or blocks (median) | sd within / between blocks (medians) | host's share (median) "
+          "| executions or blocks (median) | sd within / between blocks (medians) | share within (median) "
           "| a round (benchmarks' medians) |\n|---|---|---|---|---|---|---|---|---|")
     for mechanism, cells in by_mechanism.items():
         ratios = [c["ratio"] for c in cells]
         widths = [math.expm1((math.log(r["high"]) - math.log(r["low"])) / 2) for r in ratios if r["low"]]
         counts = [r["executions"] for r in ratios]
         spread = " / ".join(_median_share([c.get(k) for c in cells]) for k in ("ratio_within_sd", "ratio_between_sd"))
-        host = _median_share([c.get("ratio_host_share") for c in cells], digits=0)  # reports since result version 19
+        within = _median_share([c.get("ratio_within_share") for c in cells], digits=0)  # reports since version 20
         print(f"| {mechanism} | {len(widths)} of {len(ratios)} | "
               f"{statistics.median(widths):.1%} | {max(widths):.1%} | {sum(w <= args.within for w in widths)} | "
-              f"{min(counts)}–{max(counts)} ({statistics.median(counts):g}) | {spread} | {host} | {_rounds(cells)} |"
+              f"{min(counts)}–{max(counts)} ({statistics.median(counts):g}) | {spread} | {within} | {_rounds(cells)} |"
               if widths else f"| {mechanism} | 0 of {len(ratios)} | — | — | 0 | — | — | — | — |")
     for mechanism, cells in by_mechanism.items():  # a ratio on fewer than the plan's blocks: some were dropped
         rests = collections.Counter(c["ratio"]["executions"] for c in cells)

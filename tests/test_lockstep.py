@@ -21,7 +21,7 @@ import pytest
 from bridgebench.runner import ABANDONED, CRASHED, OK, PROTOCOL, TIMEOUT
 from bridgebench.stats.bootstrap import Estimate
 from bridgebench.stats.executions import TOO_FEW
-from bridgebench.stats.lockstep import LOCKSTEP_METHOD, block_log_ratio, host_share, lockstep_ratio, spread
+from bridgebench.stats.lockstep import LOCKSTEP_METHOD, block_log_ratio, lockstep_ratio, spread, within_share
 from bridgebench.store import Store
 from bridgebench.study import INTERLEAVED, SEPARATE, TOGETHER, TWINS
 from bridgebench.timing import layout, lockstep, stepped
@@ -457,20 +457,20 @@ def test_lockstep_cancels_the_steps_a_round_shares() -> None:
 
 @pytest.mark.parametrize(("noise", "modes", "share"), [(0.05, 0.0, 1.0), (0.05, 0.05 / math.sqrt(10), 0.5),
                                                          (0.001, 0.05, 0.0)])
-def test_the_host_share_is_the_noise_within_blocks_over_the_spread_between(noise: float, modes: float,
+def test_the_share_within_is_the_noise_within_blocks_over_the_spread_between(noise: float, modes: float,
                                                                           share: float) -> None:
     """Planted: each block's processes differ by a drawn shift of sd `modes`, each of its 10 rounds adds noise of
-    sd `noise`; a block's mean then carries noise²/10 of variance, and the host's share is that over the whole."""
+    sd `noise`; a block's mean then carries noise²/10 of variance, and the share within is that over the whole."""
     rng = np.random.default_rng(3)
     blocks = [([1.0] * 10, list(np.exp(rng.normal(0, modes) + rng.normal(0, noise, 10)))) for _ in range(400)]
-    assert host_share(blocks) == pytest.approx(share, abs=0.1)
-    assert host_share(blocks[:1]) is None  # one block: no spread between
+    assert within_share(blocks) == pytest.approx(share, abs=0.1)
+    assert within_share(blocks[:1]) is None  # one block: no spread between
     # a campaign's first blocks take one-iteration turns, noisier a round than its later blocks' longer turns: each
     # block's own noise counts for it (pooled over every round, the first blocks' would pass for the later ones')
     first = [([1.0] * 50, list(np.exp(rng.normal(0, 0.05) + rng.normal(0, 0.2, 50)))) for _ in range(3)]
     later = [([1.0] * 4, list(np.exp(rng.normal(0, 0.05) + rng.normal(0, 0.02, 4)))) for _ in range(60)]
-    assert host_share(first + later) < 0.2
-    assert host_share([([1.0, 1.0], [2.0, 2.0])] * 3) is None  # blocks alike: no spread between to share
+    assert within_share(first + later) < 0.2
+    assert within_share([([1.0, 1.0], [2.0, 2.0])] * 3) is None  # blocks alike: no spread between to share
 
 
 def test_fewer_than_three_blocks_give_an_estimate_and_no_interval() -> None:
@@ -587,13 +587,14 @@ def test_a_campaign_pairs_in_lock_step_by_default_and_says_which_cells_were_not(
     # blocks of one round have no spread within: the ratio keeps its row, with "—" there
     one_round = tuple(replace(c, ratio_within_sd=None) if c.mechanism == "b" else c for c in analysed.cells)
     assert [r[-3:] for r in tables.pairing_rows(replace(analysed, cells=one_round))] == [("—", "0.00%", "—")]
-    # blocks alike have no spread between them to share: no host's share, and no line; a share past 100 % (both
+    # blocks alike have no spread between them to share: no share within, and no line; a share past 100 % (both
     # variances estimated) is all of it
-    assert {c.mechanism: c.ratio_host_share for c in analysed.cells}["b"] is None and tables.host_line(analysed) is None
-    noisy = replace(analysed, cells=tuple(replace(c, ratio_host_share=1.3) if c.mechanism == "b" else c
+    assert {c.mechanism: c.ratio_within_share for c in analysed.cells}["b"] is None
+    assert tables.within_line(analysed) is None
+    noisy = replace(analysed, cells=tuple(replace(c, ratio_within_share=1.3) if c.mechanism == "b" else c
                                           for c in analysed.cells))
     assert tables.pairing_rows(noisy)[0][-1] == "100%"
-    assert f"each mechanism's ratios: {analysed.label('b')} 100%. Near 100 %" in (tables.host_line(noisy) or "")
+    assert f"each mechanism's ratios: {analysed.label('b')} 100%. That noise is" in (tables.within_line(noisy) or "")
     eight = tuple(replace(c, ratio=replace(c.ratio, executions=8)) if c.ratio else c for c in analysed.cells)
     assert tables.modes_note(replace(analysed, cells=eight)) is None
     # the turns note: where a turn's cost (2.5 ms) would be shares of b's and a's turns more than 1 % apart. As if
@@ -734,11 +735,11 @@ def test_later_blocks_lead_with_what_is_not_steady_and_pair_only_steady_turns(tm
     assert "| ×1.500 | 0 of 1 | 0 of 1 | " in row and row.endswith("| yes |"), row
     # --plant multiplies the same onto the second pool as it is read (how its power was measured)
     assert next(line for line in versus(same, "--plant", "1.5") if line.startswith("| interp | one | ")) == row
-    # alone, its table: each mechanism's widths, spreads and host's share (the report's ratio_host_share)
+    # alone, its table: each mechanism's widths, spreads and share within (the report's ratio_within_share)
     alone = subprocess.run([sys.executable, str(REPO / "evidence" / "ratio_widths.py"), str(same)], capture_output=True,
                            text=True, cwd=REPO, timeout=120).stdout.splitlines()
-    assert "| sd within / between blocks (medians) | host's share (median) |" in alone[0]
-    hosts = [c["ratio_host_share"] for c in result["cells"] if c["mechanism"] == "interp"]
+    assert "| sd within / between blocks (medians) | share within (median) |" in alone[0]
+    hosts = [c["ratio_within_share"] for c in result["cells"] if c["mechanism"] == "interp"]
     shown = "—" if hosts[0] is None else f"{hosts[0]:.0%}"
     assert next(line for line in alone if line.startswith("| interp |")).split(" | ")[7] == shown
 

@@ -100,23 +100,25 @@ def test_the_more_time_line_says_whose_noise_holds_the_ratios_stopped_out_of_tim
 
     def shared(cells: list[Cell], *shares: float | None) -> list[Cell]:
         stopped = iter(shares)
-        return [replace(c, ratio_host_share=next(stopped)) if c.mechanism == "jit2" else c for c in cells]
+        return [replace(c, ratio_within_share=next(stopped)) if c.mechanism == "jit2" else c for c in cells]
 
     cells = [_cell("near", "jit2", OUT_OF_TIME, 0.5, (1.0, 12), 0.02), _cell("near", "base", OUT_OF_TIME, 0.5),
              _cell("far", "jit2", OUT_OF_TIME, 0.5, (1.0, 12), 0.03), _cell("far", "base", OUT_OF_TIME, 0.5),
              _cell("done", "jit2", SETTLED, 0.5, (1.0, 12), 0.001), _cell("done", "base", SETTLED, 0.5)]
     # the median over the ratios stopped out of time (a settled one's share is not theirs)
     noisy = _analysis(shared(cells, 0.6, 0.8, 0.0))
-    assert more_time.host_share(noisy) == pytest.approx(0.7)
+    assert more_time.within_share(noisy) == pytest.approx(0.7)
     assert (tables.more_time_line(noisy) or "").endswith(
-        "The host's own noise made up 70% of these ratios' spread between blocks (the median of their host's shares, "
-        "in the lock-step table): most of it, so a quieter machine or hour would decide them sooner.")
+        "The noise within blocks made up 70% of these ratios' spread between blocks (the median of their shares "
+        "within, in the lock-step table): most of it, so a quieter machine or hour, or more rounds a block, would "
+        "decide them sooner.")
     quiet = tables.more_time_line(_analysis(shared(cells, 0.1, None, 0.9)))
     assert quiet is not None and quiet.endswith(
-        "made up 10% of these ratios' spread between blocks (the median of their host's shares, in the lock-step "
+        "made up 10% of these ratios' spread between blocks (the median of their shares within, in the lock-step "
         "table): less than half, so the processes' own differences hold them, and only more blocks decide them.")
-    unknown = _analysis(cells)  # no shares (sequential ratios, or reports before result version 18): nothing said
-    assert more_time.host_share(unknown) is None and "host's own noise" not in (tables.more_time_line(unknown) or "")
+    unknown = _analysis(cells)  # no shares (sequential ratios, or reports before result version 20): nothing said
+    assert more_time.within_share(unknown) is None
+    assert "noise within blocks made up" not in (tables.more_time_line(unknown) or "")
 
 
 def test_no_projection_without_ratios_stopped_out_of_time_or_a_question() -> None:

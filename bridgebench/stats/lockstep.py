@@ -56,16 +56,16 @@ def spread(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> tuple[f
     return pooled, between
 
 
-def host_share(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float | None:
-    """How much of the spread between blocks the noise within them accounts for: a block's mean log ratio carries
-    its rounds' variance divided by their number, so the mean over blocks of that (each block's own: a first block's
-    one-iteration turns are noisier a round than a later block's longer ones), over the variance between blocks.
-    Near 1, the host's noise (what taking turns did not cancel) sets the interval's width, and a quieter machine
-    would decide more in the same time; near 0, processes and layouts differ by that much and only more blocks
-    narrow it. It can pass 1 by chance (both variances are estimated), it leaves out blocks of one round (no
-    variance within to read), and it takes a block's rounds as independent: where neighbouring rounds' ratios move
-    together, it reads low. None with fewer than two blocks, no block of two rounds or more, or no spread between
-    blocks."""
+def within_share(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float | None:
+    """How much of the spread between blocks the noise within them accounts for: a block's mean log ratio carries its
+    rounds' variance divided by their number, so the mean over blocks of that (each block's own: a first block's
+    one-iteration turns are noisier a round than a later block's longer ones), over the variance between blocks. The
+    noise within is the host's speed steps that taking turns did not cancel and the benchmark's own from one round
+    to the next (a collector's cycle). Near 1 it sets the interval's width, and a quieter machine or more rounds a
+    block would narrow it; near 0, processes and layouts differ by that much and only more blocks do. It can pass 1
+    by chance (both variances are estimated), it leaves out blocks of one round (no variance within to read), and it
+    takes a block's rounds as independent: where neighbouring rounds' ratios move together, it reads low. None with
+    fewer than two blocks, no block of two rounds or more, or no spread between blocks."""
     logs = [np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float)) for a, b in blocks]
     noise = [float(np.var(w, ddof=1)) / len(w) for w in logs if len(w) > 1]
     if len(logs) < 2 or not noise:

@@ -53,7 +53,7 @@ from bridgebench.stats import (
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE, FLAT, RULES_VERSION, WARMUP, from_record, to_record
 from bridgebench.stats.drift import steady_drift
 from bridgebench.stats.executions import each_look, ratio_over_executions
-from bridgebench.stats.lockstep import LOCKSTEP_METHOD, host_share, lockstep_ratio, spread
+from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread, within_share
 from bridgebench.stats.paired import paired_ratio
 from bridgebench.stats.summary import NOT_CLASSIFIED, unclassified_outliers, unclassified_start, warmup_length
 from bridgebench.store import SECONDS, Store, StoredExecution, StoreError, StoreWriteError
@@ -447,21 +447,21 @@ def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput],
     base = next((steady for cell, steady in done if cell.mechanism == baseline), None)
     out = []
     for c, (cell, steady) in zip(inputs, done, strict=True):
-        ratio, within, between, host, turns, later, round_s = None, None, None, None, (), (), None
+        ratio, within, between, share, turns, later, round_s = None, None, None, None, (), (), None
         if base and steady:
             blocks = lockstep_blocks(base, steady)
             ratio = ratio_of(base, steady, blocks, confidence=confidence, same_campaign=True)
             if ratio.method == LOCKSTEP_METHOD:
                 shared = sorted(set(base) & set(steady))
                 within, between = spread(list(blocks.values()))
-                host = host_share(list(blocks.values()))
+                share = within_share(list(blocks.values()))
                 paired = [r for r in shared if base[r].block is not None and base[r].block == steady[r].block]
                 turns = tuple(sorted({(base[r].turn, steady[r].turn) for r in paired}))
                 later = tuple(sorted({(base[r].turn, steady[r].turn) for r in paired if r >= c.first}))
                 lasted = [r.round_s for r in cell.per_execution if r.pexec in paired and r.round_s is not None]
                 round_s = float(np.median(lasted)) if lasted else None
-        out.append(replace(cell, ratio=ratio, ratio_within_sd=within, ratio_between_sd=between, ratio_host_share=host,
-                           ratio_turns=turns, ratio_later_turns=later, ratio_round_s=round_s))
+        out.append(replace(cell, ratio=ratio, ratio_within_sd=within, ratio_between_sd=between,
+                           ratio_within_share=share, ratio_turns=turns, ratio_later_turns=later, ratio_round_s=round_s))
     return out
 
 

@@ -106,9 +106,9 @@ def max_time(result: Analysis, projections: list[Projection]) -> float | None:
     return 60.0 * math.ceil((result.adaptive.max_time_s + seconds_more(projections)) / 60.0)
 
 
-def host_share(result: Analysis) -> float | None:
-    """The median host's share (stats.lockstep.host_share) of the ratios stopped out of time: whether a quieter
+def within_share(result: Analysis) -> float | None:
+    """The median share within (stats.lockstep.within_share) of the ratios stopped out of time: whether a quieter
     machine, or only more blocks, would decide them sooner. None where none of them has one."""
-    shares = [c.ratio_host_share for c in result.cells if c.mechanism != result.baseline and c.adaptive
-              and c.adaptive.state == OUT_OF_TIME and c.ratio_host_share is not None]
+    shares = [c.ratio_within_share for c in result.cells if c.mechanism != result.baseline and c.adaptive
+              and c.adaptive.state == OUT_OF_TIME and c.ratio_within_share is not None]
     return statistics.median(shares) if shares else None

@@ -28,7 +28,7 @@ from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 from bridgebench.timing.jitdiag import JitRecord, JitSummary
 
-RESULT_VERSION = 19  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 20  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 
@@ -126,8 +126,9 @@ class Cell:
     ratio_within_sd: float | None = None
     ratio_between_sd: float | None = None
     # In lock-step blocks: the share of the variance between blocks that the noise within them accounts for
-    # (stats.lockstep.host_share): near 1 the host's noise sets the interval's width, near 0 the processes' own.
-    ratio_host_share: float | None = None
+    # (stats.lockstep.within_share): near 1 that noise (the host's, the benchmark's own) sets the interval's width,
+    # near 0 the processes' own differences do.
+    ratio_within_share: float | None = None
     # In lock-step blocks: the lengths of the turns (iterations) the baseline and this mechanism took, each pair
     # that occurred. A turn's first iteration follows the block's other processes on the CPU, so where the two
     # differ the ratio weighs those first iterations differently on its two sides (methodology §13).

@@ -342,7 +342,7 @@ def _summary(result: Analysis) -> str:
                                                           for m, g in ranked], numeric=(1,)))
     paired = tables.pairing_rows(result)
     if paired:
-        notes = [n for n in (tables.host_line(result), tables.modes_note(result), tables.turns_note(result)) if n]
+        notes = [n for n in (tables.within_line(result), tables.modes_note(result), tables.turns_note(result)) if n]
         out += (f"<h3>Lock-step blocks</h3><p class=\"note\">{escape(tables.PAIRING_NOTE)}</p>"
                 + table(tables.PAIRING_COLUMNS, paired, numeric=(2, 4, 5, 6, 7))
                 + "".join(f"<p class=\"note\">{escape(n)}</p>" for n in notes))

@@ -36,7 +36,7 @@ def render(result: Analysis) -> str:
     paired = tables.pairing_rows(result)
     if paired:
         out += ["## Lock-step blocks", "", tables.PAIRING_NOTE, "", *table(tables.PAIRING_COLUMNS, paired)]
-        for note in (tables.host_line(result), tables.modes_note(result), tables.turns_note(result)):
+        for note in (tables.within_line(result), tables.modes_note(result), tables.turns_note(result)):
             out += [note, ""] if note else []
     jit = tables.jit_rows(result)
     if jit:

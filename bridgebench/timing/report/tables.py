@@ -239,12 +239,12 @@ def threaded(result: Analysis) -> str:
 
 
 PAIRING_COLUMNS = ("Benchmark", "Mechanism", "Blocks", "Turns (baseline:it)", "Round", "sd within blocks",
-                   "sd between blocks", "Host's share")
+                   "sd between blocks", "Share within")
 PAIRING_NOTE = ("Each ratio to the baseline from lock-step blocks: the sd of the rounds' log ratios within a block "
                 "(what taking turns leaves of the machine's speed steps) beside the sd of the blocks' mean log "
                 "ratios (what fresh processes and layouts differ by; the interval is Student's t over these). "
                 "Round: what a round of the block lasted (every member's turn once, the median over the ratio's "
-                "blocks); speed steps shorter than that fall on one side of a ratio only. Host's share: how much "
+                "blocks); speed steps shorter than that fall on one side of a ratio only. Share within: how much "
                 "of the variance between blocks the noise within them accounts for (a block's mean carries its "
                 "rounds' noise over their number).")
 
@@ -262,28 +262,30 @@ def pairing_rows(result: Analysis) -> list[tuple[str, ...]]:
 
     return [(c.benchmark, result.label(c.mechanism), str(c.ratio.executions if c.ratio else "—"),
              ", ".join(f"{a}:{b}" for a, b in c.ratio_turns) or "—", fmt.duration(c.ratio_round_s),
-             share(c.ratio_within_sd), share(c.ratio_between_sd), _host(c.ratio_host_share)) for c in _paired(result)]
+             share(c.ratio_within_sd), share(c.ratio_between_sd), _within_pct(c.ratio_within_share))
+            for c in _paired(result)]
 
 
-def _host(share: float | None) -> str:
-    """A host's share as a percentage; past 100 % (both variances are estimated) it is all of it."""
+def _within_pct(share: float | None) -> str:
+    """A share within as a percentage; past 100 % (both variances are estimated) it is all of it."""
     return "—" if share is None else f"{min(share, 1.0):.0%}"
 
 
-def host_line(result: Analysis) -> str | None:
-    """Whose noise set the lock-step intervals' width, mechanism by mechanism: the median host's share of each
+def within_line(result: Analysis) -> str | None:
+    """Whose noise set the lock-step intervals' width, mechanism by mechanism: the median share within of each
     mechanism's ratios, and what each end of it means for getting more of them decided."""
     shares: dict[str, list[float]] = {}
     for c in _paired(result):
-        if c.ratio_host_share is not None:
-            shares.setdefault(c.mechanism, []).append(c.ratio_host_share)
+        if c.ratio_within_share is not None:
+            shares.setdefault(c.mechanism, []).append(c.ratio_within_share)
     if not shares:
         return None
-    medians = ", ".join(f"{result.label(m)} {_host(statistics.median(v))}" for m, v in shares.items())
-    return (f"The host's share of the spread between blocks, the median over each mechanism's ratios: {medians}. "
-            f"Near 100 %, the machine's own noise (what taking turns did not cancel) set these intervals' width: a "
-            f"quieter machine or hour, or more rounds a block, narrows them; near 0, the processes and layouts differ "
-            f"by that much, and only more blocks do (stats.lockstep.host_share, which takes a block's rounds as "
+    medians = ", ".join(f"{result.label(m)} {_within_pct(statistics.median(v))}" for m, v in shares.items())
+    return (f"The share of the spread between blocks that the noise within them makes up, the median over each "
+            f"mechanism's ratios: {medians}. That noise is the machine's speed steps that taking turns did not cancel, "
+            f"and the benchmark's own from one round to the next. Near 100 %, it set these intervals' width: a quieter "
+            f"machine or hour, or more rounds a block, narrows them; near 0, the processes and layouts differ by that "
+            f"much, and only more blocks do (stats.lockstep.within_share, which takes a block's rounds as "
             f"independent: where neighbouring rounds' ratios move together, it reads low).")
 
 
@@ -695,11 +697,12 @@ def more_time_line(result: Analysis) -> str | None:
     whose = "it its" if len(near) == 1 else f"these {len(near)} benchmarks their"
     give = (f" `bridgebench run {result.campaign.study} --resume --max-time {cap:g}` would give {whose} "
             f"{fmt.duration(more_time.seconds_more(near), 2)}." if cap is not None else "")
-    host = more_time.host_share(result)
-    whose_noise = ("" if host is None else
-                   f" The host's own noise made up {_host(host)} of these ratios' spread between blocks (the median of "
-                   f"their host's shares, in the lock-step table): " + (
-                       "most of it, so a quieter machine or hour would decide them sooner." if host >= 0.5 else
+    within = more_time.within_share(result)
+    whose_noise = ("" if within is None else
+                   f" The noise within blocks made up {_within_pct(within)} of these ratios' spread between blocks "
+                   f"(the median of their shares within, in the lock-step table): " + (
+                       "most of it, so a quieter machine or hour, or more rounds a block, would decide them sooner."
+                       if within >= 0.5 else
                        "less than half, so the processes' own differences hold them, and only more blocks decide "
                        "them."))
     return (f"More time, projected from each ratio stopped out of time as it stands (its estimate and spread "
