@@ -284,9 +284,9 @@ def within_line(result: Analysis) -> str | None:
     return (f"The share of the spread between blocks that the noise within them makes up, the median over each "
             f"mechanism's ratios: {medians}. That noise is the machine's speed steps that taking turns did not cancel, "
             f"and the benchmark's own from one round to the next. Near 100 %, it set these intervals' width: a quieter "
-            f"machine or hour, or more rounds a block, narrows them; near 0, the processes and layouts differ by that "
-            f"much, and only more blocks do (stats.lockstep.within_share, which takes a block's rounds as "
-            f"independent: where neighbouring rounds' ratios move together, it reads low).")
+            f"machine or hour, or more rounds a block (a budget's `later_steady`), narrows them; near 0, the processes "
+            f"and layouts differ by that much, and only more blocks do (stats.lockstep.within_share, which takes a "
+            f"block's rounds as independent: where neighbouring rounds' ratios move together, it reads low).")
 
 
 TURN_COST_S = 0.0025
