@@ -15,8 +15,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import numpy as np
-
+from bridgebench.digits import significant
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import MIN_EXECUTIONS, t_quantile, too_few
 
@@ -130,6 +129,6 @@ def _times(ratio: float) -> str:
     if ratio >= 10:
         return f"×{ratio:.0f}"
     if not 0.5 <= ratio < 2 or ratio == 1:  # two significant digits, never in exponent notation ("×1.5e-05")
-        return f"×{np.format_float_positional(ratio, precision=2, unique=False, fractional=False, trim='-')}"
+        return f"×{significant(ratio, 2)}"
     decimals = min(8, 1 - math.floor(math.log10(abs(ratio - 1))))
     return f"×{ratio:.{decimals}f}".rstrip("0").rstrip(".")

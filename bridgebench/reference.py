@@ -24,6 +24,7 @@ import numpy as np
 
 from bridgebench import native
 from bridgebench.affinity import spawning_on
+from bridgebench.digits import significant
 from bridgebench.environment import Advice
 from bridgebench.protocol import ProtocolError, parse
 from bridgebench.study import PROBES_DIR
@@ -133,8 +134,7 @@ def advice(reading: Reading, calibration: dict[str, Any] | None, env: dict[str, 
         return Advice(topic, "not read", False, reading.detail)
     now = f"{reading.iteration_s * 1000:.3g} ms an iteration"
     if reading.spread is not None:  # a host stepping its speed while the loop ran shows here
-        spread = reading.spread * 100
-        now += f", interquartile range {spread:.2g} %" if spread < 10 else f", interquartile range {spread:.0f} %"
+        now += f", interquartile range {significant(reading.spread * 100, 2)} %"
     then, made = calibrated(calibration)
     if not then:
         return Advice(topic, now, True, "no calibration of this machine in the store to set it against: run "

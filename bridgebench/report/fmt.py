@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from bridgebench.digits import significant
 from bridgebench.instructions import INSTRUCTIONS, SECONDS
 from bridgebench.stats import (
     BAD_INCONSISTENT,
@@ -72,13 +71,6 @@ def estimate(est: Estimate | None, metric: str = SECONDS) -> str:
 
 
 MISPLACED = 0.1  # a ± misplacing an interval's near end by more than this share of the value: its ends instead
-
-
-def significant(x: float, digits: int) -> str:
-    """x to `digits` significant digits, whole numbers as they are: 270, 99.7 -> "100", 0.012; never "1e+02"."""
-    if x == 0 or abs(x) >= 10 ** (digits - 1):
-        return f"{x:.0f}"
-    return np.format_float_positional(x, precision=digits, unique=False, fractional=False, trim="-")
 
 
 def count(value: float | None) -> str:

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from bridgebench import question
+from bridgebench.digits import significant
 from bridgebench.instructions import INSTRUCTIONS
 from bridgebench.report import fmt
 from bridgebench.report.fmt import CLASS_SYMBOL
@@ -529,7 +530,7 @@ def jit_rows(result: Analysis) -> list[tuple[str, ...]]:
 
 def deltas_by_length(table: Iterable[Sequence]) -> str:
     """A calibrated δ table in words: each length's δ, and where even that δ left too few executions flat."""
-    return ", ".join(f"{d:.1%} ({fmt.significant(s, 2)} s{'' if reached else ', not reached: too few flat even so'})"
+    return ", ".join(f"{d:.1%} ({significant(s, 2)} s{'' if reached else ', not reached: too few flat even so'})"
                      for s, d, reached in table)
 
 
