@@ -45,10 +45,15 @@ def block_log_ratio(a: Sequence[float], b: Sequence[float]) -> float:
     return math.fsum(logs) / len(logs)
 
 
+def _round_logs(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> list[np.ndarray]:
+    """Each block's rounds' log ratios, B's turn mean over A's."""
+    return [np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float)) for a, b in blocks]
+
+
 def spread(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> tuple[float | None, float | None]:
     """The sd of the rounds' log ratios within blocks (pooled) and of the blocks' values between them: what
     taking turns leaves of the machine's steps, beside what processes differ by."""
-    within = [np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float)) for a, b in blocks]
+    within = _round_logs(blocks)
     dof = sum(len(w) - 1 for w in within)
     pooled = math.sqrt(sum(float(np.sum((w - w.mean()) ** 2)) for w in within) / dof) if dof > 0 else None
     values = [float(np.mean(w)) for w in within]
@@ -66,7 +71,7 @@ def within_share(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> f
     by chance (both variances are estimated), it leaves out blocks of one round (no variance within to read), and it
     takes a block's rounds as independent: where neighbouring rounds' ratios move together, it reads low. None with
     fewer than two blocks, no block of two rounds or more, or no spread between blocks."""
-    logs = [np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float)) for a, b in blocks]
+    logs = _round_logs(blocks)
     noise = [float(np.var(w, ddof=1)) / len(w) for w in logs if len(w) > 1]
     if len(logs) < 2 or not noise:
         return None
