@@ -25,10 +25,9 @@ from bridgebench.timing.report.tables import unlike_only_first
 
 
 def width(e: Estimate | None) -> float | None:
-    """The interval's half-width as a share of the estimate; None without one."""
-    if e is None or not e.has_interval or e.low is None or e.high is None:
-        return None
-    return (e.high - e.low) / 2 / e.value
+    """The interval's half-width as a share of the estimate, its farther end (Estimate.reach, as a report's ±);
+    None without one."""
+    return None if e is None or e.reach is None else e.reach / e.value
 
 
 def said(e: Estimate | None) -> str:
