@@ -9,7 +9,6 @@ import pytest
 
 from evidence.rounds_per_block import best_rounds, components, time_share
 
-
 Block = tuple[list[float], list[float]]
 
 
