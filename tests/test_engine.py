@@ -84,8 +84,8 @@ def test_a_resume_with_more_time_raises_an_adaptive_cap_and_goes_on_past_done(ba
     store = Store(tmp_path / "s.sqlite")
     options = timing.options_for(study, "quick", None, None, until_ci=0.05, max_time_s=60.0)
     cid = engine.create(store, TIMING, study, options, _builds(list(options.mechanisms)), [])
-    store.record_decisions(cid, 0, [("ok", "a", 2, "flat", None, "out of time", "its next execution would pass"),
-                                    ("ok", "b", 2, "flat", None, "settled", "CI within")])
+    store.record_decisions(cid, 0, [("ok", "a", 2, "flat", None, "out of time", "its next execution would pass", None),
+                                    ("ok", "b", 2, "flat", None, "settled", "CI within", None)])
     store.set_state(cid, "done")
     with pytest.raises(CampaignError, match=re.escape("no unfinished timing campaign to resume in "
                                                       f"{store.path}; campaign {cid} stopped 1 of its cells out of "
@@ -125,7 +125,8 @@ def test_a_resume_refused_on_its_way_leaves_the_time_cap_as_it_was(basic_study: 
     store = Store(tmp_path / "s.sqlite")
     options = timing.options_for(study, "quick", None, None, until_ci=0.05, max_time_s=60.0)
     cid = engine.create(store, TIMING, study, options, _builds(list(options.mechanisms)), [])
-    store.record_decisions(cid, 0, [("ok", "a", 2, "flat", None, "out of time", "its next execution would pass")])
+    store.record_decisions(cid, 0, [("ok", "a", 2, "flat", None, "out of time", "its next execution would pass",
+                                     None)])
     store.set_state(cid, "done")
     # the campaign's mechanisms were stored with other builds than these (_builds' hashes): refused
     with pytest.raises(CampaignError, match="mechanism a is not built as it was when campaign 1 started"):

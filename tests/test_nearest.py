@@ -126,8 +126,8 @@ def test_a_benchmark_waits_since_the_first_round_of_its_last_unbroken_wait() -> 
     """Read back from the stored decisions, as a resumed campaign reads them: x has waited since round 2, y
     waited once, ran again, and waits since round 4; z never waited; w waited but not in the last round."""
     def d(round_: int, benchmark: str, waits: bool) -> dict[str, object]:
-        reason = "undecided" + (nearest.wait_reason(90.0, 200.0) if waits else "")
-        return {"round": round_, "benchmark": benchmark, "mechanism": "m", "reason": reason}
+        return {"round": round_, "benchmark": benchmark, "mechanism": "m", "reason": "undecided",
+                "wait_projection_s": 90.0 if waits else None}
 
     history = [d(r, "x", r >= 2) for r in range(5)] + [d(r, "y", r in (1, 4)) for r in range(5)] + \
         [d(r, "z", False) for r in range(5)] + [d(r, "w", r == 3) for r in range(4)]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 import sqlite3
 from pathlib import Path
 
@@ -20,13 +21,15 @@ def test_a_version_1_store_gains_the_batch_and_audit_columns(tmp_path: Path) -> 
         db.execute("ALTER TABLE check_answer DROP COLUMN batch")
         db.execute("ALTER TABLE check_answer DROP COLUMN iterations")
         db.execute("ALTER TABLE check_answer DROP COLUMN stepped")
+        db.execute("ALTER TABLE cell_decision DROP COLUMN wait_projection_s")
         for column in (*AUDIT, "machine"):
             db.execute(f"ALTER TABLE execution DROP COLUMN {column}")
         db.execute("UPDATE meta SET value='1' WHERE key='schema_version'")
     store = Store(path)
     assert {"batch", "iterations", "stepped"} <= {r[1] for r in store.db.execute("PRAGMA table_info(check_answer)")}
     assert {*AUDIT, "machine"} <= {r[1] for r in store.db.execute("PRAGMA table_info(execution)")}
-    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "10"
+    assert "wait_projection_s" in {r[1] for r in store.db.execute("PRAGMA table_info(cell_decision)")}
+    assert store.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "11"
 
 
 def test_a_version_7_store_gains_the_calibration_table(tmp_path: Path) -> None:
@@ -124,7 +127,7 @@ def test_a_version_3_store_keeps_every_iteration_bit_for_bit_and_analyses_the_sa
     store.close()
     _as_schema_3(path)
     migrated = Store(path)
-    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "10"
+    assert migrated.db.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION) == "11"
     tables = {r[0] for r in migrated.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "iteration" not in tables and "iteration_counter" not in tables
     for eid, (times, counters) in written.items():
@@ -142,3 +145,23 @@ def test_a_counter_cannot_take_the_name_of_the_iteration_times(tmp_path: Path) -
     with pytest.raises(ValueError, match="may not be named"):
         store.record_execution(cid, Task(0, "b", "m", 0), run)
     assert store.executions(cid) == []
+
+
+def test_a_version_10_stores_waits_are_read_once_out_of_their_reasons(tmp_path: Path) -> None:
+    """Before schema 11 nearest first said a benchmark waited only in its cells' reasons; opened now, those rows
+    gain the projection the reason gave (without a figure: more than any campaign runs), and no other row does."""
+    path = tmp_path / "s.sqlite"
+    store = Store(path)
+    cid = store.create_campaign("x", "x", "h", {}, "sha", {}, "m", [Task(0, "b", "m", 0)])
+    store.close()
+    waits = ("; waits this round: as they stand, its ratios would take about 57 s more, and nearer answers come "
+             "first (120 s left)")
+    endless = "; waits this round: as they stand, its ratios would take more blocks than any campaign runs, and …"
+    with sqlite3.connect(path) as db:  # as schema 10 wrote them
+        db.execute("ALTER TABLE cell_decision DROP COLUMN wait_projection_s")
+        db.executemany("INSERT INTO cell_decision VALUES (?, ?, ?, ?, 3, NULL, NULL, 'open', ?)",
+                       [(cid, 0, "a", "m", "undecided" + waits), (cid, 0, "b", "m", "undecided" + endless),
+                        (cid, 0, "c", "m", "undecided"), (cid, 1, "a", "m", "undecided")])
+        db.execute("UPDATE meta SET value='10' WHERE key='schema_version'")
+    got = {(d["round"], d["benchmark"]): d["wait_projection_s"] for d in Store(path).decisions(cid)}
+    assert got == {(0, "a"): 57.0, (0, "b"): math.inf, (0, "c"): None, (1, "a"): None}

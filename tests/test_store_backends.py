@@ -100,9 +100,10 @@ def test_the_plan_grows_and_shrinks_and_decisions_are_replaced(store_location: s
     assert len(store.planned(cid)) == 9
     assert store.drop_unrun(cid) == 8
     assert store.planned(cid) == [TASKS[0]] and store.pending(cid) == []
-    store.record_decisions(cid, 0, [("x", "a", 1, "flat", 0.5, "open", "CI wide")])
-    store.record_decisions(cid, 0, [("x", "a", 1, "flat", 0.01, "settled", "CI narrow")])
-    assert [(d["state"], d["half_width"]) for d in store.decisions(cid)] == [("settled", 0.01)]
+    store.record_decisions(cid, 0, [("x", "a", 1, "flat", 0.5, "open", "CI wide", 30.0)])
+    store.record_decisions(cid, 0, [("x", "a", 1, "flat", 0.01, "settled", "CI narrow", None)])
+    assert [(d["state"], d["half_width"], d["wait_projection_s"]) for d in store.decisions(cid)] == [
+        ("settled", 0.01, None)]
 
 
 def test_the_analysis_is_cached_and_replaced(store_location: str) -> None:

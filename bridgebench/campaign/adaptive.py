@@ -321,7 +321,7 @@ def run(store: Store, campaign_id: int, cells: list[Cell], budget: AdaptiveBudge
             reason = d.reason
             if cell[0] in waits:
                 reason += nearest.wait_reason(waits[cell[0]], max_time_s - clock.spent)
-            decisions.append((*cell, n, cls, d.half_width, d.state, reason))
+            decisions.append((*cell, n, cls, d.half_width, d.state, reason, waits.get(cell[0])))
         store.record_decisions(campaign_id, round_, decisions)
         if not still_open:
             return

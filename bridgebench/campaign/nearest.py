@@ -27,7 +27,7 @@ from typing import Any
 from bridgebench import question
 from bridgebench.timing.result import Analysis
 
-WAITS = "; waits this round: "  # how a waiting benchmark's cells' reasons go on (cell_decision)
+WAITS = "; waits this round: "  # how a waiting benchmark's cells' reasons go on, for the reader
 
 Cell = tuple[str, str]
 
@@ -80,12 +80,12 @@ def wait_reason(seconds: float, left_s: float) -> str:
 
 
 def waiting_since(history: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """Per benchmark waiting in the last judged round, the round its wait began: read from the stored decisions,
-    so that a resumed campaign knows it too."""
+    """Per benchmark waiting in the last judged round, the round its wait began: read from the stored decisions
+    (their wait_projection_s), so that a resumed campaign knows it too."""
     rounds: dict[str, dict[int, bool]] = {}
     for d in history:
         waited = rounds.setdefault(d["benchmark"], {})
-        waited[d["round"]] = waited.get(d["round"], False) or WAITS in d["reason"]
+        waited[d["round"]] = waited.get(d["round"], False) or d["wait_projection_s"] is not None
     last = max((r for waited in rounds.values() for r in waited), default=-1)
     since = {}
     for benchmark, waited in rounds.items():

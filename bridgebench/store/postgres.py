@@ -181,3 +181,5 @@ class Backend:
             db.execute("ALTER TABLE check_answer ADD COLUMN IF NOT EXISTS iterations BIGINT")
         if version < 9:
             db.execute("ALTER TABLE check_answer ADD COLUMN IF NOT EXISTS stepped BIGINT")
+        if version < 11:
+            db.execute("ALTER TABLE cell_decision ADD COLUMN IF NOT EXISTS wait_projection_s DOUBLE PRECISION")

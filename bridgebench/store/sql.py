@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +28,7 @@ from bridgebench.store import postgres as store_postgres
 from bridgebench.store import sqlite as store_sqlite
 from bridgebench.store.encoding import FLOAT64, SECONDS, from_blob, to_blob
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 _SCHEMA = """  -- {id}, {int}… are the backend's column types (store_*.SCALARS)
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -115,6 +117,8 @@ CREATE TABLE IF NOT EXISTS cell_decision ( -- adaptive budgets (schema 3): each 
     half_width {real},                -- the steady-state CI's half-width over its estimate
     state TEXT NOT NULL,            -- open (more rounds), settled, capped, failing, out of time
     reason TEXT NOT NULL,
+    wait_projection_s {real},         -- (schema 11) nearest first: the seconds of blocks its benchmark was projected
+                                    -- to need when that made it wait this round; NULL: it did not wait
     PRIMARY KEY (campaign_id, round, benchmark, mechanism)
 );
 CREATE TABLE IF NOT EXISTS machine (  -- (schema 5) every machine that stored an execution, as it described itself
@@ -243,6 +247,23 @@ class _Connection:
                              rows)
 
 
+# How schemas up to 10 recorded that nearest first made a benchmark wait: only in its cells' reasons, as
+# campaign/nearest.py worded them then ("…; waits this round: as they stand, its ratios would take about 90 s
+# more, …" or "… more blocks than any campaign runs, …"). Read once, when such a store is opened by schema 11.
+_OLD_WAITS = "; waits this round: "
+_OLD_PROJECTION = re.compile(r"; waits this round: as they stand, its ratios would take about (\d+) s more")
+
+
+def _waits_from_reasons(db: _Connection) -> None:
+    """Schema 11: the wait_projection_s of the decisions a schema up to 10 stored, from their reasons."""
+    rows = db.execute("SELECT campaign_id, round, benchmark, mechanism, reason FROM cell_decision WHERE reason LIKE ?",
+                      (f"%{_OLD_WAITS}%",)).fetchall()
+    for *key, reason in rows:
+        found = _OLD_PROJECTION.search(reason)
+        db.execute("UPDATE cell_decision SET wait_projection_s=? WHERE campaign_id=? AND round=? AND benchmark=?"
+                   " AND mechanism=?", (float(found.group(1)) if found else math.inf, *key))
+
+
 class Store:
     def __init__(self, location: Path | str, create: bool = True) -> None:
         """Open the store at `location` (a file, or a postgresql:// connection string); with create=False
@@ -268,6 +289,8 @@ class Store:
                 if row is None:
                     db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 b.migrate(db.raw, version)
+                if version < 11:
+                    _waits_from_reasons(db)
                 db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
         except store_postgres.Unusable as err:
             raise StoreError(f"{self.path}: {err}") from err
@@ -445,20 +468,23 @@ class Store:
         return cur.rowcount
 
     def record_decisions(self, campaign_id: int, round_: int,
-                         decisions: list[tuple[str, str, int, str | None, float | None, str, str]]) -> None:
-        """One round's verdict per cell: (benchmark, mechanism, executions, class, half-width, state, why)."""
+                         decisions: list[tuple[str, str, int, str | None, float | None, str, str, float | None]]
+                         ) -> None:
+        """One round's verdict per cell: (benchmark, mechanism, executions, class, half-width, state, why, and the
+        projection that made its benchmark wait this round, or None)."""
         with self.transaction() as db:
-            db.executemany("INSERT INTO cell_decision VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id,"
+            db.executemany("INSERT INTO cell_decision VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id,"
                            " round, benchmark, mechanism) DO UPDATE SET executions=excluded.executions,"
                            " classification=excluded.classification, half_width=excluded.half_width,"
-                           " state=excluded.state, reason=excluded.reason",
+                           " state=excluded.state, reason=excluded.reason,"
+                           " wait_projection_s=excluded.wait_projection_s",
                            [(campaign_id, round_, *d) for d in decisions])
 
     def decisions(self, campaign_id: int) -> list[dict[str, Any]]:
-        rows = self.db.execute("SELECT round, benchmark, mechanism, executions, classification, half_width, state,"
-                               " reason FROM cell_decision WHERE campaign_id=? ORDER BY round, benchmark, mechanism",
-                               (campaign_id,))
-        keys = ("round", "benchmark", "mechanism", "executions", "classification", "half_width", "state", "reason")
+        keys = ("round", "benchmark", "mechanism", "executions", "classification", "half_width", "state", "reason",
+                "wait_projection_s")
+        rows = self.db.execute(f"SELECT {', '.join(keys)} FROM cell_decision WHERE campaign_id=?"
+                               " ORDER BY round, benchmark, mechanism", (campaign_id,))
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
     def pending(self, campaign_id: int) -> list[Task]:

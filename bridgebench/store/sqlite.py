@@ -78,6 +78,8 @@ class Backend:
             _add_columns(db, "check_answer", ("iterations INTEGER",))
         if version < 9:  # whether each cell's probe speaks the stepped mode (lock-step blocks)
             _add_columns(db, "check_answer", ("stepped INTEGER",))
+        if version < 11:  # the projection that made a benchmark wait (nearest first), out of the reasons' text
+            _add_columns(db, "cell_decision", ("wait_projection_s REAL",))
 
 
 def _add_columns(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> None:
