@@ -1,4 +1,5 @@
-"""evidence/rounds_per_block.py: the two-stage cost model of a later block's rounds, on planted blocks."""
+"""evidence/rounds_per_block.py (the two-stage cost model of a later block's rounds) and evidence/turn_gap.py (a
+round's noise by how far apart its turns were), on planted blocks."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import math
 import numpy as np
 import pytest
 
+from bridgebench.timing.analysis import Side
 from evidence.rounds_per_block import best_rounds, components, time_share
+from evidence.turn_gap import residuals
 
 Block = tuple[list[float], list[float]]
 
@@ -49,3 +52,15 @@ def test_the_time_share_is_one_at_the_best_count_and_less_away_from_it() -> None
     assert time_share(0.04, 0.01, 1.0, 1.0, 8.0) == pytest.approx(0.09 / 0.135)
     # without b, endless rounds leave only their own cost: c1·r / (c0 + c1·r)
     assert time_share(0.04, -0.001, 1.0, 1.0, 3.0) == pytest.approx(3 / 4)
+
+
+def test_turn_gap_groups_each_rounds_residual_by_how_far_apart_the_turns_were() -> None:
+    """Two blocks: one of three steady rounds, its turns 1, 2 and 1 places apart; one of one round (no residual)."""
+    base = {0: Side("m", np.ones(3), "x", {0: 1.0, 1: 1.0, 2: 1.0}), 1: Side("m", np.ones(3), "y", {0: 1.0})}
+    other = {0: Side("m", np.ones(3), "x", {0: 1.0, 1: math.e ** 0.3, 2: 1.0}), 1: Side("m", np.ones(3), "y", {0: 2.0})}
+    places = {1: [0, 0, 2], 2: [1, 2, 1], 3: [0], 4: [1]}
+    got = residuals(base, other, {0: 1, 1: 3}, {0: 2, 1: 4}, places, first=0)
+    scale = math.sqrt(3 / 2)  # a round's variance from a block of three
+    assert [d for d, _ in got] == [1, 2, 1]
+    assert [v for _, v in got] == pytest.approx([-0.1 * scale, 0.2 * scale, -0.1 * scale])
+    assert residuals(base, other, {0: 1, 1: 3}, {0: 2, 1: 4}, places, first=1) == []  # the later blocks only
