@@ -334,6 +334,30 @@ def test_timed_turns_last_alike_whatever_the_iteration() -> None:
             lockstep.timed_turns([5, 5], seconds, turn_s)
 
 
+def test_timed_turns_anchored_to_the_baseline_last_as_long_as_its_turn_really_does() -> None:
+    # havlak at 02:27's speed: LuaJIT 20.4 ms, luajit2 18.3 ms (11 % apart: not twins). Each rounded to 50 ms on its own
+    # falls either side of 2.5 iterations (2 and 3: 41 against 55 ms); to LuaJIT's 41 ms luajit2 takes 2 (37 ms)
+    havlak = [0.0204, 0.0183]
+    assert lockstep.timed_turns([10, 10], havlak, 0.05)[1] == [2, 3]
+    assert lockstep.timed_turns([10, 10], havlak, 0.05, anchor=0) == (5, [2, 2])
+    # the anchor's own turn is still the whole iterations nearest turn_s, and an interpreter's longer iteration a turn
+    assert lockstep.timed_turns([10, 10, 2], [0.0130, 0.0154, 0.3], 0.1, anchor=0) == (2, [8, 7, 1])
+    assert lockstep.timed_turns([10, 10, 2], [0.0130, 0.0154, 0.3], 0.1, anchor=1) == (2, [7, 6, 1])
+    # the anchor's twin takes the anchor's turn, where rounding to its time would give it one more (6 s / 0.92 s)
+    assert lockstep.timed_turns([12, 12], [0.92, 1.0], 6.0)[1] == [7, 7]  # unanchored: the longest of the twins'
+    assert lockstep.timed_turns([12, 12], [0.92, 1.0], 6.0, anchor=1)[1] == [6, 6]
+    # twins beside an anchor take one length, the longest of theirs (interpreters: 2.6 and 2.4 iterations of 50 ms)
+    assert lockstep.timed_turns([9, 9, 9], [0.0167, 0.0192, 0.0208], 0.05, anchor=0)[1] == [3, 3, 3]
+    # a copy of a member's VM takes its turn whatever the estimates say (havlak's A/A, 2026-11-29: 14.0 and 16.2 ms),
+    # the anchor's or another's (an interpreter's copy beside it: 2 iterations of 30 ms, 1 of 40)
+    seconds = [0.0140, 0.0162, 0.030, 0.040]
+    assert lockstep.timed_turns([10] * 4, seconds, 0.05, anchor=0)[1] == [4, 3, 2, 1]
+    assert lockstep.timed_turns([10] * 4, seconds, 0.05, anchor=0, copy_of={1: 0, 3: 2})[1] == [4, 4, 2, 2]
+    for anchor, copy_of in ((2, None), (-1, None), (0, {2: 0}), (0, {1: 1}), (None, {0: 1, 1: 0})):
+        with pytest.raises(ValueError):
+            lockstep.timed_turns([5, 5], [0.01, 0.01], 0.1, anchor, copy_of)
+
+
 def test_a_lead_runs_before_the_rounds_unpaired_and_is_stored() -> None:
     runs = lockstep.run_block([lockstep.Member([sys.executable, str(PROBE), "good", "7"], ENV, Path.cwd(), 7, 2, 1),
                                member("good", 3)], timeout_s=30, seed="lead")
@@ -760,7 +784,7 @@ def test_a_budget_with_turn_s_sizes_the_later_blocks_turns_by_time(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     cells = {c["mechanism"]: c for c in json.loads(done.stdout)["cells"]}
     later = first_iteration_seconds(Store(store_path, create=False), 1, "one", 3)
-    _, timed = lockstep.timed_turns([1, 1], [later["jit"], later["interp"]], 0.03)
+    _, timed = lockstep.timed_turns([1, 1], [later["jit"], later["interp"]], 0.03, anchor=0)  # the baseline's
     for p in range(5):
         rows = {m: next(r for r in cells[m]["per_execution"] if r["pexec"] == p) for m in ("jit", "interp")}
         made = {(r["iterations"] - r["lead"]) // r["turn"] for r in rows.values()}

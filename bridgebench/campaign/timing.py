@@ -455,13 +455,18 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
             return alone(task)
         leads, steady = zip(*(parts(t) for t in tasks), strict=True)
         seconds = iteration_seconds(tasks)
-        rounds, turn = (lockstep.timed_turns(list(steady), seconds, options.turn_s) if seconds and options.turn_s
+        names = [t.mechanism for t in tasks]
+        anchor = names.index(study.baseline) if study.baseline in names else None  # the ratios are to it
+        # a copy of another member's VM (twin_of it), whose iterations last as that one's whatever the estimates said
+        originals = [study.mechanisms[m].twin_of for m in names]
+        copy_of = {i: names.index(o) for i, o in enumerate(originals) if o in names}
+        rounds, turn = (lockstep.timed_turns(list(steady), seconds, options.turn_s, anchor, copy_of)
+                        if seconds and options.turn_s
                         else lockstep.turns(list(steady), like_with_like=options.turns != TOGETHER))
         # Shared: one layout for the whole block (common random numbers). Each member's layout is still
         # uniform over the draws, so a ratio's expectation over layouts is the same as with its own draws;
         # where the mechanisms answer a layout alike, the block's ratio no longer carries it.
         shared = layout.draw() if options.layout == SHARED else None
-        names = [t.mechanism for t in tasks]
         at_once = twins_at_once(names, turn, study) if options.turns == TWINS else set()
         if at_once:  # a VM and its twin take turns of one length, the longer of theirs
             longest = max(k for m, k in zip(names, turn, strict=True) if m in at_once)

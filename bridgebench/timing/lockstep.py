@@ -36,6 +36,7 @@ import random
 import statistics
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import replace
 
 from bridgebench import audit
@@ -92,25 +93,46 @@ def turns(iterations: list[int], like_with_like: bool = True) -> tuple[int, list
     return rounds, [max(1, math.ceil(n / rounds)) for n in iterations]
 
 
-def timed_turns(iterations: list[int], seconds: list[float], turn_s: float) -> tuple[int, list[int]]:
+def timed_turns(iterations: list[int], seconds: list[float], turn_s: float, anchor: int | None = None,
+                copy_of: Mapping[int, int] | None = None) -> tuple[int, list[int]]:
     """Rounds and each member's turn when every turn lasts about `turn_s` (a member whose iteration is longer:
     one iteration). A turn taken after the block's other processes costs about a fixed time, not a share of an
     iteration (evidence/turn_cause.py --paired: LuaJIT's json +9 %, +5 %, +2 % at turns of 1, 2 and 4 iterations,
     methodology §13), so a ratio's two sides pay alike only when their turns last alike, and little when both
-    are long. `seconds`: each member's iteration, estimated. Members whose iterations are within SAME_ITERATION of
-    each other (a VM and its twin) take turns of one length, the longest of theirs. As many rounds as the member
-    that needs the most to make its sized iterations: none makes fewer. So every member runs about as long as the
-    one sized longest, which costs little only where the members were sized alike: a campaign uses it in its later
-    blocks (campaign/timing.py; in lua-vms's first blocks PUC Lua ran as long as LuaJIT's 50 iterations, about 255 s
-    of 540 against 157, 2026-11-29). Turns no shorter than `turn_s` with each member its own work instead (fewer
-    rounds) cost nothing more but left a block one or two rounds, and a speed step then falls on one side: PUC Lua's
-    ±5 % held on 3 and 2 of 16 benchmarks (methodology §13)."""
+    are long. `seconds`: each member's iteration, estimated. `anchor`: the member the block's ratios are taken to
+    (the baseline): its turn is the whole iterations nearest `turn_s`, and every other member's the whole iterations
+    nearest the time that turn really lasts, so that each ratio's two turns last as alike as whole iterations allow.
+    Each member rounded to `turn_s` on its own could fall either side of a rounding from the anchor's: luajit2's md5
+    took turns of 3 iterations beside LuaJIT's 2 (2026-11-30 02:27), and LuaJIT's havlak 2 beside luajit2's 3 read
+    ×1.013 where turns alike read ×1.07–×1.10 (methodology §13, "Turns anchored to the baseline's"). Members whose
+    iterations are within SAME_ITERATION of each other (a VM and its twin) take turns of one length: the anchor's,
+    where it is one of them, else the longest of theirs. `copy_of`: a member that runs another's own VM (a study's
+    `twin_of`), by the member it copies, whose iterations last as that one's whatever the first executions' estimates
+    say (LuaJIT's havlak and its copy's were estimated 13–17 % apart in 4 of 13 A/A campaigns, 2026-11-29): that
+    member's turn. As many rounds as the member that needs the most to make its
+    sized iterations: none makes fewer. So every member runs about as long as the one sized longest, which costs little
+    only where the members were sized alike: a campaign uses it in its later blocks (campaign/timing.py; in lua-vms's
+    first blocks PUC Lua ran as long as LuaJIT's 50 iterations, about 255 s of 540 against 157, 2026-11-29). Turns no
+    shorter than `turn_s` with each member its own work instead (fewer rounds) cost nothing more but left a block one
+    or two rounds, and a speed step then falls on one side: PUC Lua's ±5 % held on 3 and 2 of 16 benchmarks
+    (methodology §13)."""
     if len(seconds) != len(iterations) or not all(s > 0 for s in seconds) or turn_s <= 0:
         raise ValueError("timed_turns(): one positive iteration time per member, and a positive turn time")
-    turn = [max(1, round(turn_s / s)) for s in seconds]
+    members, copy_of = range(len(seconds)), copy_of or {}
+    if (anchor is not None and anchor not in members) or any(
+            i not in members or j not in members or j in copy_of or i == j for i, j in copy_of.items()):
+        raise ValueError(f"timed_turns(): anchor {anchor} or copies {copy_of} not among the {len(seconds)} members, "
+                         "or a copy of a copy")
+    target = [turn_s] * len(seconds)
+    if anchor is not None:
+        target = [max(1, round(turn_s / seconds[anchor])) * seconds[anchor]] * len(seconds)
+    own = [max(1, round(t / s)) for s, t in zip(seconds, target, strict=True)]
+    turn = list(own)
     for i, s in enumerate(seconds):
         alike = [j for j, t in enumerate(seconds) if max(s, t) <= SAME_ITERATION * min(s, t)]
-        turn[i] = max(turn[j] for j in alike)
+        turn[i] = own[anchor] if anchor in alike else max(own[j] for j in alike)
+    for i, j in copy_of.items():
+        turn[i] = turn[j]
     rounds = max(1, *(math.ceil(n / k) for n, k in zip(iterations, turn, strict=True)))
     return rounds, turn
 
