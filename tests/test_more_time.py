@@ -110,8 +110,9 @@ def test_the_more_time_line_says_whose_noise_holds_the_ratios_stopped_out_of_tim
     assert more_time.within_share(noisy) == pytest.approx(0.7)
     assert (tables.more_time_line(noisy) or "").endswith(
         "The noise within blocks made up 70% of these ratios' spread between blocks (the median of their shares "
-        "within, in the lock-step table): most of it, so a quieter machine or hour, or more rounds a block, would "
-        "decide them sooner.")
+        "within, in the lock-step table): most of it, so a quieter machine or hour would decide them sooner (more "
+        "rounds a block would narrow each block's value, at about the time the blocks they spare would take: "
+        "methodology §13, \"Rounds a later block\").")
     quiet = tables.more_time_line(_analysis(shared(cells, 0.1, None, 0.9)))
     assert quiet is not None and quiet.endswith(
         "made up 10% of these ratios' spread between blocks (the median of their shares within, in the lock-step "

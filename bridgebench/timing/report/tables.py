@@ -285,9 +285,10 @@ def within_line(result: Analysis) -> str | None:
     return (f"The share of the spread between blocks that the noise within them makes up, the median over each "
             f"mechanism's ratios: {medians}. That noise is the machine's speed steps that taking turns did not cancel, "
             f"and the benchmark's own from one round to the next. Near 100 %, it set these intervals' width: a quieter "
-            f"machine or hour, or more rounds a block (a budget's `later_steady`), narrows them; near 0, the processes "
-            f"and layouts differ by that much, and only more blocks do (stats.lockstep.within_share, which takes a "
-            f"block's rounds as independent: where neighbouring rounds' ratios move together, it reads low).")
+            f"machine or hour narrows them, as do more rounds a block (a budget's `later_steady`) at a cost in time; "
+            f"near 0, the processes and layouts differ by that much, and only more blocks do "
+            f"(stats.lockstep.within_share, which takes a block's rounds as independent: where neighbouring rounds' "
+            f"ratios move together, it reads low).")
 
 
 TURN_COST_S = 0.0025
@@ -702,7 +703,9 @@ def more_time_line(result: Analysis) -> str | None:
     whose_noise = ("" if within is None else
                    f" The noise within blocks made up {_within_pct(within)} of these ratios' spread between blocks "
                    f"(the median of their shares within, in the lock-step table): " + (
-                       "most of it, so a quieter machine or hour, or more rounds a block, would decide them sooner."
+                       "most of it, so a quieter machine or hour would decide them sooner (more rounds a block "
+                       "would narrow each block's value, at about the time the blocks they spare would take: "
+                       "methodology §13, \"Rounds a later block\")."
                        if within >= 0.5 else
                        "less than half, so the processes' own differences hold them, and only more blocks decide "
                        "them."))
