@@ -319,8 +319,9 @@ def turns_note(result: Analysis) -> str | None:
             f"times: a turn runs after the block's other processes used the CPU and, on benchmarks with much data, "
             f"pays about a fixed time for that (up to {TURN_COST_S * 1000:g} ms measured here), which would be a "
             f"share of one side's turns more than {UNLIKE_SHARE:.0%} from the other's (the Turns column gives their "
-            f"lengths in iterations; a budget's `turn_s` gives the later blocks' turns equal times). Such a ratio is "
-            f"one of the turns as they ran (or their iterations fall in step with the benchmark's own rhythm), and "
+            f"lengths in iterations; a budget's `turn_s` sizes the later blocks' turns to the baseline's turn, as near "
+            f"as whole iterations allow). Such a ratio is one of the turns as they ran (or their iterations fall in "
+            f"step with the benchmark's own rhythm), and "
             f"can differ from a sequential run's by more than its interval says (evidence/turn_first.py reads it "
             f"from this campaign's store, and evidence/ratio_widths.py SEQUENTIAL.json --versus THIS.json sets this "
             f"campaign's ratios against a sequential run's, each process alone; methodology §13).{where}")
