@@ -19,9 +19,9 @@ from pathlib import Path
 
 from bridgebench.stats import Estimate
 from bridgebench.stats.lockstep import lockstep_ratio
-from bridgebench.store import Store
-from bridgebench.timing.analysis import Series, current_analysis, lockstep_blocks
+from bridgebench.timing.analysis import lockstep_blocks
 from bridgebench.timing.report.tables import unlike_only_first
+from bridgebench.timing.stored_ratios import missing, stored_ratios
 
 
 def width(e: Estimate | None) -> float | None:
@@ -39,29 +39,17 @@ def ratios(path: Path) -> list[tuple[str, str, str, Estimate, Estimate | None]]:
     """Per ratio that took unlike turns only in its first blocks, in every finished campaign of a store: where, its
     estimate over every block and over the later blocks alone."""
     out = []
-    store = Store(path, create=False)
-    try:
-        for campaign in store.campaigns():
-            if campaign.state != "done":
-                continue
-            result = current_analysis(store, campaign.id)
-            first = int(result.campaign.options.get("process_executions") or 0)
-            series = Series(store, result.metric)
-            for c in unlike_only_first(result):
-                base = result.cell(c.benchmark, result.baseline or "")
-                if base is None or c.ratio is None:
-                    continue
-                a, b = (series.steady(x.per_execution) for x in (base, c))
-                later = lockstep_blocks({r: s for r, s in a.items() if r >= first},
-                                        {r: s for r, s in b.items() if r >= first})
-                every = lockstep_blocks(a, b)
-                if not every:
-                    continue
-                out.append((f"{path.name} #{campaign.id}", c.benchmark, result.label(c.mechanism),
-                            lockstep_ratio(list(every.values())),
-                            lockstep_ratio(list(later.values())) if later else None))
-    finally:
-        store.close()
+    for x in stored_ratios(path, cells=unlike_only_first):
+        first = int(x.result.campaign.options.get("process_executions") or 0)
+        if x.cell.ratio is None:
+            continue
+        later = lockstep_blocks({r: s for r, s in x.a.items() if r >= first},
+                                {r: s for r, s in x.b.items() if r >= first})
+        every = lockstep_blocks(x.a, x.b)
+        if not every:
+            continue
+        out.append((x.where, x.cell.benchmark, x.result.label(x.cell.mechanism), lockstep_ratio(list(every.values())),
+                    lockstep_ratio(list(later.values())) if later else None))
     return out
 
 
@@ -69,12 +57,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("stores", type=Path, nargs="+")
     args = ap.parse_args()
-    found = []
-    for path in args.stores:
-        if not path.exists():
-            print(f"{path}: no such store", file=sys.stderr)
-            return 1
-        found += ratios(path)
+    if error := missing(args.stores):
+        print(error, file=sys.stderr)
+        return 1
+    found = [row for path in args.stores for row in ratios(path)]
     if not found:
         print("no ratio took unlike turns only in its first blocks", file=sys.stderr)
         return 1

@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from bridgebench.store import Store
-from bridgebench.timing.analysis import Series, current_analysis, lockstep_blocks
+from bridgebench.timing.analysis import lockstep_blocks
+from bridgebench.timing.stored_ratios import missing, stored_ratios
 
 
 def components(blocks: list[tuple[list[float], list[float]]]) -> tuple[float, float, float] | None:
@@ -77,32 +78,23 @@ def block_costs(store: Store, campaign_id: int, first: int) -> dict[str, tuple[f
 def rows(path: Path, mechanism: str | None) -> list[tuple[str, str, str, float, float, float, float, float, float]]:
     """(campaign, benchmark, mechanism, w, b, r, c0, c1, r*) per ratio to the baseline over later blocks."""
     out = []
-    store = Store(path, create=False)
-    try:
-        for campaign in (c for c in store.campaigns() if c.state == "done"):
-            result = current_analysis(store, campaign.id)
-            if result.baseline is None:
-                continue
-            first = int(result.campaign.options.get("process_executions") or 0)
-            costs = block_costs(store, campaign.id, first)
-            series = Series(store, result.metric)
-            for c in result.cells:
-                base = result.cell(c.benchmark, result.baseline)
-                if base is None or c.mechanism == result.baseline or c.benchmark not in costs or (
-                        mechanism and c.mechanism != mechanism):
-                    continue
-                a, b = (series.steady(x.per_execution) for x in (base, c))
-                later = lockstep_blocks({r: s for r, s in a.items() if r >= first},
-                                        {r: s for r, s in b.items() if r >= first})
-                parts = components(list(later.values()))
-                if parts is None:
-                    continue
-                w, between, r = parts
-                c0, c1 = costs[c.benchmark]
-                out.append((f"{path.name} #{campaign.id}", c.benchmark, result.label(c.mechanism), w, between, r,
-                            c0, c1, best_rounds(w, between, c0, c1)))
-    finally:
-        store.close()
+    costs: dict[int, dict[str, tuple[float, float]]] = {}
+    for x in stored_ratios(path, mechanism):
+        campaign = x.result.campaign
+        first = int(campaign.options.get("process_executions") or 0)
+        if campaign.id not in costs:
+            costs[campaign.id] = block_costs(x.store, campaign.id, first)
+        if x.cell.benchmark not in costs[campaign.id]:
+            continue
+        later = lockstep_blocks({r: s for r, s in x.a.items() if r >= first},
+                                {r: s for r, s in x.b.items() if r >= first})
+        parts = components(list(later.values()))
+        if parts is None:
+            continue
+        w, between, r = parts
+        c0, c1 = costs[campaign.id][x.cell.benchmark]
+        out.append((x.where, x.cell.benchmark, x.result.label(x.cell.mechanism), w, between, r, c0, c1,
+                    best_rounds(w, between, c0, c1)))
     return out
 
 
@@ -111,12 +103,10 @@ def main() -> int:
     ap.add_argument("stores", type=Path, nargs="+")
     ap.add_argument("--mechanism", help="only this mechanism's ratios (default: every mechanism's)")
     args = ap.parse_args()
-    found = []
-    for path in args.stores:
-        if not path.exists():
-            print(f"{path}: no such store", file=sys.stderr)
-            return 1
-        found += rows(path, args.mechanism)
+    if error := missing(args.stores):
+        print(error, file=sys.stderr)
+        return 1
+    found = [row for path in args.stores for row in rows(path, args.mechanism)]
     if not found:
         print("no ratio has three later blocks of two rounds or more", file=sys.stderr)
         return 1

@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from bridgebench.store import Store
-from bridgebench.timing.analysis import Rounds, Series, current_analysis
+from bridgebench.timing.analysis import Rounds
+from bridgebench.timing.stored_ratios import missing, stored_ratios
 
 
 def positions(store: Store, campaign_id: int) -> dict[int, list[int]]:
@@ -60,26 +61,16 @@ def residuals(a: Rounds, b: Rounds, ids_a: dict[int, int], ids_b: dict[int, int]
 def by_distance(path: Path, mechanism: str | None, later: bool) -> dict[str, dict[int, list[float]]]:
     """Per mechanism, its rounds' residuals by the distance between its turn and the baseline's."""
     out: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    store = Store(path, create=False)
-    try:
-        for campaign in (c for c in store.campaigns() if c.state == "done"):
-            result = current_analysis(store, campaign.id)
-            if result.baseline is None:
-                continue
-            first = int(result.campaign.options.get("process_executions") or 0) if later else 0
-            places = positions(store, campaign.id)
-            series = Series(store, result.metric)
-            for c in result.cells:
-                base = result.cell(c.benchmark, result.baseline)
-                if base is None or c.mechanism == result.baseline or (mechanism and c.mechanism != mechanism):
-                    continue
-                a, b = (series.steady(x.per_execution) for x in (base, c))
-                ids_a = {run.pexec: run.execution_id for run in base.per_execution}
-                ids_b = {run.pexec: run.execution_id for run in c.per_execution}
-                for distance, value in residuals(a, b, ids_a, ids_b, places, first):
-                    out[result.label(c.mechanism)][distance].append(value)
-    finally:
-        store.close()
+    places: dict[int, dict[int, list[int]]] = {}
+    for x in stored_ratios(path, mechanism):
+        campaign = x.result.campaign
+        first = int(campaign.options.get("process_executions") or 0) if later else 0
+        if campaign.id not in places:
+            places[campaign.id] = positions(x.store, campaign.id)
+        ids_a = {run.pexec: run.execution_id for run in x.base.per_execution}
+        ids_b = {run.pexec: run.execution_id for run in x.cell.per_execution}
+        for distance, value in residuals(x.a, x.b, ids_a, ids_b, places[campaign.id], first):
+            out[x.result.label(x.cell.mechanism)][distance].append(value)
     return out
 
 
@@ -90,10 +81,10 @@ def main() -> int:
     ap.add_argument("--later", action="store_true", help="only the later blocks (from process_executions on)")
     args = ap.parse_args()
     found: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    if error := missing(args.stores):
+        print(error, file=sys.stderr)
+        return 1
     for path in args.stores:
-        if not path.exists():
-            print(f"{path}: no such store", file=sys.stderr)
-            return 1
         for mech, distances in by_distance(path, args.mechanism, args.later).items():
             for d, values in distances.items():
                 found[mech][d] += values

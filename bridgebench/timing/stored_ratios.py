@@ -1,0 +1,49 @@
+"""Every ratio to the baseline in a store's finished campaigns, with its two sides' steady rounds as the analysis reads
+them: what the replays of stored campaigns in evidence/ walk over."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from bridgebench.store import Store
+from bridgebench.timing.analysis import Rounds, Series, current_analysis
+from bridgebench.timing.result import Analysis, Cell
+
+
+@dataclass(frozen=True)
+class StoredRatio:
+    where: str  # the store's file name and the campaign's id, as a table row names it
+    store: Store  # open while the iteration runs
+    result: Analysis
+    base: Cell
+    cell: Cell
+    a: Rounds  # the baseline's steady rounds
+    b: Rounds  # the cell's
+
+
+def stored_ratios(path: Path, mechanism: str | None = None,
+                  cells: Callable[[Analysis], Iterable[Cell]] | None = None) -> Iterator[StoredRatio]:
+    """Each ratio to the baseline in the store's finished campaigns (only `mechanism`'s where given; `cells`: which of
+    a campaign's cells, default all), the store closed at the end."""
+    store = Store(path, create=False)
+    try:
+        for campaign in (c for c in store.campaigns() if c.state == "done"):
+            result = current_analysis(store, campaign.id)
+            if result.baseline is None:
+                continue
+            series = Series(store, result.metric)
+            for c in (cells(result) if cells else result.cells):
+                base = result.cell(c.benchmark, result.baseline)
+                if base is None or c.mechanism == result.baseline or (mechanism and c.mechanism != mechanism):
+                    continue
+                a, b = (series.steady(x.per_execution) for x in (base, c))
+                yield StoredRatio(f"{path.name} #{campaign.id}", store, result, base, c, a, b)
+    finally:
+        store.close()
+
+
+def missing(paths: Iterable[Path]) -> str | None:
+    """The one-line error for the first path that is not there, or None."""
+    return next((f"{p}: no such store" for p in paths if not p.exists()), None)
