@@ -102,20 +102,19 @@ def timed_turns(iterations: list[int], seconds: list[float], turn_s: float, anch
     are long. `seconds`: each member's iteration, estimated. `anchor`: the member the block's ratios are taken to
     (the baseline): its turn is the whole iterations nearest `turn_s`, and every other member's the whole iterations
     nearest the time that turn really lasts, so that each ratio's two turns last as alike as whole iterations allow.
-    Each member rounded to `turn_s` on its own could fall either side of a rounding from the anchor's: luajit2's md5
-    took turns of 3 iterations beside LuaJIT's 2 (2026-11-30 02:27), and LuaJIT's havlak 2 beside luajit2's 3 read
-    ×1.013 where turns alike read ×1.07–×1.10 (methodology §13, "Turns anchored to the baseline's"). Members whose
-    iterations are within SAME_ITERATION of each other (a VM and its twin) take turns of one length: the anchor's,
-    where it is one of them, else the longest of theirs. `copy_of`: a member that runs another's own VM (a study's
-    `twin_of`), by the member it copies, whose iterations last as that one's whatever the first executions' estimates
-    say (LuaJIT's havlak and its copy's were estimated 13–17 % apart in 4 of 13 A/A campaigns, 2026-11-29): that
-    member's turn. As many rounds as the member that needs the most to make its
-    sized iterations: none makes fewer. So every member runs about as long as the one sized longest, which costs little
-    only where the members were sized alike: a campaign uses it in its later blocks (campaign/timing.py; in lua-vms's
-    first blocks PUC Lua ran as long as LuaJIT's 50 iterations, about 255 s of 540 against 157, 2026-11-29). Turns no
-    shorter than `turn_s` with each member its own work instead (fewer rounds) cost nothing more but left a block one
-    or two rounds, and a speed step then falls on one side: PUC Lua's ±5 % held on 3 and 2 of 16 benchmarks
-    (methodology §13)."""
+    Each member rounded to `turn_s` on its own could fall either side of a rounding from the anchor's: luajit2's
+    havlak read ×1.012 beside LuaJIT's turns of 2 iterations to its 3, and ×1.101 at 3 to its 2, where turns alike
+    read ×1.069–×1.085 (2026-11-30; methodology §13, "Turns anchored to the baseline's"). Members whose iterations are
+    within SAME_ITERATION of each other (a VM and its twin) take turns of one length: the anchor's, where it is one of
+    them, else the longest of theirs. `copy_of`: a member that runs another's own VM (a study's `twin_of`), by the
+    member it copies, whose iterations last as that one's whatever the first executions' estimates say (LuaJIT's
+    havlak and its copy's were estimated 13–17 % apart in 4 of 13 A/A campaigns, 2026-11-29): that member's turn.
+    As many rounds as the member that needs the most to make its sized iterations: none makes fewer. So every member
+    runs about as long as the one sized longest, which costs little only where the members were sized alike: a
+    campaign uses it in its later blocks (campaign/timing.py; in lua-vms's first blocks PUC Lua ran as long as
+    LuaJIT's 50 iterations, about 255 s of 540 against 157, 2026-11-29). Turns no shorter than `turn_s` with each
+    member its own work instead (fewer rounds) cost nothing more but left a block one or two rounds, and a speed step
+    then falls on one side: PUC Lua's ±5 % held on 3 and 2 of 16 benchmarks (methodology §13)."""
     if len(seconds) != len(iterations) or not all(s > 0 for s in seconds) or turn_s <= 0:
         raise ValueError("timed_turns(): one positive iteration time per member, and a positive turn time")
     members, copy_of = range(len(seconds)), copy_of or {}

@@ -321,8 +321,8 @@ def turns_note(result: Analysis) -> str | None:
             f"share of one side's turns more than {UNLIKE_SHARE:.0%} from the other's (the Turns column gives their "
             f"lengths in iterations; a budget's `turn_s` sizes the later blocks' turns to the baseline's turn, as near "
             f"as whole iterations allow). Such a ratio is one of the turns as they ran (or their iterations fall in "
-            f"step with the benchmark's own rhythm), and "
-            f"can differ from a sequential run's by more than its interval says (evidence/turn_first.py reads it "
+            f"step with the benchmark's own rhythm), and can differ from a sequential run's by more than its interval "
+            f"says (evidence/turn_first.py reads it "
             f"from this campaign's store, and evidence/ratio_widths.py SEQUENTIAL.json --versus THIS.json sets this "
             f"campaign's ratios against a sequential run's, each process alone; methodology §13).{where}")
 
