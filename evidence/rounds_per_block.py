@@ -3,16 +3,18 @@
     .venv/bin/python evidence/rounds_per_block.py STORE [STORE …] [--mechanism luajit2]
 
 A block's mean log ratio varies between blocks by w / r + b: w the variance of one round's log ratio within a block
-(the host's steps that taking turns did not cancel, and the benchmark's own from round to round), r its rounds,
-and b what fresh processes and layouts differ by, which no number of rounds removes. A block costs c0 + r · c1 of
-wall time: c0 starting its processes and their leads (warm-up), c1 a round of every member's turn. For a given
-time the interval's width goes with (w / r + b)(c0 + r · c1), which is least at r* = √(w · c0 / (b · c1)) (the
-optimum of two-stage sampling, Cochran 1977 §10.6). For each ratio to the baseline in a finished campaign's later
-blocks (rounds from the budget's process_executions on, the blocks later_steady sizes), it gives w, b, the rounds
-r a block took, c0 and c1 from the blocks' stored wall times, r*, and the time at r* for the same width as a share
-of the time at r ("time at r*"; 100 % means the count is already the best). b is estimated as the variance between
-blocks less w / r, and where that is not above zero the processes show no difference beyond the rounds' noise and
-r* has no finite value ("more": every extra round pays). A benchmark of the budget's choice, not a test.
+(the host's steps that taking turns did not cancel, and the benchmark's own from round to round), r its rounds, and
+b what fresh processes and layouts differ by, which no number of rounds removes. A block costs c0 + r · c1 of wall
+time: c0 starting its processes and their leads (warm-up), c1 a round of every member's turn. For a given time the
+interval's width goes with (w / r + b)(c0 + r · c1), which is least at r* = √(w · c0 / (b · c1)) (the optimum of
+two-stage sampling: Cochran, Sampling Techniques, 1977, ch. 10). For each ratio to the baseline in a finished
+campaign's later blocks (rounds from the budget's process_executions on, the blocks later_steady sizes), it gives w,
+b, the rounds r a block took, c0 and c1 from the blocks' stored wall times, r*, and the time at r* for the same
+width as a share of the time at r ("time at r*"; 100 % means the count is already the best). b is estimated as the
+variance between blocks less w / r, and where that is not above zero the processes show no difference beyond the
+rounds' noise and r* has no finite value ("more": every extra round pays). The summary lines pool w and b over each
+mechanism's ratios, since one ratio's b rests on too few blocks to choose by. A benchmark of the budget's choice, not
+a test.
 """
 
 from __future__ import annotations
