@@ -108,7 +108,7 @@ def timed_turns(iterations: list[int], seconds: list[float], turn_s: float, anch
     within SAME_ITERATION of each other (a VM and its twin) take turns of one length: the anchor's, where it is one of
     them, else the longest of theirs. `copy_of`: a member that runs another's own VM (a study's `twin_of`), by the
     member it copies, whose iterations last as that one's whatever the first executions' estimates say (LuaJIT's
-    havlak and its copy's were estimated 13–17 % apart in 4 of 13 A/A campaigns, 2026-11-29): that member's turn.
+    havlak and its copy's were estimated 10–17 % apart in 3 of 13 A/A campaigns, 2026-11-29): that member's turn.
     As many rounds as the member that needs the most to make its sized iterations: none makes fewer. So every member
     runs about as long as the one sized longest, which costs little only where the members were sized alike: a
     campaign uses it in its later blocks (campaign/timing.py; in lua-vms's first blocks PUC Lua ran as long as
