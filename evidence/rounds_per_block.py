@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bridgebench.stats.lockstep import round_logs
 from bridgebench.store import Store
 from bridgebench.timing.analysis import lockstep_blocks
 from bridgebench.timing.stored_ratios import missing, stored_ratios
@@ -37,8 +38,7 @@ def components(blocks: list[tuple[list[float], list[float]]]) -> tuple[float, fl
     """(w, b, r) of a ratio's blocks: the mean variance of a round's log ratio within a block, the variance between
     the blocks' means less what w accounts for (it can come out at or below zero), and the mean rounds a block.
     None with fewer than three blocks of two rounds or more."""
-    logs = [np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float)) for a, b in blocks]
-    logs = [x for x in logs if len(x) > 1]
+    logs = [x for x in round_logs(blocks) if len(x) > 1]
     if len(logs) < 3:
         return None
     within = float(np.mean([np.var(x, ddof=1) for x in logs]))
@@ -61,31 +61,47 @@ def time_share(w: float, b: float, c0: float, c1: float, r: float) -> float:
     return cost(r_star) / cost(r) if math.isfinite(r_star) else c1 * r / (c0 + c1 * r)
 
 
-def block_costs(store: Store, campaign_id: int, first: int) -> dict[str, tuple[float, float]]:
-    """Per benchmark, the median over its later blocks of (c0, c1): a block's wall time less its rounds', and a
-    round's (the harness's stored block_wall_s, rounds and round_s)."""
-    seen: dict[tuple[str, str], tuple[float, float]] = {}
+def block_times(store: Store, campaign_id: int, first: int) -> dict[str, list[tuple[float, float, int]]]:
+    """Per benchmark, each later block's (c0, c1, rounds): its wall time less its rounds', a round's, and how many
+    (the harness's stored block_wall_s, round_s and rounds)."""
+    seen: dict[tuple[str, str], tuple[float, float, int]] = {}
     for e in store.executions(campaign_id):
         pairing = json.loads(e.info_json or "{}").get("pairing") if e.pexec >= first else None
         if pairing and pairing.get("round_s"):
             rounds, round_s = int(pairing["rounds"]), float(pairing["round_s"])
-            seen[(e.benchmark, pairing["block"])] = (float(pairing["block_wall_s"]) - rounds * round_s, round_s)
-    out: dict[str, tuple[float, float]] = {}
-    for benchmark in {b for b, _ in seen}:
-        values = [v for (b, _), v in seen.items() if b == benchmark]
-        out[benchmark] = (statistics.median(max(v[0], 0.0) for v in values), statistics.median(v[1] for v in values))
+            seen[(e.benchmark, pairing["block"])] = (float(pairing["block_wall_s"]) - rounds * round_s, round_s, rounds)
+    out: dict[str, list[tuple[float, float, int]]] = {}
+    for (benchmark, _), value in seen.items():
+        out.setdefault(benchmark, []).append(value)
     return out
 
 
-def rows(path: Path, mechanism: str | None) -> list[tuple[str, str, str, float, float, float, float, float, float]]:
-    """(campaign, benchmark, mechanism, w, b, r, c0, c1, r*) per ratio to the baseline over later blocks."""
+def block_costs(times: dict[str, list[tuple[float, float, int]]]) -> dict[str, tuple[float, float]]:
+    """Per benchmark, the median over its later blocks of c0 (not below zero) and of c1."""
+    return {b: (statistics.median(max(v[0], 0.0) for v in values), statistics.median(v[1] for v in values))
+            for b, values in times.items()}
+
+
+def fixed_share(times: dict[str, list[tuple[float, float, int]]]) -> tuple[float, float]:
+    """A campaign's later blocks' fixed parts (c0) summed, and their whole wall times summed."""
+    blocks = [v for values in times.values() for v in values]
+    return sum(max(c0, 0.0) for c0, _, _ in blocks), sum(c0 + c1 * r for c0, c1, r in blocks)
+
+
+def rows(path: Path, mechanism: str | None, totals: list[tuple[str, float, float]]
+         ) -> list[tuple[str, str, str, float, float, float, float, float, float]]:
+    """(campaign, benchmark, mechanism, w, b, r, c0, c1, r*) per ratio to the baseline over later blocks; appends each
+    campaign's later blocks' summed fixed parts and wall times to `totals`."""
     out = []
     costs: dict[int, dict[str, tuple[float, float]]] = {}
     for x in stored_ratios(path, mechanism):
         campaign = x.result.campaign
         first = int(campaign.options.get("process_executions") or 0)
         if campaign.id not in costs:
-            costs[campaign.id] = block_costs(x.store, campaign.id, first)
+            times = block_times(x.store, campaign.id, first)
+            costs[campaign.id] = block_costs(times)
+            fixed, whole = fixed_share(times)
+            totals.append((x.where, fixed, whole))
         if x.cell.benchmark not in costs[campaign.id]:
             continue
         later = lockstep_blocks({r: s for r, s in x.a.items() if r >= first},
@@ -108,7 +124,8 @@ def main() -> int:
     if error := missing(args.stores):
         print(error, file=sys.stderr)
         return 1
-    found = [row for path in args.stores for row in rows(path, args.mechanism)]
+    totals: list[tuple[str, float, float]] = []
+    found = [row for path in args.stores for row in rows(path, args.mechanism, totals)]
     if not found:
         print("no ratio has three later blocks of two rounds or more", file=sys.stderr)
         return 1
@@ -123,6 +140,9 @@ def main() -> int:
         best = f"{r_star:.1f}" if math.isfinite(r_star) else "more"
         print(f"| {where} | {benchmark} | {mech} | {math.sqrt(w):.2%} | {between} | {r:.1f} | {c0:.2f} | {c1:.3f} "
               f"| {best} | {share:.0%} |")
+    print()
+    for where, fixed, whole in totals:
+        print(f"{where}: the later blocks' fixed parts (c0) {fixed:.0f} s of their {whole:.0f} s")
     print()
     # One ratio's b rests on a few blocks and often comes out below zero; pooled over a mechanism's ratios (b and w as
     # sums, each ratio's cost its own) the model is steadier.

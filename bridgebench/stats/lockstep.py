@@ -45,7 +45,7 @@ def block_log_ratio(a: Sequence[float], b: Sequence[float]) -> float:
     return math.fsum(logs) / len(logs)
 
 
-def _round_logs(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> list[np.ndarray]:
+def round_logs(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> list[np.ndarray]:
     """Each block's rounds' log ratios, B's turn mean over A's."""
     return [np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float)) for a, b in blocks]
 
@@ -53,7 +53,7 @@ def _round_logs(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> li
 def spread(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> tuple[float | None, float | None]:
     """The sd of the rounds' log ratios within blocks (pooled) and of the blocks' values between them: what
     taking turns leaves of the machine's steps, beside what processes differ by."""
-    within = _round_logs(blocks)
+    within = round_logs(blocks)
     dof = sum(len(w) - 1 for w in within)
     pooled = math.sqrt(sum(float(np.sum((w - w.mean()) ** 2)) for w in within) / dof) if dof > 0 else None
     values = [float(np.mean(w)) for w in within]
@@ -64,14 +64,15 @@ def spread(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> tuple[f
 def within_share(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float | None:
     """How much of the spread between blocks the noise within them accounts for: a block's mean log ratio carries its
     rounds' variance divided by their number, so the mean over blocks of that (each block's own: a first block's
-    one-iteration turns are noisier a round than a later block's longer ones), over the variance between blocks. The
-    noise within is the host's speed steps that taking turns did not cancel and the benchmark's own from one round
-    to the next (a collector's cycle). Near 1 it sets the interval's width, and a quieter machine or more rounds a
-    block would narrow it; near 0, processes and layouts differ by that much and only more blocks do. It can pass 1
-    by chance (both variances are estimated), it leaves out blocks of one round (no variance within to read), and it
-    takes a block's rounds as independent: where neighbouring rounds' ratios move together, it reads low. None with
-    fewer than two blocks, no block of two rounds or more, or no spread between blocks."""
-    logs = _round_logs(blocks)
+    one-iteration turns are noisier a round than a later block's longer ones), over the variance between blocks.
+    The noise within is the host's speed steps that taking turns did not cancel and the benchmark's own from one
+    round to the next (a collector's cycle). Near 1 it sets the interval's width, and a quieter machine would
+    narrow it (more rounds a block too, at a cost in time: evidence/rounds_per_block.py); near 0, processes and
+    layouts differ by that much and only more blocks do. It can pass 1 by chance (both variances are estimated),
+    it leaves out blocks of one round (no variance within to read), and it takes a block's rounds as independent:
+    where neighbouring rounds' ratios move together, it reads low. None with fewer than two blocks, no block of
+    two rounds or more, or no spread between blocks."""
+    logs = round_logs(blocks)
     noise = [float(np.var(w, ddof=1)) / len(w) for w in logs if len(w) > 1]
     if len(logs) < 2 or not noise:
         return None
