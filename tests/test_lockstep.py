@@ -810,6 +810,12 @@ def test_a_budget_with_turn_s_sizes_the_later_blocks_turns_by_time(tmp_path: Pat
     model = subprocess.run([sys.executable, str(REPO / "evidence" / "rounds_per_block.py"), str(store_path)],
                            capture_output=True, text=True, cwd=REPO, timeout=120)
     assert (model.returncode, model.stderr.strip()) == (1, "no ratio has three later blocks of two rounds or more")
+    # and the turns its later blocks took beside both rules, from the same estimates the harness sized them from
+    lengths = subprocess.run([sys.executable, str(REPO / "evidence" / "turn_lengths.py"), str(store_path)],
+                             capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert lengths.returncode == 0, lengths.stderr
+    (row,) = [line for line in lengths.stdout.splitlines() if line.startswith("| s.sqlite #1 | one | ")]
+    assert row.endswith(f"| {timed[0]}, {timed[1]} |"), row  # anchored: the turns the blocks took
     # the report's turns note: the ratio's turns were unlike only in its first blocks, by iterations; the later ones
     # took about 30 ms a side
     md = bridgebench("report", "--format", "markdown", "--store", str(store_path), cwd=tmp_path).stdout
