@@ -20,7 +20,6 @@ a test.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import sys
@@ -31,7 +30,7 @@ import numpy as np
 from bridgebench.stats.lockstep import round_logs
 from bridgebench.store import Store
 from bridgebench.timing.analysis import lockstep_blocks
-from bridgebench.timing.stored_ratios import missing, stored_ratios
+from bridgebench.timing.stored_ratios import missing, pairings, stored_ratios
 
 
 def components(blocks: list[tuple[list[float], list[float]]]) -> tuple[float, float, float] | None:
@@ -65,9 +64,8 @@ def block_times(store: Store, campaign_id: int, first: int) -> dict[str, list[tu
     """Per benchmark, each later block's (c0, c1, rounds): its wall time less its rounds', a round's, and how many
     (the harness's stored block_wall_s, round_s and rounds)."""
     seen: dict[tuple[str, str], tuple[float, float, int]] = {}
-    for e in store.executions(campaign_id):
-        pairing = json.loads(e.info_json or "{}").get("pairing") if e.pexec >= first else None
-        if pairing and pairing.get("round_s"):
+    for e, pairing in pairings(store, campaign_id, first):
+        if pairing.get("round_s"):
             rounds, round_s = int(pairing["rounds"]), float(pairing["round_s"])
             seen[(e.benchmark, pairing["block"])] = (float(pairing["block_wall_s"]) - rounds * round_s, round_s, rounds)
     out: dict[str, list[tuple[float, float, int]]] = {}

@@ -16,7 +16,6 @@ as drawn. `--later`: only the blocks from the budget's process_executions on.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from collections import defaultdict
@@ -26,15 +25,14 @@ import numpy as np
 
 from bridgebench.store import Store
 from bridgebench.timing.analysis import Rounds
-from bridgebench.timing.stored_ratios import missing, stored_ratios
+from bridgebench.timing.stored_ratios import missing, pairings, stored_ratios
 
 
 def positions(store: Store, campaign_id: int) -> dict[int, list[int]]:
     """Each lock-step execution's place in every round's order, by its execution id."""
     out = {}
-    for e in store.executions(campaign_id):
-        pairing = json.loads(e.info_json or "{}").get("pairing")
-        if pairing and pairing.get("positions"):
+    for e, pairing in pairings(store, campaign_id):
+        if pairing.get("positions"):
             out[e.id] = [int(p) for p in pairing["positions"]]
     return out
 

@@ -15,7 +15,6 @@ the baseline's turn with copies of a VM (`twin_of`, from the study file the camp
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from bridgebench.store import Store
 from bridgebench.study import STUDIES_DIR, read_study
 from bridgebench.timing import lockstep
 from bridgebench.timing.analysis import current_analysis, first_iteration_seconds
-from bridgebench.timing.stored_ratios import missing
+from bridgebench.timing.stored_ratios import missing, pairings
 
 Row = tuple[str, str, str, int, int, float, float, tuple[int, int], tuple[int, int]]
 
@@ -31,10 +30,8 @@ Row = tuple[str, str, str, int, int, float, float, tuple[int, int], tuple[int, i
 def later_turns(store: Store, campaign_id: int, first: int) -> dict[tuple[str, str], dict[str, int]]:
     """Each later block's members' turns, by (benchmark, block), by mechanism."""
     out: dict[tuple[str, str], dict[str, int]] = {}
-    for e in store.executions(campaign_id):
-        pairing = json.loads(e.info_json or "{}").get("pairing") if e.pexec >= first else None
-        if pairing:
-            out.setdefault((e.benchmark, pairing["block"]), {})[e.mechanism] = int(pairing["turn"])
+    for e, pairing in pairings(store, campaign_id, first):
+        out.setdefault((e.benchmark, pairing["block"]), {})[e.mechanism] = int(pairing["turn"])
     return out
 
 

@@ -1,13 +1,15 @@
 """Every ratio to the baseline in a store's finished campaigns, with its two sides' steady rounds as the analysis reads
-them: what the replays of stored campaigns in evidence/ walk over."""
+them, and every lock-step execution with what the harness stored of its block: what the replays of stored campaigns in
+evidence/ walk over."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bridgebench.store import Store
+from bridgebench.store import Store, StoredExecution
 from bridgebench.timing.analysis import Rounds, Series, current_analysis
 from bridgebench.timing.result import Analysis, Cell
 
@@ -47,3 +49,12 @@ def stored_ratios(path: Path, mechanism: str | None = None,
 def missing(paths: Iterable[Path]) -> str | None:
     """The one-line error for the first path that is not there, or None."""
     return next((f"{p}: no such store" for p in paths if not p.exists()), None)
+
+
+def pairings(store: Store, campaign_id: int, first: int = 0) -> Iterator[tuple[StoredExecution, dict]]:
+    """Each execution of the campaign that ran in a lock-step block, from round `first` on, with all the harness
+    stored of its block (timing/lockstep.run_block: its turn, rounds, positions, wall times)."""
+    for e in store.executions(campaign_id):
+        pairing = json.loads(e.info_json).get("pairing") if e.info_json and e.pexec >= first else None
+        if isinstance(pairing, dict):
+            yield e, pairing
