@@ -8,8 +8,9 @@ resume did. A replay of a stored campaign, nothing is run.
 Where it stopped: the first judged round in which no cell was open. Each cell keeps the executions it had when
 that round judged it (a cell settled before keeps all of its own). The copy's time cap is set back to the first
 one the campaign had. Printed per benchmark with a ratio stopped out of time: the projection (blocks, seconds
-more) and, from the resumed campaign, whether all its stopped ratios were decided, at how many blocks (the most
-of its ratios), and after how many seconds of executions since the resume its last one was.
+more), its blocks at the ends of the spreads' intervals (the report's brackets), and, from the resumed campaign,
+whether all its stopped ratios were decided, at how many blocks (the most of its ratios), whether that count lay
+within the ends, and after how many seconds of executions since the resume its last one was.
 """
 
 from __future__ import annotations
@@ -93,17 +94,22 @@ def main() -> None:
     more = more_time.seconds_more(projections)
     print(f"stopped after round {stop}; projected: {more:.0f} s more for the projected benchmarks "
           f"(`--max-time {more_time.max_time(then, projections):g}`), resumed for {spent:.0f} s more")
-    print("| benchmark | projected | blocks | seconds more | resumed: all decided | at blocks | after seconds |")
-    print("|---|---|---|---|---|---|---|")
+    print("| benchmark | projected | blocks | at the spreads' ends | seconds more | resumed: all decided | at blocks "
+          "| within the ends | after seconds |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for p in projections:
         mine = [last[c] for c in sorted(stopped) if c[0] == p.benchmark]
         decided = all(s == SETTLED for _, s in mine)
         blocks = max(n for n, _ in mine)
         after = max((reached.get((p.benchmark, m, last[(p.benchmark, m)][0]), 0.0)
                      for b, m in stopped if b == p.benchmark), default=0.0)
-        print(f"| {p.benchmark} | {p.state} | {p.blocks or '—'} | "
+        ends = (f"{p.blocks_low}–{p.blocks_high or 'out of reach'}" if p.blocks_low is not None else "—")
+        inside = ("—" if p.blocks_low is None else
+                  ("yes" if p.blocks_low <= blocks <= (p.blocks_high or 10**9) else "no") if decided else
+                  ("no" if p.blocks_high is not None and blocks > p.blocks_high else "open"))
+        print(f"| {p.benchmark} | {p.state} | {p.blocks or '—'} | {ends} | "
               f"{f'{p.seconds:.0f}' if p.seconds is not None else '—'} | {'yes' if decided else 'no'} | {blocks} | "
-              f"{f'{after:.0f}' if decided else '—'} |")
+              f"{inside} | {f'{after:.0f}' if decided else '—'} |")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from bridgebench.report import fmt
 from bridgebench.result import OUT_OF_TIME, SETTLED, AdaptiveSummary, CampaignFacts, CellDecision
 from bridgebench.stats import Estimate
 from bridgebench.stats.executions import t_quantile
+from bridgebench.stats.spread import sd_bounds
 from bridgebench.timing import more_time
 from bridgebench.timing.analysis import _execution_s
 from bridgebench.timing.report import tables
@@ -92,7 +93,40 @@ def test_nearest_first_then_out_of_reach_then_not_projected_and_the_cap_that_giv
     assert f"`bridgebench run planted --resume --max-time {cap:g}` would give these 2 benchmarks" in line
     assert "done" not in line  # a decided benchmark needs no more time
     alone = tables.more_time_line(_analysis(cells[:2]))
-    assert alone is not None and alone.endswith(f"would give it its {fmt.duration(near.seconds, 2)}.")
+    assert alone is not None and alone.endswith(f"would give it its {fmt.duration(near.seconds, 2)} "
+                                                f"({fmt.duration(near.seconds_low, 2)} to "
+                                                f"{fmt.duration(near.seconds_high, 2)} at the ends of the spreads' "
+                                                "intervals).")
+
+
+def test_a_projection_comes_with_the_seconds_at_either_end_of_its_spreads_interval() -> None:
+    """From 12 blocks a spread's 99 % interval is about 0.6 to 2 times it: the projection is staged again at each
+    end, the estimate held; past the cap at the high end it is out of reach there, and the line says so."""
+    sd = 0.03
+    low_sd, high_sd = sd_bounds(sd, 12, 0.99)
+    assert 0.55 < low_sd / sd < 0.7 and 1.7 < high_sd / sd < 2.2
+    cells = [_cell("x", "jit2", OUT_OF_TIME, 0.5, (1.0, 12), sd), _cell("x", "base", OUT_OF_TIME, 0.5)]
+    [got] = more_time.project(_analysis(cells))
+
+    def blocks_at(spread: float) -> int:
+        left = question.blocks_left(cells[0].ratio, spread, 0.02, 0.05)  # type: ignore[arg-type]
+        at = more_time._judged_at(12, left, LOOKS, 300)  # type: ignore[arg-type]
+        assert at is not None
+        return at
+
+    assert (got.blocks, got.seconds) == (blocks_at(sd), (blocks_at(sd) - 12) * 1.0)
+    assert (got.blocks_low, got.seconds_low) == (blocks_at(low_sd), (blocks_at(low_sd) - 12) * 1.0)
+    assert (got.blocks_high, got.seconds_high) == (blocks_at(high_sd), (blocks_at(high_sd) - 12) * 1.0)
+    assert got.seconds_low < got.seconds < got.seconds_high  # type: ignore[operator]
+    # a spread whose high end needs more than 300 blocks: projected, out of reach at that end
+    wide = [_cell("y", "jit2", OUT_OF_TIME, 0.5, (1.0, 12), 0.06), _cell("y", "base", OUT_OF_TIME, 0.5)]
+    [far] = more_time.project(_analysis(wide))
+    assert far.state == more_time.PROJECTED and far.seconds_low is not None
+    assert far.blocks_high is None and far.seconds_high is None
+    line = tables.more_time_line(_analysis(cells + wide)) or ""
+    assert f"y at {far.blocks} blocks, about {fmt.duration(far.seconds, 2)} more " \
+           f"({fmt.duration(far.seconds_low, 2)}, or out of reach)" in line
+    assert "at the high ends 1 of them out of reach)." in line
 
 
 def test_the_more_time_line_says_whose_noise_holds_the_ratios_stopped_out_of_time() -> None:

@@ -73,10 +73,15 @@ def log_spread(means: list[float], confidence: float = 0.99) -> SpreadEstimate |
     logs = _logs(means)
     n = len(logs)
     sd = float(np.std(logs, ddof=1))
-    alpha = 1 - confidence
-    low = sd * math.sqrt((n - 1) / _sps().chi2.ppf(1 - alpha / 2, n - 1))
-    high = sd * math.sqrt((n - 1) / _sps().chi2.ppf(alpha / 2, n - 1))
+    low, high = sd_bounds(sd, n, confidence)
     return SpreadEstimate(n, sd, low, high, confidence)
+
+
+def sd_bounds(sd: float, n: int, confidence: float = 0.99) -> tuple[float, float]:
+    """The chi-square interval of a standard deviation estimated from n normal values (n - 1 degrees of freedom)."""
+    alpha = 1 - confidence
+    return (sd * math.sqrt((n - 1) / _sps().chi2.ppf(1 - alpha / 2, n - 1)),
+            sd * math.sqrt((n - 1) / _sps().chi2.ppf(alpha / 2, n - 1)))
 
 
 def spread_ratio(a: list[float], b: list[float], confidence: float = 0.99) -> SpreadRatio | None:

@@ -8,7 +8,9 @@ ratio only there; past the budget's cap of blocks it is out of reach. A benchmar
 ratios and its baseline, and a member leaves the block once its ratio is decided, so its seconds are summed
 stage by stage: the blocks up to each ratio's count, each at the cost of the members still in it (their next
 execution's, analysis._execution_s). A projection, not a promise: a spread from a few dozen blocks is itself
-rough, and an estimate can move toward the margin's edge, where any count is too few.
+rough, and an estimate can move toward the margin's edge, where any count is too few. So each projection comes with
+the seconds it would take at either end of its ratios' spreads' 99 % chi-square intervals (the estimates held):
+from a dozen blocks those ends are about 0.6 and 2 times the spread, so a count 0.4 to 4 times as many.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from dataclasses import dataclass
 
 from bridgebench import question
 from bridgebench.result import OUT_OF_TIME
+from bridgebench.stats.spread import sd_bounds
 from bridgebench.timing.result import Analysis, Cell
 
 PROJECTED, OUT_OF_REACH, NOT_YET = "projected", "out of reach", "not projected yet"  # in the order shown
+SPREAD_CONFIDENCE = 0.99  # of the interval whose ends give a projection's range
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,11 @@ class Projection:
     blocks: int | None = None  # the count of blocks that would decide all its ratios stopped out of time
     seconds: float | None = None  # more seconds of executions those would take
     why: str = ""  # why it has no projection (which ratios)
+    # the same at the low and the high end of every ratio's spread interval; None where some ratio is out of reach
+    blocks_low: int | None = None
+    seconds_low: float | None = None
+    blocks_high: int | None = None
+    seconds_high: float | None = None
 
 
 def project(result: Analysis) -> list[Projection]:
@@ -51,34 +60,64 @@ def project(result: Analysis) -> list[Projection]:
 def _benchmark(result: Analysis, benchmark: str, cells: list[Cell]) -> Projection:
     a = result.adaptive
     assert a is not None and result.baseline is not None
-    base = result.cell(benchmark, result.baseline)
-    targets: list[tuple[int, float]] = []  # per ratio: the count that decides it, what its member costs
-    unranked, far = [], []
-    for c in cells:
-        left = (question.blocks_left(c.ratio, c.ratio_between_sd, result.equivalence, a.decided_within)
-                if c.ratio else None)
-        if left is None or c.ratio is None or c.execution_s is None:
-            unranked.append(result.label(c.mechanism))
-            continue
-        at = _judged_at(c.ratio.executions, left, a.look_points, a.max_process_executions)
-        if at is None:
-            far.append(result.label(c.mechanism))
-        else:
-            targets.append((at, c.execution_s))
+    unranked = [result.label(c.mechanism) for c in cells
+                if c.ratio is None or c.execution_s is None or _left(result, c, HELD) is None]
     if unranked:
         return Projection(benchmark, NOT_YET, why=f"{', '.join(unranked)}: fewer than {question.RANK_FROM} "
                           "blocks, or no spread between them")
+    far = [result.label(c.mechanism) for c in cells if _judged(result, c, HELD) is None]
     if far:
         return Projection(benchmark, OUT_OF_REACH, why=f"{', '.join(far)}: not within {a.max_process_executions} "
                           "blocks")
-    now = min(c.ratio.executions for c in cells if c.ratio)
+    base = result.cell(benchmark, result.baseline)
     base_s = base.execution_s if base and base.execution_s is not None else 0.0
+    now = min(c.ratio.executions for c in cells if c.ratio)
+    (blocks, seconds), low, high = (_staged(result, cells, now, base_s, end) for end in (HELD, LOW, HIGH))
+    assert low is not None
+    return Projection(benchmark, PROJECTED, blocks, seconds, blocks_low=low[0], seconds_low=low[1],
+                      blocks_high=high[0] if high else None, seconds_high=high[1] if high else None)
+
+
+HELD, LOW, HIGH = "held", "low", "high"  # the spread a ratio is projected with: as estimated, or an end of its interval
+
+
+def _sd(c: Cell, end: str) -> float | None:
+    """A ratio's spread between blocks, or an end of its SPREAD_CONFIDENCE interval (over its blocks)."""
+    sd = c.ratio_between_sd
+    if sd is None or end == HELD or c.ratio is None or c.ratio.executions < 2:
+        return sd
+    low, high = sd_bounds(sd, c.ratio.executions, SPREAD_CONFIDENCE)
+    return low if end == LOW else high
+
+
+def _left(result: Analysis, c: Cell, end: str) -> float | None:
+    a = result.adaptive
+    assert a is not None and c.ratio is not None
+    return question.blocks_left(c.ratio, _sd(c, end), result.equivalence, a.decided_within)
+
+
+def _judged(result: Analysis, c: Cell, end: str) -> int | None:
+    a, left = result.adaptive, _left(result, c, end)
+    assert a is not None and c.ratio is not None and left is not None
+    return _judged_at(c.ratio.executions, left, a.look_points, a.max_process_executions)
+
+
+def _staged(result: Analysis, cells: list[Cell], now: int, base_s: float, end: str) -> tuple[int, float] | None:
+    """The blocks that decide all of a benchmark's stopped ratios and their seconds, stage by stage: up to each
+    ratio's count, at the cost of the baseline and the members still in the blocks; None past the cap."""
+    targets: list[tuple[int, float]] = []  # per ratio: the count that decides it, what its member costs
+    for c in cells:
+        at = _judged(result, c, end)
+        if at is None:
+            return None
+        assert c.execution_s is not None
+        targets.append((at, c.execution_s))
     seconds, done = 0.0, now
     for at in sorted({t for t, _ in targets}):
         members = sum(s for t, s in targets if t >= at)
         seconds += (at - done) * (base_s + members)
         done = at
-    return Projection(benchmark, PROJECTED, done, seconds)
+    return done, seconds
 
 
 def _judged_at(blocks: int, left: float, look_points: tuple[int, ...], cap: int) -> int | None:

@@ -693,13 +693,19 @@ def more_time_line(result: Analysis) -> str | None:
     if not projections:
         return None
     near = [p for p in projections if p.state == more_time.PROJECTED]
-    shown = "; ".join(f"{p.benchmark} at {p.blocks} blocks, about {fmt.duration(p.seconds, 2)} more" for p in near)
+    shown = "; ".join(f"{p.benchmark} at {p.blocks} blocks, about {fmt.duration(p.seconds, 2)} more "
+                      f"({_seconds_range(p.seconds_low, p.seconds_high)})" for p in near)
     rest = "; ".join(f"{p.benchmark} {p.state} as it stands ({p.why})" if p.state == more_time.OUT_OF_REACH
                      else f"{p.benchmark} {p.state} ({p.why})" for p in projections if p.state != more_time.PROJECTED)
     cap = more_time.max_time(result, projections)
     whose = "it its" if len(near) == 1 else f"these {len(near)} benchmarks their"
+    highs = [p.seconds_high for p in near if p.seconds_high is not None]
+    ends = (f"{_seconds_range(sum(p.seconds_low or 0.0 for p in near), sum(highs))} at the ends of the spreads' "
+            "intervals" if len(highs) == len(near) else
+            f"from {fmt.duration(sum(p.seconds_low or 0.0 for p in near), 2)} at the low ends of the spreads' "
+            f"intervals; at the high ends {len(near) - len(highs)} of them out of reach")
     give = (f" `bridgebench run {result.campaign.study} --resume --max-time {cap:g}` would give {whose} "
-            f"{fmt.duration(more_time.seconds_more(near), 2)}." if cap is not None else "")
+            f"{fmt.duration(more_time.seconds_more(near), 2)} ({ends})." if cap is not None else "")
     within = more_time.within_share(result)
     whose_noise = ("" if within is None else
                    f" The noise within blocks made up {_within_pct(within)} of these ratios' spread between blocks "
@@ -711,8 +717,16 @@ def more_time_line(result: Analysis) -> str | None:
                        "less than half, so the processes' own differences hold them, and only more blocks decide "
                        "them."))
     return (f"More time, projected from each ratio stopped out of time as it stands (its estimate and spread "
-            f"between blocks held, judged at its next look past the count that would decide it; a projection, "
-            f"not a promise): {shown}{'; ' if shown and rest else ''}{rest}.{give}{whose_noise}")
+            f"between blocks held, judged at its next look past the count that would decide it; in brackets, the "
+            f"same at either end of the spread's {more_time.SPREAD_CONFIDENCE:.0%} interval over its blocks, the "
+            f"estimate held: a projection, not a promise): {shown}{'; ' if shown and rest else ''}{rest}.{give}"
+            f"{whose_noise}")
+
+
+def _seconds_range(low: float | None, high: float | None) -> str:
+    """A projection's seconds at the ends of its spreads' intervals; out of reach past the cap."""
+    low_s = fmt.duration(low or 0.0, 2)
+    return f"{low_s} to {fmt.duration(high, 2)}" if high is not None else f"{low_s}, or out of reach"
 
 
 def unsettled_rows(result: Analysis) -> list[tuple[str, str, str, str]]:
