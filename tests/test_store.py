@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import math
 import sqlite3
 from pathlib import Path
 
@@ -145,23 +144,3 @@ def test_a_counter_cannot_take_the_name_of_the_iteration_times(tmp_path: Path) -
     with pytest.raises(ValueError, match="may not be named"):
         store.record_execution(cid, Task(0, "b", "m", 0), run)
     assert store.executions(cid) == []
-
-
-def test_a_version_10_stores_waits_are_read_once_out_of_their_reasons(tmp_path: Path) -> None:
-    """Before schema 11 nearest first said a benchmark waited only in its cells' reasons; opened now, those rows
-    gain the projection the reason gave (without a figure: more than any campaign runs), and no other row does."""
-    path = tmp_path / "s.sqlite"
-    store = Store(path)
-    cid = store.create_campaign("x", "x", "h", {}, "sha", {}, "m", [Task(0, "b", "m", 0)])
-    store.close()
-    waits = ("; waits this round: as they stand, its ratios would take about 57 s more, and nearer answers come "
-             "first (120 s left)")
-    endless = "; waits this round: as they stand, its ratios would take more blocks than any campaign runs, and …"
-    with sqlite3.connect(path) as db:  # as schema 10 wrote them
-        db.execute("ALTER TABLE cell_decision DROP COLUMN wait_projection_s")
-        db.executemany("INSERT INTO cell_decision VALUES (?, ?, ?, ?, 3, NULL, NULL, 'open', ?)",
-                       [(cid, 0, "a", "m", "undecided" + waits), (cid, 0, "b", "m", "undecided" + endless),
-                        (cid, 0, "c", "m", "undecided"), (cid, 1, "a", "m", "undecided")])
-        db.execute("UPDATE meta SET value='10' WHERE key='schema_version'")
-    got = {(d["round"], d["benchmark"]): d["wait_projection_s"] for d in Store(path).decisions(cid)}
-    assert got == {(0, "a"): 57.0, (0, "b"): math.inf, (0, "c"): None, (1, "a"): None}

@@ -4,6 +4,7 @@ new database of a real PostgreSQL server started for the session (conftest.postg
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 from bridgebench.build import BuildResult
 from bridgebench.protocol import ProbeOutput
 from bridgebench.runner import OK, Execution, Task
-from bridgebench.store import SECONDS, CampaignBusy, Store, StoreMissing
+from bridgebench.store import SCHEMA_VERSION, SECONDS, CampaignBusy, Store, StoreMissing
 from bridgebench.timing.analysis import analyse
 from tests.conftest import REPO, bridgebench, gated_campaign, make_campaign
 
@@ -261,3 +262,29 @@ except StoreError as err:
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines() == [
         "postgresql://nobody@127.0.0.1:1/none: PostgreSQL stores need psycopg: run `bash scripts/install.sh --fleet`"]
+
+
+def test_a_version_10_stores_waits_are_read_once_out_of_their_reasons(store_location: str) -> None:
+    """Before schema 11 nearest first said a benchmark waited only in its cells' reasons; opened now, those rows
+    gain the projection the reason gave (without a figure: more than any campaign runs), and no other row does,
+    on either backend: the PostgreSQL store adds the column to a live schema-10 database."""
+    store = Store(store_location)
+    cid = store.create_campaign("x", "x", "h", {}, "sha", {}, "m", [Task(0, "b", "m", 0)])
+    waits = ("; waits this round: as they stand, its ratios would take about 57 s more, and nearer answers come "
+             "first (120 s left)")
+    endless = "; waits this round: as they stand, its ratios would take more blocks than any campaign runs, and …"
+    with store.transaction() as db:  # as schema 10 wrote them
+        db.execute("ALTER TABLE cell_decision DROP COLUMN wait_projection_s")
+        db.executemany("INSERT INTO cell_decision VALUES (?, ?, ?, ?, 3, NULL, NULL, 'open', ?)",
+                       [(cid, 0, "a", "m", "undecided" + waits), (cid, 0, "b", "m", "undecided" + endless),
+                        (cid, 0, "c", "m", "undecided"), (cid, 1, "a", "m", "undecided")])
+        db.execute("UPDATE meta SET value='10' WHERE key='schema_version'")
+    store.close()
+    again = Store(store_location)
+    try:
+        got = {(d["round"], d["benchmark"]): d["wait_projection_s"] for d in again.decisions(cid)}
+        version = again.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    finally:
+        again.close()
+    assert got == {(0, "a"): 57.0, (0, "b"): math.inf, (0, "c"): None, (1, "a"): None}
+    assert version == str(SCHEMA_VERSION) == "11"

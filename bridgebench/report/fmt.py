@@ -48,6 +48,7 @@ def duration(value: float | None, digits: int = 3, metric: str = SECONDS) -> str
 
 
 NO_INTERVAL = "too few executions"  # shown where an estimate has no interval (stats.executions)
+MISPLACED = 0.1  # a ± misplacing an interval's near end by more than this share of the value: its ends instead
 
 
 def estimate(est: Estimate | None, metric: str = SECONDS) -> str:
@@ -68,9 +69,6 @@ def estimate(est: Estimate | None, metric: str = SECONDS) -> str:
     if 0 < half < 1e-3:  # far below the value's unit (a count that barely moves): in its own, never "1.2e-05"
         return f"{est.value / scale:.4g} {unit} ±{duration(half * scale, 2, metric)}"
     return f"{est.value / scale:.4g} ±{significant(half, 2)} {unit}"
-
-
-MISPLACED = 0.1  # a ± misplacing an interval's near end by more than this share of the value: its ends instead
 
 
 def count(value: float | None) -> str:
