@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
 import sqlite3
 import tempfile
@@ -64,6 +65,17 @@ def cut_back(source: Path, target: Path, campaign: int) -> tuple[int, dict[tuple
     return stop, counts
 
 
+def within_ends(p: more_time.Projection, decided: bool, blocks: int) -> str:
+    """Whether what the resume did lay within the projection's ends: a decided benchmark's count between them
+    ("yes", "no"); an undecided one's "no" once past the high end, else "open" (it may yet); "—" unprojected."""
+    if p.blocks_low is None:
+        return "—"
+    high = p.blocks_high if p.blocks_high is not None else math.inf  # out of reach at the high end: no bound
+    if decided:
+        return "yes" if p.blocks_low <= blocks <= high else "no"
+    return "no" if blocks > high else "open"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("store", type=Path)
@@ -104,9 +116,7 @@ def main() -> None:
         after = max((reached.get((p.benchmark, m, last[(p.benchmark, m)][0]), 0.0)
                      for b, m in stopped if b == p.benchmark), default=0.0)
         ends = (f"{p.blocks_low}–{p.blocks_high or 'out of reach'}" if p.blocks_low is not None else "—")
-        inside = ("—" if p.blocks_low is None else
-                  ("yes" if p.blocks_low <= blocks <= (p.blocks_high or 10**9) else "no") if decided else
-                  ("no" if p.blocks_high is not None and blocks > p.blocks_high else "open"))
+        inside = within_ends(p, decided, blocks)
         print(f"| {p.benchmark} | {p.state} | {p.blocks or '—'} | {ends} | "
               f"{f'{p.seconds:.0f}' if p.seconds is not None else '—'} | {'yes' if decided else 'no'} | {blocks} | "
               f"{inside} | {f'{after:.0f}' if decided else '—'} |")

@@ -185,3 +185,28 @@ def test_a_campaign_stopped_out_of_time_says_so_in_its_reports(basic_study: Path
     assert said in md and young in md
     page = next((tmp_path / "results").glob("basic-*.html")).read_text()  # the page the run wrote
     assert said in page
+
+
+def test_the_replay_says_whether_a_resume_landed_within_the_projections_ends(tmp_path: Path) -> None:
+    """evidence/more_time_replay.py: where a campaign first stopped (the first round with no open cell, each cell's
+    executions as of it), and whether what the resume did lay within each projection's ends."""
+    from evidence.more_time_replay import stop_counts, within_ends
+
+    p = more_time.Projection("x", more_time.PROJECTED, 41, 10.0, blocks_low=18, seconds_low=3.0, blocks_high=140,
+                             seconds_high=50.0)
+    assert [within_ends(p, True, n) for n in (12, 18, 93, 140, 210)] == ["no", "yes", "yes", "yes", "no"]
+    assert [within_ends(p, False, n) for n in (27, 140, 141)] == ["open", "open", "no"]
+    endless = more_time.Projection("y", more_time.PROJECTED, 93, 40.0, blocks_low=41, seconds_low=17.0)
+    assert (within_ends(endless, True, 300), within_ends(endless, False, 300)) == ("yes", "open")
+    assert within_ends(more_time.Projection("z", more_time.OUT_OF_REACH), True, 5) == "—"
+
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "d.sqlite")
+    db.execute("CREATE TABLE cell_decision (campaign_id, round, benchmark, mechanism, executions, state)")
+    db.executemany("INSERT INTO cell_decision VALUES (1, ?, ?, ?, ?, ?)", [
+        (0, "x", "a", 3, "open"), (0, "x", "b", 3, "open"), (0, "y", "a", 3, "settled"),
+        (1, "x", "a", 5, "out of time"), (1, "x", "b", 5, "settled"),  # round 1: nothing open, it stopped here
+        (2, "x", "a", 8, "settled"),  # the resume's round
+    ])
+    assert stop_counts(db, 1) == (1, {("x", "a"): 5, ("x", "b"): 5, ("y", "a"): 3})
