@@ -19,7 +19,6 @@ from pathlib import Path
 
 from bridgebench.stats import Estimate
 from bridgebench.stats.lockstep import lockstep_ratio
-from bridgebench.timing.analysis import lockstep_blocks
 from bridgebench.timing.report.tables import unlike_only_first
 from bridgebench.timing.stored_ratios import missing, stored_ratios
 
@@ -40,12 +39,9 @@ def ratios(path: Path) -> list[tuple[str, str, str, Estimate, Estimate | None]]:
     estimate over every block and over the later blocks alone."""
     out = []
     for x in stored_ratios(path, cells=unlike_only_first):
-        first = int(x.result.campaign.options.get("process_executions") or 0)
         if x.cell.ratio is None:
             continue
-        later = lockstep_blocks({r: s for r, s in x.a.items() if r >= first},
-                                {r: s for r, s in x.b.items() if r >= first})
-        every = lockstep_blocks(x.a, x.b)
+        later, every = x.blocks(x.first_later), x.blocks()
         if not every:
             continue
         out.append((x.where, x.cell.benchmark, x.result.label(x.cell.mechanism), lockstep_ratio(list(every.values())),

@@ -29,7 +29,6 @@ import numpy as np
 
 from bridgebench.stats.lockstep import round_logs
 from bridgebench.store import Store
-from bridgebench.timing.analysis import lockstep_blocks
 from bridgebench.timing.stored_ratios import missing, pairings, stored_ratios
 
 
@@ -94,17 +93,14 @@ def rows(path: Path, mechanism: str | None, totals: list[tuple[str, float, float
     costs: dict[int, dict[str, tuple[float, float]]] = {}
     for x in stored_ratios(path, mechanism):
         campaign = x.result.campaign
-        first = int(campaign.options.get("process_executions") or 0)
         if campaign.id not in costs:
-            times = block_times(x.store, campaign.id, first)
+            times = block_times(x.store, campaign.id, x.first_later)
             costs[campaign.id] = block_costs(times)
             fixed, whole = fixed_share(times)
             totals.append((x.where, fixed, whole))
         if x.cell.benchmark not in costs[campaign.id]:
             continue
-        later = lockstep_blocks({r: s for r, s in x.a.items() if r >= first},
-                                {r: s for r, s in x.b.items() if r >= first})
-        parts = components(list(later.values()))
+        parts = components(list(x.blocks(x.first_later).values()))
         if parts is None:
             continue
         w, between, r = parts

@@ -62,7 +62,7 @@ def by_distance(path: Path, mechanism: str | None, later: bool) -> dict[str, dic
     places: dict[int, dict[int, list[int]]] = {}
     for x in stored_ratios(path, mechanism):
         campaign = x.result.campaign
-        first = int(campaign.options.get("process_executions") or 0) if later else 0
+        first = x.first_later if later else 0
         if campaign.id not in places:
             places[campaign.id] = positions(x.store, campaign.id)
         ids_a = {run.pexec: run.execution_id for run in x.base.per_execution}

@@ -48,8 +48,7 @@ def rules(names: list[str], seconds: list[float], turn_s: float, baseline: str, 
           ) -> tuple[list[int], list[int]]:
     """The members' turns rounded each on its own, and anchored to the baseline's with copies taking their VM's."""
     iterations = [1] * len(names)  # the turns do not depend on how many iterations each makes
-    anchor = names.index(baseline)
-    copy_of = {i: names.index(o) for i, o in enumerate(twin_of.get(m) for m in names) if o in names}
+    anchor, copy_of = lockstep.anchoring(names, baseline, twin_of)
     return (lockstep.timed_turns(iterations, seconds, turn_s)[1],
             lockstep.timed_turns(iterations, seconds, turn_s, anchor, copy_of)[1])
 

@@ -456,10 +456,8 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         leads, steady = zip(*(parts(t) for t in tasks), strict=True)
         seconds = iteration_seconds(tasks)
         names = [t.mechanism for t in tasks]
-        anchor = names.index(study.baseline) if study.baseline in names else None  # the ratios are to it
-        # a copy of another member's VM (twin_of it), whose iterations last as that one's whatever the estimates said
-        originals = [study.mechanisms[m].twin_of for m in names]
-        copy_of = {i: names.index(o) for i, o in enumerate(originals) if o in names}
+        # turns anchored to the baseline's (the ratios are to it); a copy of a member's VM takes that member's
+        anchor, copy_of = lockstep.anchoring(names, study.baseline, {m: study.mechanisms[m].twin_of for m in names})
         rounds, turn = (lockstep.timed_turns(list(steady), seconds, options.turn_s, anchor, copy_of)
                         if seconds and options.turn_s
                         else lockstep.turns(list(steady), like_with_like=options.turns != TOGETHER))

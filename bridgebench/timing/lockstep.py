@@ -93,6 +93,15 @@ def turns(iterations: list[int], like_with_like: bool = True) -> tuple[int, list
     return rounds, [max(1, math.ceil(n / rounds)) for n in iterations]
 
 
+def anchoring(names: list[str], baseline: str | None, twin_of: Mapping[str, str | None]
+              ) -> tuple[int | None, dict[int, int]]:
+    """timed_turns's `anchor` and `copy_of` for a block's members by name: the baseline's place (None where it is
+    not among them), and each member that copies another's VM (`twin_of`), by the place of the one it copies."""
+    anchor = names.index(baseline) if baseline in names else None
+    copies = {i: names.index(o) for i, o in enumerate(twin_of.get(m) for m in names) if o in names}
+    return anchor, copies
+
+
 def timed_turns(iterations: list[int], seconds: list[float], turn_s: float, anchor: int | None = None,
                 copy_of: Mapping[int, int] | None = None) -> tuple[int, list[int]]:
     """Rounds and each member's turn when every turn lasts about `turn_s` (a member whose iteration is longer:
@@ -122,10 +131,8 @@ def timed_turns(iterations: list[int], seconds: list[float], turn_s: float, anch
             i not in members or j not in members or j in copy_of or i == j for i, j in copy_of.items()):
         raise ValueError(f"timed_turns(): anchor {anchor} or copies {copy_of} not among the {len(seconds)} members, "
                          "or a copy of a copy")
-    target = [turn_s] * len(seconds)
-    if anchor is not None:
-        target = [max(1, round(turn_s / seconds[anchor])) * seconds[anchor]] * len(seconds)
-    own = [max(1, round(t / s)) for s, t in zip(seconds, target, strict=True)]
+    target = turn_s if anchor is None else max(1, round(turn_s / seconds[anchor])) * seconds[anchor]
+    own = [max(1, round(target / s)) for s in seconds]
     turn = list(own)
     for i, s in enumerate(seconds):
         alike = [j for j, t in enumerate(seconds) if max(s, t) <= SAME_ITERATION * min(s, t)]

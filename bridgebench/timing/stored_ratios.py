@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bridgebench.store import Store, StoredExecution
-from bridgebench.timing.analysis import Rounds, Series, current_analysis
+from bridgebench.timing.analysis import Rounds, Series, current_analysis, lockstep_blocks
 from bridgebench.timing.result import Analysis, Cell
 
 
@@ -23,6 +23,16 @@ class StoredRatio:
     cell: Cell
     a: Rounds  # the baseline's steady rounds
     b: Rounds  # the cell's
+
+    @property
+    def first_later(self) -> int:
+        """The first later block's round: the budget's first process executions come before it."""
+        return int(self.result.campaign.options.get("process_executions") or 0)
+
+    def blocks(self, first: int = 0) -> dict[str, tuple[list[float], list[float]]]:
+        """The ratio's lock-step blocks (analysis.lockstep_blocks), from round `first` on."""
+        return lockstep_blocks({r: s for r, s in self.a.items() if r >= first},
+                               {r: s for r, s in self.b.items() if r >= first})
 
 
 def stored_ratios(path: Path, mechanism: str | None = None,

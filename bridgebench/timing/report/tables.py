@@ -699,11 +699,11 @@ def more_time_line(result: Analysis) -> str | None:
                      else f"{p.benchmark} {p.state} ({p.why})" for p in projections if p.state != more_time.PROJECTED)
     cap = more_time.max_time(result, projections)
     whose = "it its" if len(near) == 1 else f"these {len(near)} benchmarks their"
+    low = sum(p.seconds_low or 0.0 for p in near)
     highs = [p.seconds_high for p in near if p.seconds_high is not None]
-    ends = (f"{_seconds_range(sum(p.seconds_low or 0.0 for p in near), sum(highs))} at the ends of the spreads' "
-            "intervals" if len(highs) == len(near) else
-            f"from {fmt.duration(sum(p.seconds_low or 0.0 for p in near), 2)} at the low ends of the spreads' "
-            f"intervals; at the high ends {len(near) - len(highs)} of them out of reach")
+    ends = (f"{_seconds_range(low, sum(highs))} at the ends of the spreads' intervals" if len(highs) == len(near) else
+            f"from {fmt.duration(low, 2)} at the low ends of the spreads' intervals; at the high ends "
+            f"{len(near) - len(highs)} of them out of reach")
     give = (f" `bridgebench run {result.campaign.study} --resume --max-time {cap:g}` would give {whose} "
             f"{fmt.duration(more_time.seconds_more(near), 2)} ({ends})." if cap is not None else "")
     within = more_time.within_share(result)
