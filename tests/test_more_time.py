@@ -4,7 +4,9 @@ Pure functions over planted figures: the ratios' estimates and spreads are set, 
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -43,7 +45,8 @@ def _analysis(cells: list[Cell], until_decided: bool = True) -> Analysis:
     campaign = CampaignFacts(1, "planted", "done", 0.0, 1.0, "0" * 12, "m", {}, {}, 10, 10)
     audit = AuditSummary(0, 0, False, None, None, None, None, 0.0, {})
     adaptive = AdaptiveSummary(0.02, 300, 540.0, 3, 5, {OUT_OF_TIME: 4}, until_decided, LOOKS, 0.05)
-    return Analysis(campaign, 0.99, 1, "base", (), (), (), audit, adaptive, tuple(cells), {}, equivalence=0.02)
+    result = Analysis(campaign, 0.99, 1, "base", (), (), (), audit, adaptive, tuple(cells), {}, equivalence=0.02)
+    return replace(result, more_time=tuple(more_time.project(result)))  # as analysis.analyse keeps them
 
 
 def test_a_ratio_is_judged_at_the_first_look_past_the_count_that_would_decide_it() -> None:
@@ -181,6 +184,12 @@ def test_a_campaign_stopped_out_of_time_says_so_in_its_reports(basic_study: Path
     said = "More time, projected from each ratio stopped out of time as it stands"
     young = "sleepy not projected yet (Mechanism B: fewer than 8 blocks"
     assert said in done.stdout and young in done.stdout, done.stdout
+    # the JSON report holds the projection for a program to read, and reads back with it
+    data = json.loads(bridgebench("report", "--format", "json", cwd=tmp_path).stdout)
+    [kept] = data["more_time"]
+    assert (kept["benchmark"], kept["state"], kept["blocks"]) == ("sleepy", more_time.NOT_YET, None)
+    assert kept["why"].startswith("Mechanism B: fewer than 8 blocks")
+    assert Analysis.from_json(data).more_time == (more_time.Projection(**kept),)
     md = bridgebench("report", "--format", "markdown", cwd=tmp_path).stdout
     assert said in md and young in md
     page = next((tmp_path / "results").glob("basic-*.html")).read_text()  # the page the run wrote

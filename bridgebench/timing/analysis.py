@@ -58,7 +58,7 @@ from bridgebench.stats.paired import paired_ratio
 from bridgebench.stats.summary import NOT_CLASSIFIED, unclassified_outliers, unclassified_start, warmup_length
 from bridgebench.store import SECONDS, Store, StoredExecution, StoreError, StoreWriteError
 from bridgebench.study import DEFAULT_EQUIVALENCE
-from bridgebench.timing import jitdiag, time_beside_counts
+from bridgebench.timing import jitdiag, more_time, time_beside_counts
 from bridgebench.timing.diff_rules import CLAIMS, compare_cells
 from bridgebench.timing.lockstep import TWIN_TIMES
 from bridgebench.timing.result import Analysis, AuditSummary, Cell, MachineCell, Run, SegmentMean, Workload
@@ -609,6 +609,7 @@ def analyse(store: Store, campaign_id: int, *, confidence: float = CONFIDENCE, s
                       machines if len(machines) > 1 else {}, workloads,
                       headline=config.study["study"].get("headline") if baseline else None,
                       equivalence=config.study["study"].get("equivalence", DEFAULT_EQUIVALENCE), looks=looks)
+    result = replace(result, more_time=tuple(more_time.project(result)))  # in the JSON too, for a CI job to read
     timed = time_beside_counts.partner(store, campaign_id)  # counted campaigns only; a timed one never has one
     if timed is None:
         return result

@@ -1,6 +1,8 @@
 """What more time would decide: for a campaign whose adaptive budget stopped ratios out of time, how many blocks
 each benchmark's undecided ratios would take as they stand, and about how many seconds of executions, so that
-a report can say what `run --resume --max-time T` to give instead of "T above the cap".
+a report can say what `run --resume --max-time T` to give instead of "T above the cap". The analysis keeps the
+projections (Analysis.more_time), so that the JSON report holds them for a program to read, as the other reports show
+them.
 
 A ratio's projection is question.blocks_left (its estimate and spread between blocks held: the count at which
 its interval would be narrow enough), moved on to the look point that judges it, for an aimed budget judges a
@@ -17,29 +19,14 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
 
 from bridgebench import question
 from bridgebench.result import OUT_OF_TIME
 from bridgebench.stats.spread import sd_bounds
-from bridgebench.timing.result import Analysis, Cell
+from bridgebench.timing.result import Analysis, Cell, Projection
 
 PROJECTED, OUT_OF_REACH, NOT_YET = "projected", "out of reach", "not projected yet"  # in the order shown
 SPREAD_CONFIDENCE = 0.99  # of the interval whose ends give a projection's range
-
-
-@dataclass(frozen=True)
-class Projection:
-    benchmark: str
-    state: str  # PROJECTED, OUT_OF_REACH or NOT_YET
-    blocks: int | None = None  # the count of blocks that would decide all its ratios stopped out of time
-    seconds: float | None = None  # more seconds of executions those would take
-    why: str = ""  # why it has no projection (which ratios)
-    # the same at the low and the high end of every ratio's spread interval; None where some ratio is out of reach
-    blocks_low: int | None = None
-    seconds_low: float | None = None
-    blocks_high: int | None = None
-    seconds_high: float | None = None
 
 
 def project(result: Analysis) -> list[Projection]:

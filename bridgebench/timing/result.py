@@ -28,7 +28,7 @@ from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 from bridgebench.timing.jitdiag import JitRecord, JitSummary
 
-RESULT_VERSION = 20  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 21  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 
@@ -224,6 +224,22 @@ class BesideTime:
 
 
 @dataclass(frozen=True)
+class Projection:
+    """What more time would decide on one benchmark whose ratios stopped out of time (more_time.py)."""
+
+    benchmark: str
+    state: str  # more_time's PROJECTED, OUT_OF_REACH or NOT_YET
+    blocks: int | None = None  # the count of blocks that would decide all its ratios stopped out of time
+    seconds: float | None = None  # more seconds of executions those would take
+    why: str = ""  # why it has no projection (which ratios)
+    # the same at the low and the high end of every ratio's spread interval; None where some ratio is out of reach
+    blocks_low: int | None = None
+    seconds_low: float | None = None
+    blocks_high: int | None = None
+    seconds_high: float | None = None
+
+
+@dataclass(frozen=True)
 class Analysis:
     campaign: CampaignFacts
     confidence: float
@@ -244,6 +260,8 @@ class Analysis:
     # of its budget's looks stopped it (analysis.interval_looks; 1: a budget that never stops on a verdict).
     looks: int = 1
     beside_time: BesideTime | None = None  # counted campaigns: the same cells' time ratios, where stored
+    # an aimed budget's ratios stopped out of time: what more time would decide, nearest first (more_time.project)
+    more_time: tuple[Projection, ...] = ()
     version: int = RESULT_VERSION
 
     @property

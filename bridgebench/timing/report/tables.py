@@ -689,7 +689,7 @@ def adaptive_line(result: Analysis) -> str | None:
 def more_time_line(result: Analysis) -> str | None:
     """What more time would decide, where ratios stopped out of time (more_time.py): each benchmark's projected
     blocks and seconds, nearest first, and the time cap that gives them all."""
-    projections = more_time.project(result)
+    projections = list(result.more_time)
     if not projections:
         return None
     near = [p for p in projections if p.state == more_time.PROJECTED]
