@@ -4,23 +4,34 @@ compare runs from different machines."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import bridgebench, chromium
+from tests.conftest import bridgebench, chromium, copy_basic_study
 
 
-def _two_campaigns(basic_study: Path, tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def two(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two campaigns of the fixture study, made once for the tests that diff them: the folder they ran in."""
+    folder = tmp_path_factory.mktemp("two")
+    study = copy_basic_study(folder)
     for _ in range(2):
-        result = bridgebench("run", str(basic_study), "-i", "12", "-p", "3", cwd=tmp_path)  # 3: an interval
+        result = bridgebench("run", str(study), "-i", "12", "-p", "3", cwd=folder)  # 3: an interval
         assert result.returncode == 0, result.stderr
+    return folder
+
+
+def _two_campaigns(two: Path, tmp_path: Path) -> Path:
+    """A copy of the two campaigns' store in tmp_path's results/, which the test may edit: its path."""
+    shutil.copytree(two / "results", tmp_path / "results")
     return tmp_path / "results" / "bridgebench.sqlite"
 
 
-def test_diff_two_campaigns_and_two_mechanisms(basic_study: Path, tmp_path: Path) -> None:
-    _two_campaigns(basic_study, tmp_path)
+def test_diff_two_campaigns_and_two_mechanisms(two: Path, tmp_path: Path) -> None:
+    _two_campaigns(two, tmp_path)
     result = bridgebench("diff", "1", "2", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
@@ -36,8 +47,8 @@ def test_diff_two_campaigns_and_two_mechanisms(basic_study: Path, tmp_path: Path
     assert "reference loop took" in bridgebench("diff", "1", "2", cwd=tmp_path).stdout  # real readings
 
 
-def test_diff_says_when_the_machine_ran_at_another_speed_or_booted_again(basic_study: Path, tmp_path: Path) -> None:
-    db = _two_campaigns(basic_study, tmp_path)
+def test_diff_says_when_the_machine_ran_at_another_speed_or_booted_again(two: Path, tmp_path: Path) -> None:
+    db = _two_campaigns(two, tmp_path)
     with sqlite3.connect(db) as conn:  # campaign 2 as on a slow day, after the VM booted again
         conn.execute("UPDATE speed_reading SET record_json=json_set(record_json, '$.iteration_s', 0.002)"
                      " WHERE campaign_id=1")
@@ -54,8 +65,8 @@ def test_diff_says_when_the_machine_ran_at_another_speed_or_booted_again(basic_s
     assert "the machine booted again between them" in said and "1999-01-01 00:00:00 UTC for B" in said
 
 
-def test_diff_refuses_different_machines_unless_told(basic_study: Path, tmp_path: Path) -> None:
-    db = _two_campaigns(basic_study, tmp_path)
+def test_diff_refuses_different_machines_unless_told(two: Path, tmp_path: Path) -> None:
+    db = _two_campaigns(two, tmp_path)
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE campaign SET machine='elsewhere', environment_json=json_set(environment_json,"
                      " '$.hostname', 'other-host') WHERE id=2")
@@ -74,8 +85,8 @@ def test_diff_rejects_a_malformed_side(tmp_path: Path) -> None:
     assert "expected CAMPAIGN, CAMPAIGN:MECHANISM or a baseline file" in result.stderr
 
 
-def test_diff_as_markdown_and_as_an_html_page_with_the_ratio_plot(basic_study: Path, tmp_path: Path) -> None:
-    _two_campaigns(basic_study, tmp_path)
+def test_diff_as_markdown_and_as_an_html_page_with_the_ratio_plot(two: Path, tmp_path: Path) -> None:
+    _two_campaigns(two, tmp_path)
     md = bridgebench("diff", "1", "2", "--format", "markdown", cwd=tmp_path)
     assert md.returncode == 0, md.stderr
     lines = md.stdout.splitlines()
@@ -99,9 +110,9 @@ def test_diff_as_markdown_and_as_an_html_page_with_the_ratio_plot(basic_study: P
     assert "<svg" in dom and "Verdicts" in dom
 
 
-def test_diff_in_a_pipe_stays_readable(basic_study: Path, tmp_path: Path) -> None:
+def test_diff_in_a_pipe_stays_readable(two: Path, tmp_path: Path) -> None:
     """Piped (not a terminal) at 80 columns: one short row a benchmark, the reasons below the table."""
-    _two_campaigns(basic_study, tmp_path)
+    _two_campaigns(two, tmp_path)
     result = bridgebench("diff", "1", "2", cwd=tmp_path, env={"COLUMNS": "80"})
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
