@@ -89,7 +89,7 @@ def main() -> None:
             then = analyse(store, args.campaign)
         finally:
             store.close()
-    projections = more_time.project(then)
+    projections = list(then.more_time)  # as its report had them
     stopped = {(c.benchmark, c.mechanism) for c in then.cells
                if c.mechanism != then.baseline and c.adaptive and c.adaptive.state == OUT_OF_TIME}
     db = sqlite3.connect(args.store)
