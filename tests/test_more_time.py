@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -208,8 +209,6 @@ def test_the_replay_says_whether_a_resume_landed_within_the_projections_ends(tmp
     endless = more_time.Projection("y", more_time.PROJECTED, 93, 40.0, blocks_low=41, seconds_low=17.0)
     assert (within_ends(endless, True, 300), within_ends(endless, False, 300)) == ("yes", "open")
     assert within_ends(more_time.Projection("z", more_time.OUT_OF_REACH), True, 5) == "—"
-
-    import sqlite3
 
     db = sqlite3.connect(tmp_path / "d.sqlite")
     db.execute("CREATE TABLE cell_decision (campaign_id, round, benchmark, mechanism, executions, state)")
