@@ -119,7 +119,7 @@ def main() -> int:
               f"±{statistics.median(t['hw_plus']):.2%} | {60 * t['blocks'] / t['wall']:.1f} |")
     print("\n| lanes | CPU | A/A blocks | sd within blocks | sd between blocks |\n|---|---|---|---|---|")
     for (lanes, cpu), pairs in sorted(aa.items()):
-        within, between = spread(pairs)
+        within, between, _ = spread(pairs)
         print(f"| {lanes} | {cpu} | {len(pairs)} | {within:.2%} | {between:.2%} |")
     return 0
 

@@ -21,7 +21,7 @@ import pytest
 from bridgebench.runner import ABANDONED, CRASHED, OK, PROTOCOL, TIMEOUT
 from bridgebench.stats.bootstrap import Estimate
 from bridgebench.stats.executions import TOO_FEW
-from bridgebench.stats.lockstep import LOCKSTEP_METHOD, block_log_ratio, lockstep_ratio, spread, within_share
+from bridgebench.stats.lockstep import LOCKSTEP_METHOD, block_log_ratio, lockstep_ratio, spread
 from bridgebench.store import Store
 from bridgebench.study import INTERLEAVED, SEPARATE, TOGETHER, TWINS
 from bridgebench.timing import layout, lockstep, stepped
@@ -475,7 +475,7 @@ def test_lockstep_cancels_the_steps_a_round_shares() -> None:
     assert estimate.method == LOCKSTEP_METHOD and estimate.executions == 5
     assert estimate.low is not None and estimate.high is not None
     assert 1.0 < estimate.low < 1.02 < estimate.high < 1.04  # steps of 50 % gone: +2 % decided
-    within, between = spread(planted_blocks(rng, 1.0, 5))
+    within, between, _ = spread(planted_blocks(rng, 1.0, 5))
     assert within is not None and between is not None and within < 0.01
 
 
@@ -487,14 +487,18 @@ def test_the_share_within_is_the_noise_within_blocks_over_the_spread_between(noi
     sd `noise`; a block's mean then carries noise²/10 of variance, and the share within is that over the whole."""
     rng = np.random.default_rng(3)
     blocks = [([1.0] * 10, list(np.exp(rng.normal(0, modes) + rng.normal(0, noise, 10)))) for _ in range(400)]
-    assert within_share(blocks) == pytest.approx(share, abs=0.1)
-    assert within_share(blocks[:1]) is None  # one block: no spread between
+    assert spread(blocks).share == pytest.approx(share, abs=0.1)
+    assert spread(blocks).within == pytest.approx(noise, rel=0.1)
+    assert spread(blocks[:1]).share is None  # one block: no spread between
     # a campaign's first blocks take one-iteration turns, noisier a round than its later blocks' longer turns: each
     # block's own noise counts for it (pooled over every round, the first blocks' would pass for the later ones')
     first = [([1.0] * 50, list(np.exp(rng.normal(0, 0.05) + rng.normal(0, 0.2, 50)))) for _ in range(3)]
     later = [([1.0] * 4, list(np.exp(rng.normal(0, 0.05) + rng.normal(0, 0.02, 4)))) for _ in range(60)]
-    assert within_share(first + later) < 0.2
-    assert within_share([([1.0, 1.0], [2.0, 2.0])] * 3) is None  # blocks alike: no spread between to share
+    assert spread(first + later).share < 0.2
+    # and so for the sd within: each block's variance counts once (√((3·0.2² + 60·0.02²)/63) ≈ 0.048), where the
+    # rounds pooled would give about 0.135
+    assert spread(first + later).within < 0.07
+    assert spread([([1.0, 1.0], [2.0, 2.0])] * 3).share is None  # blocks alike: no spread between to share
 
 
 def test_fewer_than_three_blocks_give_an_estimate_and_no_interval() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -50,34 +51,45 @@ def round_logs(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> lis
     return [np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float)) for a, b in blocks]
 
 
-def spread(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> tuple[float | None, float | None]:
-    """The sd of the rounds' log ratios within blocks (pooled) and of the blocks' values between them: what
-    taking turns leaves of the machine's steps, beside what processes differ by."""
-    within = round_logs(blocks)
-    dof = sum(len(w) - 1 for w in within)
-    pooled = math.sqrt(sum(float(np.sum((w - w.mean()) ** 2)) for w in within) / dof) if dof > 0 else None
-    values = [float(np.mean(w)) for w in within]
-    between = float(np.std(values, ddof=1)) if len(values) > 1 else None
-    return pooled, between
+class Spread(NamedTuple):
+    """What a ratio's lock-step blocks spread by (spread())."""
+
+    within: float | None  # the sd of a round's log ratio within a block
+    between: float | None  # the sd of the blocks' values between them
+    share: float | None  # the share of the variance between blocks that the noise within accounts for
 
 
-def within_share(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float | None:
-    """How much of the spread between blocks the noise within them accounts for: a block's mean log ratio carries its
-    rounds' variance divided by their number, so the mean over blocks of that (each block's own: a first block's
-    one-iteration turns are noisier a round than a later block's longer ones), over the variance between blocks.
-    The noise within is the host's speed steps that taking turns did not cancel and the benchmark's own from one
-    round to the next (a collector's cycle). Near 1 it sets the interval's width, and a quieter machine would
-    narrow it (more rounds a block too, at a cost in time: evidence/rounds_per_block.py); near 0, processes and
-    layouts differ by that much and only more blocks do. It can pass 1 by chance (both variances are estimated),
-    it leaves out blocks of one round (no variance within to read), and it takes a block's rounds as independent:
-    where neighbouring rounds' ratios move together, it reads low. None with fewer than two blocks, no block of
-    two rounds or more, or no spread between blocks."""
+def spread(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> Spread:
+    """What taking turns leaves of the machine's steps, beside what processes differ by, and how much of the
+    second the first makes up.
+
+    within: the root of the mean over blocks of each block's variance of its rounds' log ratios. Each block counts
+    once, as in the share: a campaign's first blocks take one-iteration turns over many rounds, noisier a round
+    than its later blocks' longer turns, and pooled over every round they would pass for the later ones'.
+
+    between: the sd of the blocks' values (block_log_ratio), what the interval is Student's t over.
+
+    share: how much of the variance between blocks the noise within them accounts for. A block's mean log ratio
+    carries its rounds' variance divided by their number, so the mean over blocks of that (each block's own), over
+    the variance between blocks. The noise within is the host's speed steps that taking turns did not cancel and
+    the benchmark's own from one round to the next (a collector's cycle). Near 1 it sets the interval's width, and
+    a quieter machine would narrow it (more rounds a block too, at a cost in time: evidence/rounds_per_block.py);
+    near 0, processes and layouts differ by that much and only more blocks do. It can pass 1 by chance (both
+    variances are estimated), and it takes a block's rounds as independent: where neighbouring rounds' ratios move
+    together, it reads low.
+
+    Blocks of one round have no variance within and are left out of within and share; None where nothing is
+    left, with fewer than two blocks (between, share), or with no spread between blocks (share)."""
     logs = round_logs(blocks)
-    noise = [float(np.var(w, ddof=1)) / len(w) for w in logs if len(w) > 1]
-    if len(logs) < 2 or not noise:
-        return None
+    several = [w for w in logs if len(w) > 1]
+    variances = [float(np.var(w, ddof=1)) for w in several]
+    within = math.sqrt(float(np.mean(variances))) if variances else None
+    if len(logs) < 2:
+        return Spread(within, None, None)
     between = float(np.var([float(np.mean(w)) for w in logs], ddof=1))
-    return float(np.mean(noise)) / between if between > 0 else None
+    noise = [v / len(w) for v, w in zip(variances, several, strict=True)]
+    share = float(np.mean(noise)) / between if noise and between > 0 else None
+    return Spread(within, math.sqrt(between), share)
 
 
 def lockstep_ratio(blocks: Sequence[tuple[Sequence[float], Sequence[float]]], *, confidence: float = 0.99,

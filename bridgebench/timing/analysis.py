@@ -53,7 +53,7 @@ from bridgebench.stats import (
 from bridgebench.stats.classify import DEFAULT_DELTA_RELATIVE, FLAT, RULES_VERSION, WARMUP, from_record, to_record
 from bridgebench.stats.drift import steady_drift
 from bridgebench.stats.executions import each_look, ratio_over_executions
-from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread, within_share
+from bridgebench.stats.lockstep import LOCKSTEP_METHOD, lockstep_ratio, spread
 from bridgebench.stats.paired import paired_ratio
 from bridgebench.stats.summary import NOT_CLASSIFIED, unclassified_outliers, unclassified_start, warmup_length
 from bridgebench.store import SECONDS, Store, StoredExecution, StoreError, StoreWriteError
@@ -453,8 +453,7 @@ def _analyse_benchmark(store: Store, campaign_id: int, inputs: list[_CellInput],
             ratio = ratio_of(base, steady, blocks, confidence=confidence, same_campaign=True)
             if ratio.method == LOCKSTEP_METHOD:
                 shared = sorted(set(base) & set(steady))
-                within, between = spread(list(blocks.values()))
-                share = within_share(list(blocks.values()))
+                within, between, share = spread(list(blocks.values()))
                 paired = [r for r in shared if base[r].block is not None and base[r].block == steady[r].block]
                 turns = tuple(sorted({(base[r].turn, steady[r].turn) for r in paired}))
                 later = tuple(sorted({(base[r].turn, steady[r].turn) for r in paired if r >= c.first}))

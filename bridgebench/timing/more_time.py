@@ -133,7 +133,7 @@ def max_time(result: Analysis, projections: list[Projection]) -> float | None:
 
 
 def within_share(result: Analysis) -> float | None:
-    """The median share within (stats.lockstep.within_share) of the ratios stopped out of time: whether a quieter
+    """The median share within (stats.lockstep.spread) of the ratios stopped out of time: whether a quieter
     machine, or only more blocks, would decide them sooner. None where none of them has one."""
     shares = [c.ratio_within_share for c in result.cells if c.mechanism != result.baseline and c.adaptive
               and c.adaptive.state == OUT_OF_TIME and c.ratio_within_share is not None]

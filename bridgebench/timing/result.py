@@ -28,7 +28,7 @@ from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 from bridgebench.timing.jitdiag import JitRecord, JitSummary
 
-RESULT_VERSION = 21  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 22  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 
@@ -122,11 +122,12 @@ class Cell:
     per_execution: tuple[Run, ...] = ()
     ratio: Estimate | None = None  # to the baseline mechanism
     # In lock-step blocks: the sd of the rounds' log ratios within blocks (what taking turns leaves of the
-    # machine's steps) and of the blocks' mean log ratios between them (what processes differ by).
+    # machine's steps; each block's variance counted once, stats.lockstep.spread) and of the blocks' mean log
+    # ratios between them (what processes differ by).
     ratio_within_sd: float | None = None
     ratio_between_sd: float | None = None
     # In lock-step blocks: the share of the variance between blocks that the noise within them accounts for
-    # (stats.lockstep.within_share): near 1 that noise (the host's, the benchmark's own) sets the interval's width,
+    # (stats.lockstep.spread): near 1 that noise (the host's, the benchmark's own) sets the interval's width,
     # near 0 the processes' own differences do.
     ratio_within_share: float | None = None
     # In lock-step blocks: the lengths of the turns (iterations) the baseline and this mechanism took, each pair

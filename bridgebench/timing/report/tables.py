@@ -242,12 +242,12 @@ def threaded(result: Analysis) -> str:
 PAIRING_COLUMNS = ("Benchmark", "Mechanism", "Blocks", "Turns (baseline:it)", "Round", "sd within blocks",
                    "sd between blocks", "Share within")
 PAIRING_NOTE = ("Each ratio to the baseline from lock-step blocks: the sd of the rounds' log ratios within a block "
-                "(what taking turns leaves of the machine's speed steps) beside the sd of the blocks' mean log "
-                "ratios (what fresh processes and layouts differ by; the interval is Student's t over these). "
-                "Round: what a round of the block lasted (every member's turn once, the median over the ratio's "
-                "blocks); speed steps shorter than that fall on one side of a ratio only. Share within: how much "
-                "of the variance between blocks the noise within them accounts for (a block's mean carries its "
-                "rounds' noise over their number).")
+                "(what taking turns leaves of the machine's speed steps; each block's variance counted once) beside "
+                "the sd of the blocks' mean log ratios (what fresh processes and layouts differ by; the interval is "
+                "Student's t over these). Round: what a round of the block lasted (every member's turn once, the "
+                "median over the ratio's blocks); speed steps shorter than that fall on one side of a ratio only. "
+                "Share within: how much of the variance between blocks the noise within them accounts for (a "
+                "block's mean carries its rounds' noise over their number).")
 
 
 def _paired(result: Analysis) -> list[Cell]:
@@ -287,7 +287,7 @@ def within_line(result: Analysis) -> str | None:
             f"and the benchmark's own from one round to the next. Near 100 %, it set these intervals' width: a quieter "
             f"machine or hour narrows them, as do more rounds a block (a budget's `later_steady`) at a cost in time; "
             f"near 0, the processes and layouts differ by that much, and only more blocks do "
-            f"(stats.lockstep.within_share, which takes a block's rounds as independent: where neighbouring rounds' "
+            f"(stats.lockstep.spread, which takes a block's rounds as independent: where neighbouring rounds' "
             f"ratios move together, it reads low).")
 
 
