@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bridgebench.report import fmt
 from bridgebench.stats import Estimate
 from bridgebench.stats.drift import factors
 from bridgebench.stats.executions import over_executions
@@ -79,11 +80,10 @@ def drifts(path: Path, given: int | None
     return within, apart, taken
 
 
-def fmt(e: Estimate | None) -> str:
-    if e is None or not e.has_interval or e.low is None or e.high is None:
-        return "—"
-    mark = " **apart**" if e.low > 1 or e.high < 1 else ""
-    return f"×{e.value:.3f} ({e.low:.3f}–{e.high:.3f}){mark}"
+def shown(e: Estimate | None) -> str:
+    """The drift as a report writes a ratio, marked where its interval leaves 1."""
+    apart = e is not None and e.low is not None and e.high is not None and (e.low > 1 or e.high < 1)
+    return fmt.ratio(e, precise=True) + (" **apart**" if apart else "")
 
 
 def main() -> int:
@@ -118,7 +118,7 @@ def main() -> int:
         gaps = apart.get((benchmark, mechanism), [])
         gap = (f"×{math.exp(np.mean(gaps)):.3f} ({math.exp(min(gaps)):.3f}–{math.exp(max(gaps)):.3f})"
                if gaps else "—")
-        print(f"| {benchmark} | {mechanism} | {len(logs)} | {fmt(e)} | {len(gaps)} | {gap} |")
+        print(f"| {benchmark} | {mechanism} | {len(logs)} | {shown(e)} | {len(gaps)} | {gap} |")
     return 0
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bridgebench.stats import Estimate
+from bridgebench.report import fmt
 from bridgebench.stats.executions import over_executions
 from bridgebench.stats.lockstep import lockstep_ratio
 from bridgebench.store import Store
@@ -65,12 +65,6 @@ def load(store: Store) -> list[tuple[int, str, str, dict, np.ndarray]]:
     return out
 
 
-def fmt(e: Estimate | None) -> str:
-    if e is None or not e.has_interval or e.low is None or e.high is None:
-        return "—"
-    return f"{e.value:.3f} ({e.low:.3f}–{e.high:.3f})"
-
-
 def penalties(runs: list[tuple[int, str, str, dict, np.ndarray]]) -> None:
     by_cell: dict[tuple[str, str], list[float]] = defaultdict(list)
     for _, benchmark, mechanism, _, turns in runs:
@@ -82,7 +76,7 @@ def penalties(runs: list[tuple[int, str, str, dict, np.ndarray]]) -> None:
     for (benchmark, mechanism), logs in sorted(by_cell.items()):
         ratios = [math.exp(x) for x in logs]
         print(f"| {benchmark} | {mechanism} | {len(logs)} | "
-              f"{fmt(over_executions(ratios, confidence=0.99, scale='log', min_executions=3))} |")
+              f"{fmt.ratio(over_executions(ratios, confidence=0.99, scale='log', min_executions=3), precise=True)} |")
 
 
 def pairs(runs: list[tuple[int, str, str, dict, np.ndarray]], specs: list[str]) -> None:
@@ -105,9 +99,10 @@ def pairs(runs: list[tuple[int, str, str, dict, np.ndarray]], specs: list[str]) 
                     if ta.shape[1] >= 2 and tb.shape[1] >= 2]
             widths = sorted({(ta.shape[1], tb.shape[1]) for ta, tb in both})
             shown = ", ".join(f"{x}:{y}" for x, y in widths[:3]) + (" …" if len(widths) > 3 else "")
-            warm = f"{fmt(lockstep_ratio(rest))} ({len(rest)})" if rest else "—"
-            print(f"| {a}:{b} | {benchmark} | {len(both)} | {shown} | {fmt(lockstep_ratio(run))} | "
-                  f"{fmt(lockstep_ratio(first))} | {warm} |")
+            warm = f"{fmt.ratio(lockstep_ratio(rest), precise=True)} ({len(rest)})" if rest else "—"
+            print(f"| {a}:{b} | {benchmark} | {len(both)} | {shown} | "
+                  f"{fmt.ratio(lockstep_ratio(run), precise=True)} | "
+                  f"{fmt.ratio(lockstep_ratio(first), precise=True)} | {warm} |")
 
 
 def main() -> int:
