@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from bridgebench import __version__, baseline, environment, fleet, gate, reference
+from bridgebench import __version__, baseline, environment, fleet, gate, reference, shared_cache
 from bridgebench import calibrate as calibration
 from bridgebench import cli_options as opt
 from bridgebench import cli_views as views
@@ -402,12 +402,14 @@ def selftest(repetitions: opt.SelftestRepetitionsOpt = 1, budget: opt.SelftestBu
 
 @command()
 def doctor(store_location: opt.StoreOpt = opt.DEFAULT_STORE, as_json: opt.JsonOpt = False) -> None:
-    """Say what makes this machine noisy for benchmarking, and how to fix it where one can, and how fast it
-    runs now against its calibration in the store (a tenth of a second of a constant loop). Never fails."""
+    """Say what makes this machine noisy for benchmarking, and how to fix it where one can, how fast it runs
+    now against its calibration in the store (a tenth of a second of a constant loop), and how much of the cache
+    its cores share with other tenants it has now (about two seconds of pointer chasing). Never fails."""
     env = environment.capture()
     findings = environment.doctor(env)
     findings.append(reference.advice(reference.read("doctor", lock_cpu()),
                                      _calibration_or_none(store_location, environment.machine_id(env)), env))
+    findings.append(shared_cache.advice(shared_cache.read(lock_cpu())))
     if as_json:
         _print_json({"environment": env, "findings": [f.__dict__ for f in findings]})
         return

@@ -9,7 +9,8 @@ the machine's drift with (probes/c/constant.c, floating-point passes over a 32 K
 CPU the campaign's lock-step blocks use, for about a tenth of a second. Set against the machine's
 calibration, or against another campaign's reading, it shows a change of host or clock. It does not say what
 a given workload lost: on 2026-11-27 the loop read 1.4 times its calibration while PUC Lua ran 2.5 times as
-slowly, so a reading near its calibration is no proof that the machine was as usual.
+slowly, so a reading near its calibration is no proof that the machine was as usual (`doctor` reads the cache the
+cores share with other tenants too, which this loop's 32 KiB never reach: shared_cache.py).
 """
 
 from __future__ import annotations
@@ -65,32 +66,41 @@ def read(moment: str, cpu: int | None, iterations: int = ITERATIONS) -> Reading:
         program = binary()
     except OSError as e:
         return Reading(moment, taken, cpu, None, None, f"cannot build {SOURCE.name}: {str(e)[:200]}")
+    times, detail = loop_times(program, (str(iterations), str(PASSES)), iterations, cpu)
+    if times is None:
+        return Reading(moment, taken, cpu, None, None, detail)
+    times = times[SKIPPED:]
+    median = float(np.median(times))
+    q1, q3 = np.percentile(times, [25, 75])
+    return Reading(moment, taken, cpu, median, float((q3 - q1) / median))
+
+
+def loop_times(program: Path, args: tuple[str, ...], iterations: int, cpu: int | None
+               ) -> tuple[np.ndarray | None, str]:
+    """Run a constant C program of the probe protocol once, pinned to `cpu`, and give its iterations' times, or
+    None and why not (it could not start, did not end within TIMEOUT_S, failed or printed something else)."""
     try:
         with spawning_on(cpu):
-            proc = subprocess.Popen([str(program), str(iterations), str(PASSES)], stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            proc = subprocess.Popen([str(program), *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
     except OSError as e:
-        return Reading(moment, taken, cpu, None, None, f"cannot run {program.name}: {e.strerror}")
+        return None, f"cannot run {program.name}: {e.strerror}"
     try:
         out, err = proc.communicate(timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
-        return Reading(moment, taken, cpu, None, None, f"{program.name} did not end within {TIMEOUT_S:g} s")
+        return None, f"{program.name} did not end within {TIMEOUT_S:g} s"
     except BaseException:  # an interrupt: the loop does not outlive the harness's run
         proc.kill()
         proc.wait()
         raise
     if proc.returncode != 0:
-        return Reading(moment, taken, cpu, None, None,
-                       f"{program.name} exited with {proc.returncode}: {err.strip()[-200:]}")
+        return None, f"{program.name} exited with {proc.returncode}: {err.strip()[-200:]}"
     try:
-        times = np.asarray(parse(out, iterations).times[SKIPPED:], dtype=np.float64)
+        return np.asarray(parse(out, iterations).times, dtype=np.float64), ""
     except ProtocolError as e:
-        return Reading(moment, taken, cpu, None, None, f"{program.name}: {e}")
-    median = float(np.median(times))
-    q1, q3 = np.percentile(times, [25, 75])
-    return Reading(moment, taken, cpu, median, float((q3 - q1) / median))
+        return None, f"{program.name}: {e}"
 
 
 def apart(r: float | None) -> bool:

@@ -384,7 +384,7 @@ def c_probes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("cc") is None:
         pytest.skip("no C compiler")
     out = tmp_path_factory.mktemp("c-probes")
-    for name in ("planted", "constant"):
+    for name in ("planted", "constant", "chase"):
         subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(out / name),
                         str(REPO / "probes" / "c" / f"{name}.c")], check=True)
     return out
@@ -392,9 +392,10 @@ def c_probes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_c_probes_speak_the_stepped_mode(c_probes: Path) -> None:
     runs = lockstep.run_block([lockstep.Member([str(c_probes / "planted"), "8", "1000"], ENV, Path.cwd(), 8),
-                               lockstep.Member([str(c_probes / "constant"), "8", "2"], ENV, Path.cwd(), 8)],
+                               lockstep.Member([str(c_probes / "constant"), "8", "2"], ENV, Path.cwd(), 8),
+                               lockstep.Member([str(c_probes / "chase"), "8", "65536", "100"], ENV, Path.cwd(), 8)],
                               timeout_s=30, seed=5)
-    assert [r.status for r in runs] == [OK, OK], [r.detail for r in runs]
+    assert [r.status for r in runs] == [OK, OK, OK], [r.detail for r in runs]
 
 
 def test_together_the_c_probes_are_timed_by_their_own_cpu_clock_or_the_harnesss(c_probes: Path) -> None:

@@ -1,0 +1,95 @@
+"""The shared cache (bridgebench/shared_cache.py) and the reference loop (bridgebench/reference.py) read again and
+again, with a probe of the project's run after each pair of readings: whether the cache left to us moves while the
+reference loop holds still, and whether a memory-heavy benchmark moves with the cache.
+
+    .venv/bin/python evidence/shared_cache_watch.py [--readings N] [--every S] [--cpu C] [-- PROBE COMMAND …]
+
+The probe command prints the probe protocol's JSON (bridgebench/1) last; its median iteration is a column. Run it
+on a machine with nothing else of ours running: every figure here is a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+from scipy import stats
+
+from bridgebench import reference, shared_cache
+from bridgebench.affinity import spawning_on
+
+
+def probe_median(command: list[str], cpu: int) -> float | None:
+    """The probe's median iteration in seconds, or None (and why, on stderr) when it fails."""
+    with spawning_on(cpu):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        print(f"probe exited with {done.returncode}: {done.stderr.strip()[-200:]}", file=sys.stderr)
+        return None
+    try:  # the protocol's JSON comes last; its first iteration is left out as a warm-up
+        return statistics.median(json.loads(done.stdout.strip().splitlines()[-1])["times"][1:])
+    except (ValueError, IndexError, KeyError, TypeError, statistics.StatisticsError) as e:
+        print(f"probe: not the probe protocol's JSON: {e}", file=sys.stderr)
+        return None
+
+
+def ms(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds * 1e3:.3g} ms"
+
+
+def ns(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds * 1e9:.3g}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--readings", type=int, default=10)
+    ap.add_argument("--every", type=float, default=30.0, help="seconds from one reading's start to the next's")
+    ap.add_argument("--cpu", type=int, default=1)
+    ap.add_argument("probe", nargs="*", help="after --: a probe command whose median iteration is a column")
+    args = ap.parse_args()
+    if args.readings < 1 or args.every < 0:
+        print("shared_cache_watch.py: --readings must be at least 1 and --every not negative", file=sys.stderr)
+        return 2
+    buffers = shared_cache.sizes()
+    print(f"| UTC | reference loop (IQR) | load ns: {buffers.own >> 10} KiB, {buffers.shared >> 20} MiB (IQR), "
+          f"{buffers.memory >> 20} MiB | held | probe's median iteration |")
+    print("|---|---|---|---|---|")
+    held, loops, probes = [], [], []
+    pairs = []  # (held, probe) where both were read
+    for i in range(args.readings):
+        start = time.monotonic()
+        loop = reference.read("watch", args.cpu)
+        cache = shared_cache.read(args.cpu, buffers)
+        probe = probe_median(args.probe, args.cpu) if args.probe else None
+        if cache.held is not None:
+            held.append(cache.held)
+        if loop.iteration_s is not None:
+            loops.append(loop.iteration_s)
+        if probe is not None:
+            probes.append(probe)
+            if cache.held is not None:
+                pairs.append((cache.held, probe))
+        spread = f"{loop.spread:.0%}" if loop.spread is not None else "—"
+        cache_spread = f"{cache.spread:.0%}" if cache.spread is not None else "—"
+        print(f"| {time.strftime('%H:%M:%S', time.gmtime())} | {ms(loop.iteration_s)} ({spread}) | "
+              f"{ns(cache.own_s)}, {ns(cache.shared_s)} ({cache_spread}), {ns(cache.memory_s)} | "
+              f"{'—' if cache.held is None else f'{cache.held:.0%}'} | {ms(probe)} |", flush=True)
+        if i + 1 < args.readings:
+            time.sleep(max(0.0, args.every - (time.monotonic() - start)))
+    if held and loops:
+        print(f"\nheld {min(held):.0%}–{max(held):.0%} (median {statistics.median(held):.0%}); reference loop "
+              f"{ms(min(loops))}–{ms(max(loops))}" + (f"; probe {ms(min(probes))}–{ms(max(probes))}" if probes else ""))
+    if len(pairs) >= 5:  # how the probe's speed ranks against the cache left to us (-1: slower whenever less)
+        rho, p = stats.spearmanr([h for h, _ in pairs], [t for _, t in pairs])
+        print(f"Spearman's rank correlation of held and the probe's iteration: {rho:.2f} over {len(pairs)} "
+              f"readings (p = {p:.2g})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
