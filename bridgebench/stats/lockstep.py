@@ -51,7 +51,7 @@ def round_logs(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> lis
     return [np.log(np.asarray(b, dtype=float) / np.asarray(a, dtype=float)) for a, b in blocks]
 
 
-class Spread(NamedTuple):
+class BlockSpread(NamedTuple):
     """What a ratio's lock-step blocks spread by (spread())."""
 
     within: float | None  # the sd of a round's log ratio within a block
@@ -59,7 +59,7 @@ class Spread(NamedTuple):
     share: float | None  # the share of the variance between blocks that the noise within accounts for
 
 
-def spread(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> Spread:
+def spread(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> BlockSpread:
     """What taking turns leaves of the machine's steps, beside what processes differ by, and how much of the
     second the first makes up.
 
@@ -85,11 +85,11 @@ def spread(blocks: Sequence[tuple[Sequence[float], Sequence[float]]]) -> Spread:
     variances = [float(np.var(w, ddof=1)) for w in several]
     within = math.sqrt(float(np.mean(variances))) if variances else None
     if len(logs) < 2:
-        return Spread(within, None, None)
+        return BlockSpread(within, None, None)
     between = float(np.var([float(np.mean(w)) for w in logs], ddof=1))
     noise = [v / len(w) for v, w in zip(variances, several, strict=True)]
     share = float(np.mean(noise)) / between if noise and between > 0 else None
-    return Spread(within, math.sqrt(between), share)
+    return BlockSpread(within, math.sqrt(between), share)
 
 
 def lockstep_ratio(blocks: Sequence[tuple[Sequence[float], Sequence[float]]], *, confidence: float = 0.99,

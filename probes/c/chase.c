@@ -1,4 +1,4 @@
-/* A pointer chase for `bridgebench doctor`: every load's address is the one before it's value, in a random
+/* A pointer chase for `bridgebench doctor`: each load's address is what the load before it read, in a random
  * cycle through every cache line of a buffer, so an iteration's time is the memory's latency at that size and
  * nothing else. Over a buffer that fits a core's own cache it reads the core; over one that fits only the
  * cache the core shares with other tenants of the host, it reads how much of that cache is left to us: the
