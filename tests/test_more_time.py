@@ -150,7 +150,9 @@ def test_the_more_time_line_says_whose_noise_holds_the_ratios_stopped_out_of_tim
         "The noise within blocks made up 70% of these ratios' spread between blocks (the median of their shares "
         "within, in the lock-step table): most of it, so a quieter machine or hour would decide them sooner (more "
         "rounds a block would narrow each block's value, at about the time the blocks they spare would take: "
-        "methodology §13, \"Rounds a later block\").")
+        "methodology §13, \"Rounds a later block\"). `bridgebench doctor` says how much of the machine's shared "
+        "cache the host's other tenants hold now, a noise taking turns cannot cancel (methodology §13, \"The shared "
+        "cache\").")
     quiet = tables.more_time_line(_analysis(shared(cells, 0.1, None, 0.9)))
     assert quiet is not None and quiet.endswith(
         "made up 10% of these ratios' spread between blocks (the median of their shares within, in the lock-step "

@@ -712,7 +712,9 @@ def more_time_line(result: Analysis) -> str | None:
                    f"(the median of their shares within, in the lock-step table): " + (
                        "most of it, so a quieter machine or hour would decide them sooner (more rounds a block "
                        "would narrow each block's value, at about the time the blocks they spare would take: "
-                       "methodology §13, \"Rounds a later block\")."
+                       "methodology §13, \"Rounds a later block\"). `bridgebench doctor` says how much of the "
+                       "machine's shared cache the host's other tenants hold now, a noise taking turns cannot "
+                       "cancel (methodology §13, \"The shared cache\")."
                        if within >= 0.5 else
                        "less than half, so the processes' own differences hold them, and only more blocks decide "
                        "them."))
