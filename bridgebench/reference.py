@@ -52,6 +52,9 @@ class Reading:
     spread: float | None = None  # the iterations' interquartile range over their median
     detail: str = ""
     machine: str = ""  # the machine that took it, as the store keeps it (a fleet's worker, or the campaign's)
+    # Where a load over a quarter of the shared cache lay between one in a core's own cache (1) and one from memory
+    # (0), read right after the loop (shared_cache.py; engine.read_speed says when); None: not read.
+    shared_held: float | None = None
 
 
 def binary() -> Path:

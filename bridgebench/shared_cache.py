@@ -27,8 +27,8 @@ from bridgebench.reference import FLAGS, loop_times
 from bridgebench.study import PROBES_DIR
 
 SOURCE = PROBES_DIR / "c" / "chase.c"
-LOADS = 200_000  # dependent loads an iteration: about 1 ms from a core's cache, 40 ms from memory, here
-ITERATIONS = 12
+LOADS = 50_000  # dependent loads an iteration: about 0.3 ms from a core's cache, 10 ms from memory, here
+ITERATIONS = 8  # a reading then takes about 0.4 s, most of it making and walking the memory buffer
 SKIPPED = 2  # the chase's first lap is untimed, but the first iterations still find the buffer partly elsewhere
 CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
 # Where sysfs does not say: this project's VM (1 MiB of level 2 a core, 32 MiB of level 3 shared).

@@ -24,7 +24,7 @@ from bridgebench.report import speed
 from bridgebench.result import CampaignFacts
 from bridgebench.store import Store
 from bridgebench.timing.analysis import current_analysis
-from tests.conftest import bridgebench, make_campaign
+from tests.conftest import bridgebench, make_campaign, rows
 
 FACTS = CampaignFacts(1, "s", "done", 0.0, 1.0, "sha", "m", {}, {}, 2, 2)
 
@@ -189,6 +189,29 @@ def test_a_calibration_says_which_boot_and_cpu_it_was_made_on_and_reports_and_do
     store.record_speed(cid, "machine-1", 5.0, asdict(Reading("start", 5.0, 1, 0.002, 0.01)))
     facts = current_analysis(store, cid).campaign
     assert facts.calibrated_elsewhere == said and said in (speed.line(facts) or "")
+
+
+def test_the_speed_line_says_how_much_of_the_shared_cache_was_ours_where_it_was_read() -> None:
+    facts = _facts(0.0020, 0.0021)
+    read = replace(facts, speed=(replace(facts.speed[0], shared_held=0.28), facts.speed[1]))
+    assert "shared" not in (speed.line(facts) or "")
+    assert ("; a load over a quarter of the cache the cores share (probes/c/chase.c) lay 28% at the resume of the way "
+            "from memory to a core's own cache;") in (speed.line(read) or "")
+
+
+def test_a_campaign_with_a_minute_or_more_reads_the_shared_cache_and_a_shorter_one_does_not(
+        basic_study: Path, tmp_path: Path) -> None:
+    """engine.SHARED_CACHE_FROM_S: the fixture's cells settle in seconds either way."""
+    held = {}
+    for cap in ("1.5", "60"):
+        store = tmp_path / f"s{cap}.sqlite"
+        done = bridgebench("run", str(basic_study), "--until", "ci=50%", "--max-executions", "3", "--max-time", cap,
+                           "--store", str(store), "--report-dir", str(tmp_path / cap), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        readings = [json.loads(r) for (r,) in rows(store, "SELECT record_json FROM speed_reading ORDER BY taken")]
+        held[cap] = [r.get("shared_held") for r in readings]
+    assert held["1.5"] == [None, None]
+    assert len(held["60"]) == 2 and all(h is not None and 0 <= h <= 1 for h in held["60"]), held
 
 
 def test_a_run_says_the_speed_it_opened_at_against_the_campaigns_calibration(tmp_path: Path) -> None:

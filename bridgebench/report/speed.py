@@ -55,6 +55,11 @@ def line(facts: CampaignFacts) -> str | None:
            + "; ".join(_listed([_reading(r) for r in readings])
                        + ("" if machine == facts.machine and len(groups) == 1 else f" on machine {machine}")
                        for machine, readings in groups.items()))
+    held = [r for r in groups.get(facts.machine, []) if r.shared_held is not None]
+    if held:  # shared_cache.py: what the loop cannot see
+        out += ("; a load over a quarter of the cache the cores share (probes/c/chase.c) lay "
+                + _listed([f"{r.shared_held:.0%} at the {r.moment}" for r in held])
+                + " of the way from memory to a core's own cache")
     if facts.calibrated_s:
         made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(facts.calibrated_at or 0))
         out += f"; the machine's calibration of {made} read {fmt.duration(facts.calibrated_s)}"
