@@ -404,7 +404,7 @@ def selftest(repetitions: opt.SelftestRepetitionsOpt = 1, budget: opt.SelftestBu
 def doctor(store_location: opt.StoreOpt = opt.DEFAULT_STORE, as_json: opt.JsonOpt = False) -> None:
     """Say what makes this machine noisy for benchmarking, and how to fix it where one can, how fast it runs
     now against its calibration in the store (a tenth of a second of a constant loop), and how much of the cache
-    its cores share with other tenants it has now (about two seconds of pointer chasing). Never fails."""
+    its cores share with other tenants it has now (under a second of pointer chasing). Never fails."""
     env = environment.capture()
     findings = environment.doctor(env)
     findings.append(reference.advice(reference.read("doctor", lock_cpu()),
