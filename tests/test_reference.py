@@ -195,8 +195,9 @@ def test_the_speed_line_says_how_much_of_the_shared_cache_was_ours_where_it_was_
     facts = _facts(0.0020, 0.0021)
     read = replace(facts, speed=(replace(facts.speed[0], shared_held=0.28), facts.speed[1]))
     assert "shared" not in (speed.line(facts) or "")
-    assert ("; a load over a quarter of the cache the cores share (probes/c/chase.c) lay 28% at the resume of the way "
-            "from memory to a core's own cache;") in (speed.line(read) or "")
+    assert ("; the cache the cores share with other tenants (probes/c/chase.c: where a load over a quarter of it lay "
+            "between one from memory, 0 %, and one in a core's own cache, 100 %) read 28% at the resume;"
+            ) in (speed.line(read) or "")
 
 
 def test_a_campaign_with_a_minute_or_more_reads_the_shared_cache_and_a_shorter_one_does_not(

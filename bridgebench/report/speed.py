@@ -57,9 +57,9 @@ def line(facts: CampaignFacts) -> str | None:
                        for machine, readings in groups.items()))
     held = [r for r in groups.get(facts.machine, []) if r.shared_held is not None]
     if held:  # shared_cache.py: what the loop cannot see
-        out += ("; a load over a quarter of the cache the cores share (probes/c/chase.c) lay "
-                + _listed([f"{r.shared_held:.0%} at the {r.moment}" for r in held])
-                + " of the way from memory to a core's own cache")
+        out += ("; the cache the cores share with other tenants (probes/c/chase.c: where a load over a quarter of it "
+                "lay between one from memory, 0 %, and one in a core's own cache, 100 %) read "
+                + _listed([f"{r.shared_held:.0%} at the {r.moment}" for r in held]))
     if facts.calibrated_s:
         made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(facts.calibrated_at or 0))
         out += f"; the machine's calibration of {made} read {fmt.duration(facts.calibrated_s)}"
