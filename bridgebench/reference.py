@@ -9,8 +9,9 @@ the machine's drift with (probes/c/constant.c, floating-point passes over a 32 K
 CPU the campaign's lock-step blocks use, for about a tenth of a second. Set against the machine's
 calibration, or against another campaign's reading, it shows a change of host or clock. It does not say what
 a given workload lost: on 2026-11-27 the loop read 1.4 times its calibration while PUC Lua ran 2.5 times as
-slowly, so a reading near its calibration is no proof that the machine was as usual (`doctor` reads the cache the
-cores share with other tenants too, which this loop's 32 KiB never reach: shared_cache.py).
+slowly, so a reading near its calibration is no proof that the machine was as usual. What the loop's 32 KiB never
+reach, the cache the cores share with other tenants, shared_cache.py reads: for `doctor`, and beside this loop for
+campaigns with a time cap of a minute or more (engine.read_speed).
 """
 
 from __future__ import annotations

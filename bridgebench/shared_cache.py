@@ -1,5 +1,6 @@
-"""How much of the cache its cores share with the host's other tenants this machine has to itself now, read by
-`doctor` with a pointer chase (probes/c/chase.c).
+"""How much of the cache its cores share with the host's other tenants this machine has to itself now, read with a
+pointer chase (probes/c/chase.c) by `doctor`, and beside the reference loop by campaigns with a time cap of a minute
+or more (campaign/engine.read_speed).
 
 Why: the reference loop (reference.py) works in 32 KiB, a core's own cache, so it reads the core and nothing the
 core shares. On this project's VM, on a boot whose host was busy, it read 1.2 times its usual iteration while
