@@ -135,7 +135,8 @@ def advice(reading: CacheReading) -> Advice:
     state = f"{loads}: {held:.0%} of the way from memory to a core's own cache"
     if held >= HELD_LOW:
         return Advice(topic, state, True, "")
-    return Advice(topic, state, False, "other tenants of the host hold most of the cache its cores share: work "
+    return Advice(topic, state, False, "most of the cache the cores share is not ours now (the host's other "
+                  "tenants', most likely: a quarter of it answers nearly as slowly as memory): work "
                   "that reaches beyond a core's own cache (most benchmarks that allocate) runs slower than usual "
                   "and swings from one iteration to the next; taking turns in lock-step cancels only what two "
                   "neighbouring turns share, so ratios need more blocks (methodology §13, \"The shared cache\")")
