@@ -81,8 +81,9 @@ def read(moment: str, cpu: int | None, iterations: int = ITERATIONS) -> Reading:
 
 def loop_times(program: Path, args: tuple[str, ...], iterations: int, cpu: int | None
                ) -> tuple[np.ndarray | None, str]:
-    """Run a constant C program of the probe protocol once, pinned to `cpu`, and give its iterations' times, or
-    None and why not (it could not start, did not end within TIMEOUT_S, failed or printed something else)."""
+    """Run a program of the probe protocol once (a constant C loop; a probe, for evidence/), pinned to `cpu`, and
+    give its iterations' times, or None and why not (it could not start, did not end within TIMEOUT_S, failed or
+    printed something else)."""
     try:
         with spawning_on(cpu):
             proc = subprocess.Popen([str(program), *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -2,39 +2,35 @@
 again, with a probe of the project's run after each pair of readings: whether the cache left to us moves while the
 reference loop holds still, and whether a memory-heavy benchmark moves with the cache.
 
-    .venv/bin/python evidence/shared_cache_watch.py [--readings N] [--every S] [--cpu C] [-- PROBE COMMAND …]
+    .venv/bin/python evidence/shared_cache_watch.py [--readings N] [--every S] [--cpu C] [--iterations I]
+        [-- PROBE COMMAND …]
 
-The probe command prints the probe protocol's JSON (bridgebench/1) last; its median iteration is a column. Run it
-on a machine with nothing else of ours running: every figure here is a timing.
+The probe command (a program on PATH, or an absolute path) prints the probe protocol's JSON (bridgebench/1) last,
+with I iterations (8 unless given); its median iteration is a column. Run it on a machine with nothing else of ours
+running: every figure here is a timing.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
 import time
+from pathlib import Path
 
 from scipy import stats
 
 from bridgebench import reference, shared_cache
-from bridgebench.affinity import spawning_on
 
 
-def probe_median(command: list[str], cpu: int) -> float | None:
-    """The probe's median iteration in seconds, or None (and why, on stderr) when it fails."""
-    with spawning_on(cpu):
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
-        print(f"probe exited with {done.returncode}: {done.stderr.strip()[-200:]}", file=sys.stderr)
+def probe_median(command: list[str], iterations: int, cpu: int) -> float | None:
+    """The probe's median iteration in seconds, its first left out as a warm-up (run and read as the reference loop
+    is: reference.loop_times), or None, and why on stderr, when it fails."""
+    times, detail = reference.loop_times(Path(command[0]), tuple(command[1:]), iterations, cpu)
+    if times is None or len(times) < 2:
+        print(f"probe: {detail or 'fewer than 2 iterations'}", file=sys.stderr)
         return None
-    try:  # the protocol's JSON comes last; its first iteration is left out as a warm-up
-        return statistics.median(json.loads(done.stdout.strip().splitlines()[-1])["times"][1:])
-    except (ValueError, IndexError, KeyError, TypeError, statistics.StatisticsError) as e:
-        print(f"probe: not the probe protocol's JSON: {e}", file=sys.stderr)
-        return None
+    return float(statistics.median(times[1:]))
 
 
 def ms(seconds: float | None) -> str:
@@ -50,6 +46,7 @@ def main() -> int:
     ap.add_argument("--readings", type=int, default=10)
     ap.add_argument("--every", type=float, default=30.0, help="seconds from one reading's start to the next's")
     ap.add_argument("--cpu", type=int, default=1)
+    ap.add_argument("--iterations", type=int, default=8, help="the iterations the probe command makes")
     ap.add_argument("probe", nargs="*", help="after --: a probe command whose median iteration is a column")
     args = ap.parse_args()
     if args.readings < 1 or args.every < 0:
@@ -65,7 +62,7 @@ def main() -> int:
         start = time.monotonic()
         loop = reference.read("watch", args.cpu)
         cache = shared_cache.read(args.cpu, buffers)
-        probe = probe_median(args.probe, args.cpu) if args.probe else None
+        probe = probe_median(args.probe, args.iterations, args.cpu) if args.probe else None
         if cache.held is not None:
             held.append(cache.held)
         if loop.iteration_s is not None:
