@@ -29,7 +29,7 @@ from bridgebench.study import PROBES_DIR
 
 SOURCE = PROBES_DIR / "c" / "chase.c"
 LOADS = 50_000  # dependent loads an iteration: about 0.3 ms from a core's cache, 10 ms from memory, here
-ITERATIONS = 8  # a reading then takes about 0.4 s, most of it making and walking the memory buffer
+ITERATIONS = 8  # a reading then takes 0.33–0.46 s here (evidence/shared_cache_watch.py), most of it in memory
 SKIPPED = 2  # the chase's first lap is untimed, but the first iterations still find the buffer partly elsewhere
 CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
 # Where sysfs does not say: this project's VM (1 MiB of level 2 a core, 32 MiB of level 3 shared).

@@ -54,14 +54,16 @@ def main() -> int:
         return 2
     buffers = shared_cache.sizes()
     print(f"| UTC | reference loop (IQR) | load ns: {buffers.own >> 10} KiB, {buffers.shared >> 20} MiB (IQR), "
-          f"{buffers.memory >> 20} MiB | held | probe's median iteration |")
-    print("|---|---|---|---|---|")
+          f"{buffers.memory >> 20} MiB | held | the chase took | probe's median iteration |")
+    print("|---|---|---|---|---|---|")
     held, loops, probes = [], [], []
     pairs = []  # (held, probe) where both were read
     for i in range(args.readings):
         start = time.monotonic()
         loop = reference.read("watch", args.cpu)
+        chased = time.monotonic()
         cache = shared_cache.read(args.cpu, buffers)
+        chased = time.monotonic() - chased  # what a campaign's reading costs it (engine.read_speed)
         probe = probe_median(args.probe, args.iterations, args.cpu) if args.probe else None
         if cache.held is not None:
             held.append(cache.held)
@@ -75,7 +77,7 @@ def main() -> int:
         cache_spread = f"{cache.spread:.0%}" if cache.spread is not None else "—"
         print(f"| {time.strftime('%H:%M:%S', time.gmtime())} | {ms(loop.iteration_s)} ({spread}) | "
               f"{ns(cache.own_s)}, {ns(cache.shared_s)} ({cache_spread}), {ns(cache.memory_s)} | "
-              f"{'—' if cache.held is None else f'{cache.held:.0%}'} | {ms(probe)} |", flush=True)
+              f"{'—' if cache.held is None else f'{cache.held:.0%}'} | {chased:.2f} s | {ms(probe)} |", flush=True)
         if i + 1 < args.readings:
             time.sleep(max(0.0, args.every - (time.monotonic() - start)))
     if held and loops:

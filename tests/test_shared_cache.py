@@ -103,7 +103,7 @@ def test_the_watch_and_the_block_scripts_run_and_refuse_what_they_cannot_do(tmp_
                            timeout=120)
     assert watch.returncode == 0, watch.stderr
     row = watch.stdout.splitlines()[2]
-    assert row.count("|") == 6 and row.rstrip(" |").endswith("2 ms"), watch.stdout  # the probe's fixed 2 ms
+    assert row.count("|") == 7 and row.rstrip(" |").endswith("2 ms"), watch.stdout  # the probe's fixed 2 ms
     block = subprocess.run([sys.executable, str(REPO / "evidence" / "shared_cache_block.py"), "--rounds", "8",
                             "--blocks", "1", "--", *probe], capture_output=True, text=True, cwd=REPO, env=env,
                            timeout=120)

@@ -218,7 +218,8 @@ def done_if_complete(store: Store, campaign_id: int) -> None:
 
 SHARED_CACHE_FROM_S = 60.0
 """A campaign whose time cap is at least this reads the shared cache beside the reference loop (shared_cache.py):
-about 0.4 s a reading, under 1 % of such a campaign. Shorter and fixed budgets (most tests') go without."""
+0.33–0.46 s a reading (methodology §13, "The shared cache"), under 1 % of such a campaign. Shorter and fixed
+budgets (most tests') go without."""
 
 
 def read_speed(store: Store, campaign_id: int, moment: str, options: Options | None = None) -> None:
