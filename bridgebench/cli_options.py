@@ -66,9 +66,10 @@ LayoutOpt = Annotated[str | None, typer.Option(
     "the default): each process execution draws its own; fixed: where the paths put them.")]
 TurnsOpt = Annotated[str | None, typer.Option(
     "--turns", metavar="separate|interleaved|together|twins", help="How a lock-step block's members take their "
-    "turns: the budget's `turns`, else separate: one whole turn after another; interleaved, members whose turns are "
-    "equal one iteration each in a drawn order, so their iterations are adjacent in time (its A/A and power "
-    "measured only on a slow day: methodology §13); twins: the baseline and its twins (a mechanism's `twin`) at "
+    "turns: the budget's `turns`, else separate: one whole turn after another; interleaved: the baseline and its "
+    "twins (a mechanism's `twin`; else the members whose turns are equal) one iteration each in a drawn order, so "
+    "their iterations are adjacent in time, the others alone and the baseline once more alone for them (its A/A "
+    "and power measured only on slow days: methodology §13); twins: the baseline and its twins at "
     "the same time, the others alone and the baseline once more alone for them, every iteration timed by its "
     "processes' CPU time; "
     "together: every member at once, the scheduler sharing the CPU among them, each iteration timed by its "

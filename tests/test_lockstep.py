@@ -241,8 +241,60 @@ def test_a_solo_twin_also_takes_a_turn_alone_every_round_and_keeps_those_as_its_
     # each round, one turn of a alone: in the log, a's lines outnumber b's by the turn in every round
     steps = log.read_text().split()
     assert steps.count("a") == 13 and steps.count("b") == 7 and steps.count("c") == 3
-    with pytest.raises(ValueError, match="only twins take a turn alone"):
+    with pytest.raises(ValueError, match="only twins and interleaved turns take a turn alone"):
         lockstep.run_block(members, timeout_s=30, seed=5, turns=SEPARATE)
+
+
+def test_an_interleaved_solo_twin_takes_a_turn_alone_too_and_its_twin_iterations_alternate_with_the_twins(
+        tmp_path: Path) -> None:
+    """Interleaved with a solo member (the baseline): a and b (marked at once, turns of 2 after a lead of 1) take
+    their turns one iteration each, a's and b's next to each other; every round a also takes a turn of 2 alone and
+    c (turns of 1) its own; a's execution keeps its lead and its turns alone, its iterations beside b go to its
+    pairing, in order; on the wall clock (no CPU time is asked for)."""
+    log = tmp_path / "steps"
+
+    def named(name: str, iterations: int, turn: int, lead: int, solo: bool = False, at_once: bool = False
+              ) -> lockstep.Member:
+        env = ENV | {"LEVEL": "1", "INDEXED": "1", "NAME": name, "STEPLOG": str(log)}
+        return lockstep.Member([sys.executable, str(PROBE), "good", str(iterations)], env, Path.cwd(), iterations,
+                               turn, lead, solo, at_once)
+
+    members = [named("a", 1 + 2 * 3 * 2, 2, 1, solo=True, at_once=True), named("b", 1 + 3 * 2, 2, 1, at_once=True),
+               named("c", 3, 1, 0)]
+    runs = lockstep.run_block(members, timeout_s=30, seed=5, cpu=lockstep.lock_cpu(), step_timeout_s=20,
+                              turns=INTERLEAVED)
+    assert [r.status for r in runs] == [OK, OK, OK], [r.detail for r in runs]
+    a, b, c = (r.output for r in runs if r.output)
+    index = [round((t - 1) * 1000) for t in a.times]  # which of a's iterations each kept one was
+    twin = [round((t - 1) * 1000) for t in a.info["pairing"]["twin_times"]]
+    pairing = a.info["pairing"]
+    assert pairing["interleaved_with"] == 1 and pairing["together"] is False and pairing["rounds"] == 3
+    expected_alone, expected_twin, k = [0], [], 1
+    rounds = list(zip(pairing["positions"], pairing["solo_positions"], strict=True))
+    assert all(abs(t - s) == 2 for t, s in rounds)  # a's two turns never next to each other: c's between them
+    for beside_at, alone_at in rounds:
+        for _, into in sorted([(beside_at, expected_twin), (alone_at, expected_alone)], key=lambda x: x[0]):
+            into += [k, k + 1]
+            k += 2
+    assert (index, twin) == (expected_alone, expected_twin)
+    assert len(b.times) == 7 and "twin_times" not in b.info["pairing"] and b.info["pairing"]["interleaved_with"] == 1
+    assert len(c.times) == 3 and c.info["pairing"]["interleaved_with"] == 0
+    # the log: the leads one after another, then each round's units; a's turn beside b alternates a and b
+    steps = log.read_text().split()
+    assert steps.count("a") == 13 and steps.count("b") == 7 and steps.count("c") == 3
+    assert steps[:2] == ["a", "b"]  # the leads, one member after another
+    rest = steps[2:]
+    for r, (beside_at, alone_at) in enumerate(rounds):
+        round_ = rest[7 * r:7 * r + 7]  # a's turn beside b (4 steps), a's alone (2), c's (1), in the drawn order
+        units = {beside_at: 4, alone_at: 2, 3 - beside_at - alone_at: 1}
+        at = 0
+        for u in sorted(units):
+            part = round_[at:at + units[u]]
+            at += units[u]
+            if u == beside_at:
+                assert sorted(part[:2]) == sorted(part[2:]) == ["a", "b"]  # one iteration each, twice
+            else:
+                assert part == (["a", "a"] if u == alone_at else ["c"])
 
 
 @pytest.mark.parametrize("turns", [SEPARATE, TOGETHER, TWINS])
@@ -532,17 +584,20 @@ def test_a_turn_of_no_time_counts_for_no_ratio() -> None:
     assert side.turns == {0: 1.0, 2: 2.0}
 
 
-def test_a_solo_baselines_twin_is_set_against_its_turns_beside_it_and_the_others_against_its_turns_alone() -> None:
-    """Planted: the baseline took 1.0 s an iteration alone and 1.1 beside its twin (what sharing the CPU cost it),
-    its twin 1.1 beside it, the interpreter 3.0 alone. The twin's ratio is 1 (both beside each other), the
-    interpreter's 3 (both alone), in every round where the baseline's turns alone were steady; an old block's
-    baseline (no turns alone kept) is set against every member as it was."""
+@pytest.mark.parametrize("way", ["together", "interleaved"])
+def test_a_solo_baselines_twin_is_set_against_its_turns_beside_it_and_the_others_against_its_turns_alone(
+        way: str) -> None:
+    """Planted: the baseline took 1.0 s an iteration alone and 1.1 beside its twin (what sharing the CPU, or
+    following the twin's iterations, cost it), its twin 1.1 beside it, the interpreter 3.0 alone. The twin's ratio
+    is 1 (both beside each other), the interpreter's 3 (both alone), in every round where the baseline's turns alone
+    were steady; an old block's baseline (no turns alone kept) is set against every member as it was."""
     from bridgebench.timing.analysis import lockstep_blocks, steady_rounds
     from bridgebench.timing.result import Run
 
     def run(times: int, twin: tuple[float, ...] = (), together: bool = False, steady: int = 0) -> Run:
+        beside = {way: together}  # twins at once, or interleaved one iteration each
         return Run(1, 0, times, 1, None, None, None, None, None, (), (), ((steady, times),), (), None, {}, block="x",
-                   turn=2, lead=1, together=together, twin_times=twin)
+                   turn=2, lead=1, twin_times=twin, **beside)
 
     base = steady_rounds([run(7, (1.1,) * 6, together=True, steady=3)], [np.array([9.0] + [1.0] * 6)])
     twin = steady_rounds([run(7, together=True)], [np.array([9.0] + [1.1] * 6)])
@@ -884,7 +939,7 @@ def test_a_campaign_with_interleaved_turns_stores_and_says_so(tmp_path: Path) ->
               rows(db, "SELECT mechanism, info_json FROM execution WHERE mechanism != 'c'")}
     assert shared == {"a": 1, "b": 1}  # a and b take turns of one iteration: together, interleaved
     markdown = next((tmp_path / "results").glob("stepping-*.md")).read_text()
-    assert "members whose turns were equal took them interleaved" in markdown
+    assert "members whose turns were equal (a VM and its twin) took them interleaved" in markdown
     separate = bridgebench("run", str(study), "--store", str(tmp_path / "t.sqlite"), "--report-dir",
                            str(tmp_path / "separate"), cwd=tmp_path)
     assert separate.returncode == 0, separate.stderr
@@ -1121,24 +1176,27 @@ iterations = 6
     + stepped_mechanism("interp", 'LEVEL = "0.01", CPU_S = "0.5"') + ONE_BENCHMARK
 
 
-def test_twins_with_a_member_of_another_turn_give_the_baseline_a_turn_alone_and_say_so(tmp_path: Path) -> None:
-    """lua-vms's default way: the baseline and its twin (`twin = true`; 30 iterations, turns of 10) take their turns
-    at once and the interpreter (3, turns of 1) its alone; the baseline also takes a turn alone every round, stores
-    those as its iterations and its turns beside its twin in its pairing, and the report says which ratios are to
-    which. With every member's turn alike (a budget of 6 iterations each), the interpreter still takes its alone:
-    a twin is what the study names, not an equal turn."""
+@pytest.mark.parametrize("turns", [TWINS, INTERLEAVED])
+def test_twins_with_a_member_of_another_turn_give_the_baseline_a_turn_alone_and_say_so(tmp_path: Path,
+                                                                                        turns: str) -> None:
+    """The baseline and its twin (`twin = true`; 30 iterations, turns of 10) take their turns at once (twins) or
+    one iteration each (interleaved), and the interpreter (3, turns of 1) its alone; the baseline also takes a turn
+    alone every round, stores those as its iterations and its turns beside its twin in its pairing, and the report
+    says which ratios are to which. With every member's turn alike (a budget of 6 iterations each), the interpreter
+    still takes its alone: a twin is what the study names, not an equal turn."""
     import json
 
     from tests.conftest import bridgebench, rows
 
     db, study = tmp_path / "s.sqlite", stepped_study(tmp_path, "solo", SOLO)
-    done = bridgebench("run", str(study), "--json", "--store", str(db), cwd=tmp_path)
+    done = bridgebench("run", str(study), "--json", "--turns", turns, "--store", str(db), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     stored = {}
     for mechanism, info in rows(db, "SELECT mechanism, info_json FROM execution"):
         stored.setdefault(mechanism, []).append(json.loads(info)["pairing"])
+    beside = {"together": True, "interleaved_with": 0} if turns == TWINS else {"together": False, "interleaved_with": 1}
     for pairing in stored["jit"]:
-        assert (pairing["turn"], pairing["rounds"], pairing["together"]) == (10, 3, True)
+        assert (pairing["turn"], pairing["rounds"]) == (10, 3) and {k: pairing[k] for k in beside} == beside
         assert len(pairing["twin_times"]) == 30 and len(pairing["solo_positions"]) == 3
     assert all("twin_times" not in p for p in stored["twin"] + stored["interp"])
     assert {len(d) for (d,) in rows(db, "SELECT s.data FROM series s JOIN execution e ON s.execution_id = e.id "
@@ -1149,9 +1207,11 @@ def test_twins_with_a_member_of_another_turn_give_the_baseline_a_turn_alone_and_
     assert cells["twin"]["ratio"]["method"] == cells["interp"]["ratio"]["method"] == LOCKSTEP_METHOD
     markdown = next((tmp_path / "results").glob("solo-*.md")).read_text()
     assert "the baseline took a turn alone as well every round" in markdown
-    flat = bridgebench("run", str(study), "--budget", "flat", "--store", str(db), cwd=tmp_path)
+    assert ("took their turns at the same time" if turns == TWINS else "took their turns interleaved") in markdown
+    flat = bridgebench("run", str(study), "--budget", "flat", "--turns", turns, "--store", str(db), cwd=tmp_path)
     assert flat.returncode == 0, flat.stderr
     again = {m: json.loads(info)["pairing"] for m, info in
              rows(db, "SELECT mechanism, info_json FROM execution WHERE campaign_id = 2 AND pexec = 0")}
-    assert (again["jit"]["together"], again["twin"]["together"], again["interp"]["together"]) == (True, True, False)
+    key = "together" if turns == TWINS else "interleaved_with"
+    assert (bool(again["jit"][key]), bool(again["twin"][key]), bool(again["interp"][key])) == (True, True, False)
     assert len(again["jit"]["twin_times"]) == 6 and again["jit"]["turn"] == again["interp"]["turn"] == 1

@@ -33,7 +33,7 @@ from bridgebench.placeholders import expand, expand_all
 from bridgebench.runner import ABANDONED, OK, Execution, Task, execute, execute_counted, plan
 from bridgebench.stats import too_short_for_changepoints
 from bridgebench.store import Store
-from bridgebench.study import MAX_TIMEOUT_S, SEPARATE, TOGETHER, TURNS, TWINS, Budget, Study
+from bridgebench.study import INTERLEAVED, MAX_TIMEOUT_S, SEPARATE, TOGETHER, TURNS, TWINS, Budget, Study
 from bridgebench.timing import layout, lockstep, together
 from bridgebench.timing.analysis import (
     WRONG_ANSWER,
@@ -465,7 +465,8 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
         # uniform over the draws, so a ratio's expectation over layouts is the same as with its own draws;
         # where the mechanisms answer a layout alike, the block's ratio no longer carries it.
         shared = layout.draw() if options.layout == SHARED else None
-        at_once = twins_at_once(names, turn, study) if options.turns == TWINS else set()
+        # twins take their turns at once, interleaved one iteration each; the baseline once more alone for the others
+        at_once = twins_at_once(names, turn, study) if options.turns in (TWINS, INTERLEAVED) else set()
         if at_once:  # a VM and its twin take turns of one length, the longer of theirs
             longest = max(k for m, k in zip(names, turn, strict=True) if m in at_once)
             turn = [longest if m in at_once else k for m, k in zip(names, turn, strict=True)]
@@ -496,7 +497,8 @@ def executor(store: Store, study: Study, campaign_id: int, options: TimingOption
 
 
 def twins_at_once(mechanisms: list[str], turns: list[int], study: Study) -> set[str]:
-    """Twins: the members of a block that take their turns at the same time, the baseline and its twins
+    """Twins or interleaved: the members of a block that take their turns at the same time (interleaved: one
+    iteration each), the baseline and its twins
     (Study.twins; a study that names none: the members whose turn is the baseline's), or none where the baseline
     has no twin in the block. Every other member takes its turns alone."""
     baseline = study.baseline

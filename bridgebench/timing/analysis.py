@@ -109,7 +109,7 @@ class Side(NamedTuple):
     block: str | None = None
     turns: dict[int, float] = {}  # noqa: RUF012 (never mutated: a NamedTuple's default)
     turn: int = 1  # iterations a turn
-    together: bool = False  # its turns were taken at the same time as another member's
+    beside: bool = False  # it took its turns beside other members, in one unit: at once, or one iteration each
     twin_turns: dict[int, float] = {}  # noqa: RUF012 (a solo twin's turns beside its twin, by round, where its
     #                                    turns alone were steady)
 
@@ -155,14 +155,14 @@ def ratio_of(samples_a: Rounds, samples_b: Rounds, blocks: dict[str, tuple[list[
 def lockstep_blocks(samples_a: Rounds, samples_b: Rounds) -> dict[str, tuple[list[float], list[float]]]:
     """The turn means of the rounds where both sides were steady, in every block both sides ran in, by the block's
     token (in the order of the campaign's rounds). A solo twin's side (lockstep.py) is its turns beside its twin
-    where the other took its turns at the same time, else its turns alone."""
+    where the other took its turns in one unit with it (at the same time, or interleaved), else its turns alone."""
     out = {}
     for r in sorted(set(samples_a) & set(samples_b)):
         a, b = samples_a[r], samples_b[r]
         if a.block is None or a.block != b.block:
             continue
-        turns_a = a.twin_turns if a.twin_turns and b.together else a.turns
-        turns_b = b.twin_turns if b.twin_turns and a.together else b.turns
+        turns_a = a.twin_turns if a.twin_turns and b.beside else a.turns
+        turns_b = b.twin_turns if b.twin_turns and a.beside else b.turns
         both = sorted(set(turns_a) & set(turns_b))
         if both:
             out[a.block] = ([turns_a[i] for i in both], [turns_b[i] for i in both])
@@ -205,7 +205,8 @@ def _side(run: Run, times: np.ndarray) -> Side:
     if run.twin_times:  # a solo baseline's turns beside its twin, in the rounds its turns alone were steady
         twin = np.asarray(run.twin_times, dtype=float) / max(1, run.batch)
         twin_turns = {r: float(np.mean(twin[r * turn:(r + 1) * turn])) for r in turns if (r + 1) * turn <= len(twin)}
-    return Side(run.machine, times[mask], run.block, {r: m for r, m in turns.items() if m > 0}, turn, run.together,
+    return Side(run.machine, times[mask], run.block, {r: m for r, m in turns.items() if m > 0}, turn,
+                run.together or run.interleaved,
                 {r: m for r, m in twin_turns.items() if m > 0})
 
 
@@ -303,6 +304,7 @@ def _pairing(info_json: str | None) -> dict[str, Any]:
             "threads": int(pairing.get("threads") or 1), "processes": int(pairing.get("processes") or 1),
             "round_s": float(pairing["round_s"]) if isinstance(pairing.get("round_s"), int | float) else None,
             "together": pairing.get("together") is True,
+            "interleaved": isinstance(pairing.get("interleaved_with"), int) and pairing["interleaved_with"] > 0,
             "twin_times": tuple(float(t) for t in twin) if isinstance(twin, list) else ()}
 
 

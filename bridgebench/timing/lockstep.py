@@ -5,9 +5,12 @@ This VM's speed steps by 10–50 % for 50 ms to minutes, one vCPU at a time. Pro
 time on the same vCPU and take turns see the same steps, so the ratio of their adjacent turns cancels them
 (docs/methodology.md §12). Each member is a probe in stepped mode (stepped.py), told to go one iteration at a time.
 
-Interleaved (`run --turns interleaved`), the members whose turns are equal take them together, one iteration
-each in an order drawn for every iteration, so that a VM's and its twin's iterations stay adjacent in time
-however long the turn an interpreter beside them makes necessary (docs/methodology.md §13). Together
+Interleaved (`run --turns interleaved`), the members marked `at_once` (the baseline and its twins; unmarked, the
+members whose turns are equal) take their turns together, one iteration each in an order drawn for every iteration,
+so that a VM's and its twin's iterations stay adjacent in time however long the turn an interpreter beside them makes
+necessary (docs/methodology.md §13). Each of those iterations runs right after another process's, which costs it
+a refill of the caches: the baseline (`solo`) then takes a turn alone as well every round, as with twins (below),
+and the other members' ratios are set against those. Together
 (`run --turns together`), every member takes its turn at the same time, timed by its CPU time (together.py). Twins
 (`run --turns twins`), the members marked `at_once` (the campaign marks the baseline and the twins its study names;
 unmarked, the members whose turns are equal) take them at the same time and the others theirs alone, every one timed
@@ -189,9 +192,9 @@ def _abandon_a_lone_survivor(lives: list[stepped.Live], round_: int) -> None:
 
 def shared_turns(members: list[Member], turns: str) -> list[list[int]]:
     """The units a round's order is drawn over: each member alone, or (interleaved, twins) the members whose turns
-    are equal together, in the members' order; twins, where members are marked `at_once`, those together (a VM and
-    its twin, as the campaign names them) and every other member alone."""
-    if turns == TWINS and any(m.at_once for m in members):
+    are equal together, in the members' order; where members are marked `at_once`, those together (a VM and its
+    twin, as the campaign names them) and every other member alone."""
+    if turns in (TWINS, INTERLEAVED) and any(m.at_once for m in members):
         together = [i for i, m in enumerate(members) if m.at_once]
         if len({members[i].turn for i in together}) != 1:
             raise ValueError("run_block(): the members that take their turns at once must have equal turns")
@@ -209,21 +212,23 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
     """Run one block: every member started pinned to `cpu`, each READY within timeout_s, then each member's
     lead, one member after another, then rounds in which
     each member still alive takes its turn once (its `turn` iterations), in an order drawn from `seed` (so a
-    resumed campaign draws the same orders). Interleaved, members whose turns are equal take them together:
-    one iteration each, in an order drawn afresh for each of the turn's iterations, so that their iterations
-    are adjacent in time however long the turn (a VM and its twin beside an interpreter's long turns).
+    resumed campaign draws the same orders). Interleaved, the members marked `at_once` (else those whose turns are
+    equal) take them together: one iteration each, in an order drawn afresh for each of the turn's iterations, so
+    that their iterations are adjacent in time however long the turn (a VM and its twin beside an interpreter's long
+    turns).
     Together, every member takes its turn (and its lead) at the same time, timed by its CPU time (together.py);
     the drawn order is then only the order the harness says go in. Twins, the members marked `at_once` (else those
     whose turns are equal) take them (and their leads) at the same time, and the others theirs alone, as separate;
-    every member is timed by its CPU time, so that a ratio across sets one clock against the same clock; a `solo`
-    member takes a second turn each round, alone, drawn among the units like one (see the module's docstring).
+    every member is timed by its CPU time, so that a ratio across sets one clock against the same clock. Twins or
+    interleaved, a `solo` member takes a second turn each round, alone, drawn among the units like one (see the
+    module's docstring).
     Returns one Execution per member, in the members' order."""
     if not members:
         return []
     if turns not in TURNS:
         raise ValueError(f"run_block(): turns {turns!r}, not one of {', '.join(TURNS)}")
-    if any(m.solo for m in members) and turns != TWINS:
-        raise ValueError("run_block(): only twins take a turn alone as well (a solo member)")
+    if any(m.solo for m in members) and turns not in (TWINS, INTERLEAVED):
+        raise ValueError("run_block(): only twins and interleaved turns take a turn alone as well (a solo member)")
     rounds = {(m.iterations - m.lead) // (m.turn * (2 if m.solo else 1)) for m in members}
     if len(rounds) != 1 or any((m.iterations - m.lead) % (m.turn * (2 if m.solo else 1))
                                or not 0 <= m.lead < m.iterations for m in members):
@@ -318,8 +323,10 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                                 live = lives[i]
                                 stepped.out_of_turn(lives)
                                 if live.alive:
-                                    stepped.step(live, live.member.lead + r * turn + k, step_limit)
+                                    stepped.step(live, made[i] + k, step_limit)
                         for i in group:
+                            if order[g] in where_solo:
+                                alone_at[i] += range(made[i], made[i] + turn)
                             made[i] += turn
                     for i in group:
                         if lives[i].alive and r == n_rounds - 1 and made[i] == members[i].iterations:

@@ -28,7 +28,7 @@ from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 from bridgebench.timing.jitdiag import JitRecord, JitSummary
 
-RESULT_VERSION = 22  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 23  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 
@@ -70,6 +70,7 @@ class Run:
     processes: int = 1  # in a block, the most processes it had
     round_s: float | None = None  # in a block, the median round's wall time (every member's turn, once)
     together: bool = False  # in a block, it took its turns at the same time as another member (twins, together)
+    interleaved: bool = False  # in a block, it took its turns one iteration each with another member's (interleaved)
     twin_times: tuple[float, ...] = ()  # a solo twin (the baseline, lockstep.py): its turns beside its twin, in
     #   order, round r at [r·turn, (r+1)·turn); its iterations are its lead and its turns alone
     first_ratio: float | None = None  # unclassified (too short for changepoints): its first iteration over the

@@ -180,24 +180,27 @@ _TURNS_WORDS = {
               f"the CPU between them, and the others took theirs alone; every {_ON_CPU}: a ratio between twins is "
               "of CPU times on a shared CPU, where both pay for sharing it, alike as far as measured; {across} "
               "(methodology §13)"),
-    "interleaved": ("; members whose turns were equal took them interleaved (one iteration each, in an order drawn "
-                    f"for each iteration; {_SLOW_DAY}, methodology §13)"),
+    "interleaved": ("; {who} interleaved (one iteration each, in an order drawn for each iteration, so that each "
+                    "followed another process's); {across} (methodology §13)"),
 }
 
 
 # Twins: how a ratio across (a member that took its turns alone against the baseline beside its twin) was taken.
 _SOLO = ("where a block had members besides the baseline and its twins, the baseline took a turn alone as well every "
-         "round, and their ratios are to those: beside its twin a JIT paid for sharing the CPU, which a member alone "
-         "does not; the baseline's own times are its turns alone, a twin's are beside the baseline (its steady "
-         "performance carries that, its ratio is to the baseline's turns beside it); an option whose A/A and power "
-         "are not yet measured this way")
+         "round, and their ratios are to those: {cost}; the baseline's own times are its turns alone, a twin's are "
+         "beside the baseline (its steady performance carries that, its ratio is to the baseline's turns beside it); "
+         "an option whose A/A and power are not yet measured this way")
+# What a JIT pays beside its twin, which its turns alone do not
+_COST = {"twins": "beside its twin a JIT paid for sharing the CPU, which a member alone does not",
+         "interleaved": "interleaved, each of a JIT's iterations ran on caches its twin's had just filled, where a "
+                        "turn alone pays that once"}
 _CARRIES = ("a ratio across (an interpreter against a JIT and its twin) sets one side's time alone against the "
             f"other's beside its twin, and carries what the latter pays for the sharing; {_SLOW_DAY}")
 
 
 def _solo(result: Analysis) -> bool:
-    """Twins: whether the campaign's baseline took turns alone too (since 2026-11-29), so that only it and its twins
-    took theirs at once."""
+    """Twins or interleaved: whether the campaign's baseline took turns alone too (twins since 2026-11-29,
+    interleaved since 2026-11-30), so that only it and its twins took theirs at once or interleaved."""
     return any(r.twin_times for c in result.cells if c.mechanism == result.baseline for r in c.per_execution)
 
 
@@ -218,7 +221,8 @@ def pairing_words(result: Analysis) -> str:
                   f"`--pairing sequential` spreads them, methodology §13): {several}")
     if o["pairing"] == "lockstep":
         solo = _solo(result)
-        words += _TURNS_WORDS.get(o.get("turns") or "", "").replace("{across}", _SOLO if solo else _CARRIES).replace(
+        across = _SOLO.replace("{cost}", _COST.get(o.get("turns") or "", "")) if solo else _CARRIES
+        words += _TURNS_WORDS.get(o.get("turns") or "", "").replace("{across}", across).replace(
             "{who}", "the baseline and its twins (as the study names them) took their turns" if solo else
             "members whose turns were equal (a VM and its twin) took them")
     drawn = {"drawn": "drawn per execution", "shared": "drawn per block, the same for its members"}.get(
