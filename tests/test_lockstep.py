@@ -858,6 +858,14 @@ def test_a_budget_with_turn_s_sizes_the_later_blocks_turns_by_time(tmp_path: Pat
     # not the turns the iterations alone give the later blocks (3 and 1, test above): about 30 ms each
     assert timed != [3, 1]
     assert cells["interp"]["ratio_later_turns"] == [timed] != cells["interp"]["ratio_turns"]
+    # interleaved turns are timed by the wall clock too, and sized alike
+    store_il = tmp_path / "il.sqlite"
+    done = bridgebench("run", str(study), "--json", "--turns", "interleaved", "--store", str(store_il), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    later_il = first_iteration_seconds(Store(store_il, create=False), 1, "one", 3)
+    _, timed_il = lockstep.timed_turns([1, 1], [later_il["jit"], later_il["interp"]], 0.03, anchor=0)
+    interleaved = {c["mechanism"]: c for c in json.loads(done.stdout)["cells"]}["interp"]
+    assert interleaved["ratio_later_turns"] == [timed_il] != interleaved["ratio_turns"]
     # the baseline's turn the whole iterations nearest 0.03 s, the other's the whole iterations nearest that turn's time
     jit_turn = timed[0] * later["jit"]
     assert abs(jit_turn - 0.03) <= later["jit"] / 2
