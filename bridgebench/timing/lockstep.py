@@ -8,9 +8,9 @@ time on the same vCPU and take turns see the same steps, so the ratio of their a
 Interleaved (`run --turns interleaved`), the members marked `at_once` (the baseline and its twins; unmarked, the
 members whose turns are equal) take their turns together, one iteration each in an order drawn for every iteration,
 so that a VM's and its twin's iterations stay adjacent in time however long the turn an interpreter beside them makes
-necessary (docs/methodology.md §13). Each of those iterations runs right after another process's, which costs it
-a refill of the caches: the baseline (`solo`) then takes a turn alone as well every round, as with twins (below),
-and the other members' ratios are set against those. Together
+necessary (docs/methodology.md §13). Each of those iterations runs right after another process's, as a turn's first
+does, at a fixed cost a turn alone pays once (timed_turns): the baseline (`solo`) then takes a turn alone as well
+every round, as with twins (below), and the other members' ratios are set against those. Together
 (`run --turns together`), every member takes its turn at the same time, timed by its CPU time (together.py). Twins
 (`run --turns twins`), the members marked `at_once` (the campaign marks the baseline and the twins its study names;
 unmarked, the members whose turns are equal) take them at the same time and the others theirs alone, every one timed

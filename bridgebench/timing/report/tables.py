@@ -185,7 +185,8 @@ _TURNS_WORDS = {
 }
 
 
-# Twins: how a ratio across (a member that took its turns alone against the baseline beside its twin) was taken.
+# Twins or interleaved: how a ratio across (a member that took its turns alone against the baseline beside its twin)
+# was taken.
 _SOLO = ("where a block had members besides the baseline and its twins, the baseline took a turn alone as well every "
          "round, and their ratios are to those: {cost}; the baseline's own times are its turns alone, a twin's are "
          "beside the baseline (its steady performance carries that, its ratio is to the baseline's turns beside it); "
