@@ -310,10 +310,6 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                             rng.shuffle(go)
                         stepped.out_of_turn(lives)
                         turns_at_once(lives, {i: (made[i], members[i].turn) for i in group}, go, step_limit)
-                        for i in group:
-                            if order[g] in where_solo:
-                                alone_at[i] += range(made[i], made[i] + members[i].turn)
-                            made[i] += members[i].turn
                     else:
                         turn = members[group[0]].turn  # a unit's members have the same turn
                         for k in range(turn):
@@ -324,11 +320,10 @@ def run_block(members: list[Member], *, timeout_s: float, seed: object, cpu: int
                                 stepped.out_of_turn(lives)
                                 if live.alive:
                                     stepped.step(live, made[i] + k, step_limit)
-                        for i in group:
-                            if order[g] in where_solo:
-                                alone_at[i] += range(made[i], made[i] + turn)
-                            made[i] += turn
-                    for i in group:
+                    for i in group:  # its turn taken: a solo member's turn alone is kept apart
+                        if order[g] in where_solo:
+                            alone_at[i] += range(made[i], made[i] + members[i].turn)
+                        made[i] += members[i].turn
                         if lives[i].alive and r == n_rounds - 1 and made[i] == members[i].iterations:
                             lives[i].ended = time.monotonic()
                             stepped.look(lives[i])  # after its last turn, before its end: every thread it made is there
