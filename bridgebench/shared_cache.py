@@ -4,7 +4,8 @@ or more (campaign/engine.read_speed).
 
 Why: the reference loop (reference.py) works in 32 KiB, a core's own cache, so it reads the core and nothing the
 core shares. On this project's VM, on a boot whose host was busy, it read 1.2 times its usual iteration while
-PUC Lua ran two to three times as slowly, and two processes taking turns on one CPU saw their iterations swing
+PUC Lua 5.1's fannkuch probe ran 1.4 to 2.3 times as slowly (307–496 ms an iteration against about 215: the rows of
+docs/results.md from 2026-11-29 22:11 on), and two processes taking turns on one CPU saw their iterations swing
 by tens of percent apart from each other (docs/methodology.md §13, "The shared cache"): memory-heavy work feels
 what the other tenants do in the last-level cache, and lock-step cancels only the part two turns share.
 
@@ -97,7 +98,7 @@ def read(cpu: int | None, buffers: Sizes | None = None, iterations: int = ITERAT
         return CacheReading(buffers, None, None, None, None, f"cannot build {SOURCE.name}: {str(e)[:200]}")
     latencies: list[float | None] = []
     spread, details = None, []
-    for size in (buffers.own, buffers.shared, buffers.memory):
+    for k, size in enumerate((buffers.own, buffers.shared, buffers.memory)):
         times, detail = loop_times(program, (str(iterations), str(size), str(LOADS)), iterations, cpu)
         if times is None:
             latencies.append(None)
@@ -106,7 +107,7 @@ def read(cpu: int | None, buffers: Sizes | None = None, iterations: int = ITERAT
         per_load = times[SKIPPED:] / LOADS
         median = float(np.median(per_load))
         latencies.append(median)
-        if size == buffers.shared:
+        if k == 1:  # the shared buffer (by place: on a small machine two sizes can be equal)
             q1, q3 = np.percentile(per_load, [25, 75])
             spread = float((q3 - q1) / median)
     own, shared, memory = latencies

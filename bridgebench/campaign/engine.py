@@ -226,10 +226,11 @@ def read_speed(store: Store, campaign_id: int, moment: str, options: Options | N
     """The reference loop's speed on the CPU the lock-step blocks use, stored with the campaign
     (reference.py): the report sets it against the machine's calibration and other campaigns. With a time cap
     of SHARED_CACHE_FROM_S or more, how much of the shared cache was ours too."""
-    reading = reference.read(moment, lock_cpu())
+    cpu = lock_cpu()
+    reading = reference.read(moment, cpu)
     budget = options.adaptive if options else None
     if budget and budget.max_time_s >= SHARED_CACHE_FROM_S:
-        reading = replace(reading, shared_held=shared_cache.read(lock_cpu()).held)
+        reading = replace(reading, shared_held=shared_cache.read(cpu).held)
     record_speed(store, campaign_id, store.campaign(campaign_id).machine, reading)
 
 
