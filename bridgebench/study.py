@@ -19,9 +19,9 @@ from typing import Any
 from bridgebench.instructions import METRICS, SECONDS
 
 # How the members of a lock-step block take their turns (timing/lockstep.run_block), named here so that a study
-# file's budget can choose one: SEPARATE, one member's whole turn after another's; INTERLEAVED, members whose
-# turns are equal one iteration each in a drawn order; TWINS, those at the same time (every member then timed by
-# its CPU time); TOGETHER, every member at the same time, timed so.
+# file's budget can choose one: SEPARATE, one member's whole turn after another's; INTERLEAVED, the baseline and
+# its twins one iteration each in a drawn order, the others alone; TWINS, those at the same time (every member then
+# timed by its CPU time); TOGETHER, every member at the same time, timed so.
 SEPARATE, INTERLEAVED, TOGETHER, TWINS = "separate", "interleaved", "together", "twins"
 TURNS = (SEPARATE, INTERLEAVED, TOGETHER, TWINS)
 
@@ -60,9 +60,9 @@ class Budget:
     # When the time left cannot decide every open ratio, blocks go first to those nearest an answer
     # (campaign/nearest.py).
     nearest_first: bool = False
-    # Adaptive, lock-step blocks taking separate turns: in the later blocks every turn lasts about this long, in as
-    # many iterations as take it (None: the fewest-sized member takes one iteration a turn; lockstep.turns and
-    # timed_turns).
+    # Adaptive, lock-step blocks taking separate or interleaved turns: in the later blocks every turn lasts about
+    # this long, in as many iterations as take it (None: the fewest-sized member takes one iteration a turn;
+    # lockstep.turns and timed_turns).
     turn_s: float | None = None
     # A fixed budget whose ratios rest on blocks (or executions) that reach a steady state: a benchmark whose
     # ratio rests on fewer than process_executions of them, where both sides have some, runs more blocks, at

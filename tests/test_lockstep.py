@@ -1216,6 +1216,7 @@ def test_twins_with_a_member_of_another_turn_give_the_baseline_a_turn_alone_and_
     markdown = next((tmp_path / "results").glob("solo-*.md")).read_text()
     assert "the baseline took a turn alone as well every round" in markdown
     assert ("took their turns at the same time" if turns == TWINS else "took their turns interleaved") in markdown
+    assert ("measured this way only on a slow day" if turns == TWINS else "fewer blocks fit the time") in markdown
     flat = bridgebench("run", str(study), "--budget", "flat", "--turns", turns, "--store", str(db), cwd=tmp_path)
     assert flat.returncode == 0, flat.stderr
     again = {m: json.loads(info)["pairing"] for m, info in

@@ -190,7 +190,12 @@ _TURNS_WORDS = {
 _SOLO = ("where a block had members besides the baseline and its twins, the baseline took a turn alone as well every "
          "round, and their ratios are to those: {cost}; the baseline's own times are its turns alone, a twin's are "
          "beside the baseline (its steady performance carries that, its ratio is to the baseline's turns beside it); "
-         "an option whose A/A and power are not yet measured this way")
+         "{measured}")
+# How far each way's A/A and power are measured with the baseline's turn alone (methodology §13)
+_MEASURED = {"twins": "an option whose A/A and power were measured this way only on a slow day",
+             "interleaved": "an option whose A/A held this way on a slow day and whose power there fell below "
+                            "separate turns' (the baseline's turn alone lengthens every round, so fewer blocks fit "
+                            "the time)"}
 # What a JIT pays beside its twin, which its turns alone do not
 _COST = {"twins": "beside its twin a JIT paid for sharing the CPU, which a member alone does not",
          "interleaved": "interleaved, each of a JIT's iterations ran on caches its twin's had just filled, where a "
@@ -222,8 +227,10 @@ def pairing_words(result: Analysis) -> str:
                   f"`--pairing sequential` spreads them, methodology §13): {several}")
     if o["pairing"] == "lockstep":
         solo = _solo(result)
-        across = _SOLO.replace("{cost}", _COST.get(o.get("turns") or "", "")) if solo else _CARRIES
-        words += _TURNS_WORDS.get(o.get("turns") or "", "").replace("{across}", across).replace(
+        turns = o.get("turns") or ""
+        across = (_SOLO.replace("{cost}", _COST.get(turns, "")).replace("{measured}", _MEASURED.get(turns, ""))
+                  if solo else _CARRIES)
+        words += _TURNS_WORDS.get(turns, "").replace("{across}", across).replace(
             "{who}", "the baseline and its twins (as the study names them) took their turns" if solo else
             "members whose turns were equal (a VM and its twin) took them")
     drawn = {"drawn": "drawn per execution", "shared": "drawn per block, the same for its members"}.get(
