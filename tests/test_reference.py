@@ -113,6 +113,25 @@ def test_a_diff_says_when_its_two_campaigns_ran_at_different_speeds() -> None:
     assert other.startswith("; THE MACHINE RAN AT ANOTHER SPEED") and "1.43 times as long" in other
 
 
+def test_a_diff_gives_the_shared_cache_readings_where_both_campaigns_read_it() -> None:
+    """The reference loop works in a core's own cache, so two campaigns at one speed can still differ in the
+    shared cache that memory-heavy benchmarks feel: diff gives both medians, and says nothing where either
+    campaign went without (a short one)."""
+    def read(facts: CampaignFacts, *shares: float) -> CampaignFacts:
+        return replace(facts, speed=tuple(replace(r, shared_held=h) for r, h in zip(facts.speed, shares, strict=True)))
+    a, b = read(_facts(0.0020, 0.0020), 0.80, 0.90), read(_facts(0.0021), 0.25)
+    assert speed.held(a) == pytest.approx(0.85) and speed.held(_facts(0.0020)) is None
+    assert speed.across(a, b) == ("; the reference loop took 2 ms an iteration in A and 2.1 ms in B; the cache the "
+                                  "cores share with other tenants read 85% ours in A and 25% in B, which the loop "
+                                  "cannot see (methodology §13, \"The shared cache\")")
+    assert "shared" not in speed.across(a, _facts(0.0021))
+    slower = speed.across(a, read(_facts(0.0030), 0.25))
+    assert "1.50 times as long" in slower and slower.endswith("may be the machine's; the cache the cores share with "
+                                                              "other tenants read 85% ours in A and 25% in B, which "
+                                                              "the loop cannot see (methodology §13, \"The shared "
+                                                              "cache\")")
+
+
 def test_a_reading_taken_after_the_analysis_is_in_the_next_one(tmp_path: Path) -> None:
     store, cid = make_campaign(tmp_path / "s.sqlite", pexecs=2, iterations=40)
     assert current_analysis(store, cid).campaign.speed == ()
