@@ -230,8 +230,9 @@ class Study:
         return hashlib.sha256(blob).hexdigest()[:16]
 
     def files_hash(self) -> str:
-        """The study's own files (benchmarks, sources, scripts; not what builds and runs write there), so that
-        a diff between campaigns can say the code they measured differs although the study file does not."""
+        """The study's own files (benchmarks, sources, scripts; not what builds and runs write there, nor its
+        markdown, which describes and does not run), so that a diff between campaigns can say the code they
+        measured differs although the study file does not."""
         paths = []
         for folder, subfolders, files in os.walk(self.dir):
             here = Path(folder)
@@ -239,7 +240,7 @@ class Study:
             subfolders[:] = [d for d in subfolders if not d.startswith(".") and d != "__pycache__"
                              and not (here == self.dir and d in FILES_NOT_HASHED)]
             paths += [here / name for name in files if not name.startswith(".")
-                      and Path(name).suffix not in (".sqlite", ".pyc") and (here / name).is_file()]
+                      and Path(name).suffix not in (".sqlite", ".pyc", ".md") and (here / name).is_file()]
         digest = hashlib.sha256()
         for path in sorted(paths):
             digest.update(f"{path.relative_to(self.dir).as_posix()}\0".encode())

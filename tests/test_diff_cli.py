@@ -164,7 +164,8 @@ def test_a_wrong_gate_is_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ..
 
 
 def test_diff_says_when_the_study_files_differ_between_the_campaigns(basic_study: Path, tmp_path: Path) -> None:
-    """The study file is the same, but a benchmark's code changed between the campaigns: the diff says so."""
+    """The study file is the same, but a benchmark's code changed between the campaigns: the diff says so. A
+    change to the study's markdown (its README) changes no code measured, and the diff does not claim one."""
     (basic_study.parent / "bench.lua").write_text("return {run = function(n) return n end}\n")
     for edit in ("", "-- edited\n"):
         (basic_study.parent / "bench.lua").write_text(edit + "return {run = function(n) return n end}\n")
@@ -174,5 +175,6 @@ def test_diff_says_when_the_study_files_differ_between_the_campaigns(basic_study
     assert across.returncode == 0 and "THE STUDY'S FILES DIFFER between A and B" in across.stdout
     within = bridgebench("diff", "1:a", "1:b", cwd=tmp_path)
     assert within.returncode == 0 and "FILES DIFFER" not in within.stdout
-    again = bridgebench("run", str(basic_study), "-i", "6", "-p", "3", cwd=tmp_path)  # nothing edited since 2
+    (basic_study.parent / "README.md").write_text("# what the study measures\n")  # no code edited since 2
+    again = bridgebench("run", str(basic_study), "-i", "6", "-p", "3", cwd=tmp_path)
     assert again.returncode == 0 and "FILES DIFFER" not in bridgebench("diff", "2", "3", cwd=tmp_path).stdout
