@@ -26,7 +26,10 @@ the power and *faster* or *slower* the error), for pairs within a campaign what 
 cells, each verdict with the rules that gave it (diff_rules.RULES: its rules add *different*, from the shares
 of classes or of executions that reach a steady state), then each interval that missed. With a 99% interval
 about 1 comparison in 100 should miss; the binomial interval on the count says whether the misses are more
-than chance. Nothing is run.
+than chance. `--versus STORE` pairs each --pair's comparisons with STORE's of the same campaign seed and benchmark
+(evidence/aa.py --turns a,b runs each seed every way, into a store each) and says how many each way found where the
+other did not, with the exact McNemar test of those: whether one way's power is really above the other's. Nothing
+is run.
 """
 
 from __future__ import annotations
@@ -100,13 +103,16 @@ class Count:
         self.differ: Counter[tuple[str, str]] = Counter()  # what `diff` said of the pair, by verdict and rule
         # (within a campaign only)
         self.left_out: list[str] = []  # comparisons not counted: their counted truth is not known well enough
+        self.states: dict[tuple[int, str], str] = {}  # each answer by (campaign seed, benchmark), for --versus
 
     def add(self, ratio: Estimate, truth: float, noisy: bool, benchmark: str, where: str, equivalence: float,
-            counted: Estimate | None = None) -> None:
+            counted: Estimate | None = None, seed: int | None = None) -> None:
         """One comparison of `benchmark`; `where` says which (mechanisms, campaigns) for a miss's line; `counted`:
-        the truth's own interval, when it was counted."""
+        the truth's own interval, when it was counted; `seed`: its campaign's, to pair it with another store's."""
         self.all += 1
         state = question.answer(ratio, equivalence).state
+        if seed is not None:
+            self.states[seed, benchmark] = state
         self.answers[state] += 1
         self.by_benchmark.setdefault(benchmark, Counter())[state] += 1
         reach = ratio.reach
@@ -131,6 +137,8 @@ class Count:
             if key == "by_benchmark":
                 for bench, answers in value.items():
                     self.by_benchmark.setdefault(bench, Counter()).update(answers)
+            elif key == "states":
+                self.states.update(value)
             else:
                 setattr(self, key, getattr(self, key) + value)
 
@@ -155,11 +163,12 @@ def _ratio(series: Series, cell_a: Cell | None, cell_b: Cell | None, confidence:
 
 def _add_pair(count: Count, series: Series, cell_a: Cell | None, cell_b: Cell | None, truth: float,
               confidence: float, same_campaign: bool, benchmark: str, where: str, equivalence: float,
-              counted: Estimate | None = None) -> None:
+              counted: Estimate | None = None, seed: int | None = None) -> None:
     """One comparison of two cells' steady executions by the analysis's ratio rule, when both have some."""
     ratio = _ratio(series, cell_a, cell_b, confidence, same_campaign)
     if ratio is not None and cell_a is not None and cell_b is not None:
-        count.add(ratio, truth, cell_a.disturbed + cell_b.disturbed > 0, benchmark, where, equivalence, counted)
+        count.add(ratio, truth, cell_a.disturbed + cell_b.disturbed > 0, benchmark, where, equivalence, counted,
+                  seed)
 
 
 def within(store: Store, campaigns: list[Campaign], a: str, b: str, truth: float,
@@ -180,12 +189,28 @@ def within(store: Store, campaigns: list[Campaign], a: str, b: str, truth: float
             _add_pair(count, series, result.cell(bench, a), result.cell(bench, b),
                       known[bench].value if bench in known else truth, result.interval_confidence,
                       same_campaign=True, benchmark=bench, where=f"{b} over {a} in campaign {campaign.id}",
-                      equivalence=result.equivalence, counted=known.get(bench))
+                      equivalence=result.equivalence, counted=known.get(bench),
+                      seed=campaign.config.get("options", {}).get("seed"))
         if not {a, b} <= {c.mechanism for c in result.cells}:  # a campaign that ran other mechanisms
             continue
         for c in compare(store, campaign.id, a, campaign.id, b)[0]:
             count.differ[c.verdict, c.rule] += 1
     return count
+
+
+def versus(first: Count, second: Count, truth: float) -> str:
+    """One pair's answers in two stores, paired by campaign seed and benchmark (evidence/aa.py --turns a,b runs each
+    seed every way): how often each found the truth's direction (any difference, for A/A) where the other did not,
+    and the exact McNemar test of those discordant pairs (a two-sided binomial test of the first's share at 1/2)."""
+    hit = ({question.SLOWER} if truth > 1 else {question.FASTER} if truth < 1
+           else {question.FASTER, question.SLOWER})
+    both = sorted(first.states.keys() & second.states.keys())
+    only_first = sum(first.states[k] in hit and second.states[k] not in hit for k in both)
+    only_second = sum(second.states[k] in hit and first.states[k] not in hit for k in both)
+    n = only_first + only_second
+    p = binomtest(only_first, n).pvalue if n else 1.0
+    return (f"{len(both)} comparisons paired; {' or '.join(sorted(hit))} in the first only: {only_first}, in the "
+            f"second only: {only_second}; exact McNemar test p = {p:.2g}")
 
 
 def said_by_rule(differ: Counter[tuple[str, str]]) -> str:
@@ -252,6 +277,9 @@ def main() -> None:
     parser.add_argument("--truths", metavar="STORE",
                         help="planted pairs' truth per benchmark: the pair counted in STORE (budget plus2-counted)")
     parser.add_argument("--study", help="only this study's campaigns")
+    parser.add_argument("--versus", metavar="STORE",
+                        help="pair each --pair's comparisons with STORE's of the same campaign seed and benchmark "
+                             "(evidence/aa.py --turns a,b) and test whether one finds more (exact McNemar)")
     parser.add_argument("--by-benchmark", action="store_true",
                         help="also how each benchmark's comparisons were answered (power differs by benchmark)")
     args = parser.parse_args()
@@ -285,6 +313,12 @@ def main() -> None:
             print(f"diff said ({what}): {said_by_rule(count.differ)}")
         for miss in count.misses:
             print(f"missed ({what}): {miss}")
+    if args.versus:
+        other = Store(args.versus, create=False)
+        theirs = [c for c in other.campaigns(args.study) if c.state == "done"]
+        for a, b, truth in args.pair:
+            paired = versus(pairs[(a, b)], within(other, theirs, a, b, truth, planted.get((a, b))), truth)
+            print(f"versus {args.versus} ({a} : {b}): {paired}")
     for (a, b), truths in planted.items():
         print(f"\ncounted in {args.truths}, {b} over {a}: " + ", ".join(
             f"{bench} {_shown(t)}" for bench, t in truths.items()))

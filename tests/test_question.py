@@ -90,6 +90,27 @@ def test_the_power_count_keeps_each_benchmarks_answers_and_adds_them_up() -> Non
     assert first.missed == 0 and len(first.widths) == 3
 
 
+def test_two_stores_answers_are_paired_by_seed_and_benchmark_and_their_discordant_pairs_tested() -> None:
+    """evidence/coverage.py --versus: a comparison counts only where both stores have its seed and benchmark; only the
+    pairs that one way found and the other did not weigh, tested at 1/2 (exact McNemar)."""
+    from evidence.coverage import Count, versus
+
+    found, missed = ratio(1.01, 1.05, 1.03), ratio(0.95, 1.08, 1.01)
+    first, second = Count(), Count()
+    for seed in range(6):  # the first finds every one, the second none
+        first.add(found, 1.02, False, "nbody", "", 0.02, seed=seed)
+        second.add(missed, 1.02, False, "nbody", "", 0.02, seed=seed)
+    first.add(found, 1.02, False, "md5", "", 0.02, seed=0)  # no partner in the second: not paired
+    second.add(found, 1.02, False, "fasta", "", 0.02, seed=0)
+    first.add(found, 1.02, False, "fasta", "", 0.02, seed=0)  # both found it: not discordant
+    assert versus(first, second, 1.02) == ("7 comparisons paired; slower in the first only: 6, in the second only: "
+                                           "0; exact McNemar test p = 0.031")
+    assert versus(second, first, 1.02).endswith("in the first only: 0, in the second only: 6; exact McNemar test "
+                                                "p = 0.031")
+    aa = versus(first, second, 1.0)  # A/A: any claim counts, faster or slower
+    assert "faster or slower in the first only: 6" in aa
+
+
 def test_what_diff_said_is_counted_by_verdict_with_the_rules_that_gave_it() -> None:
     from collections import Counter
 
