@@ -55,11 +55,11 @@ def line(facts: CampaignFacts) -> str | None:
            + "; ".join(_listed([_reading(r) for r in readings])
                        + ("" if machine == facts.machine and len(groups) == 1 else f" on machine {machine}")
                        for machine, readings in groups.items()))
-    held = [r for r in groups.get(facts.machine, []) if r.shared_held is not None]
-    if held:  # shared_cache.py: what the loop cannot see
+    cached = [r for r in groups.get(facts.machine, []) if r.shared_held is not None]
+    if cached:  # shared_cache.py: what the loop cannot see
         out += ("; the cache the cores share with other tenants (probes/c/chase.c: where a load over a quarter of it "
                 "lay between one from memory, 0 %, and one in a core's own cache, 100 %) read "
-                + _listed([f"{r.shared_held:.0%} at the {r.moment}" for r in held]))
+                + _listed([f"{r.shared_held:.0%} at the {r.moment}" for r in cached]))
     if facts.calibrated_s:
         made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(facts.calibrated_at or 0))
         out += f"; the machine's calibration of {made} read {fmt.duration(facts.calibrated_s)}"
