@@ -1,0 +1,166 @@
+"""What the default's question would take on one boot's spreads: from several JSON reports of one budget (campaigns
+run on the same machine, on the same boot), how many seconds of executions would decide k of the headline's ratios
+and leave every other ratio to the baseline within ±decided_within, for k = 0 … all, if each ratio's estimate and
+spread between blocks were what the reports show pooled. A reading of reports, nothing is run: it asks whether a time
+cap (a budget's max_time_s) can reach a goal on that machine under any order of blocks, not how a campaign orders them.
+
+    .venv/bin/python evidence/goal_time.py runs/*/lua-vms-1.json [--goal 12]
+
+Pooled per ratio: the estimate is the geometric mean of the reports' estimates weighted by their blocks, the spread
+between blocks the root of their variances weighted by their degrees of freedom (a report's spread from few blocks
+counts little). The blocks a ratio needs are question.blocks_to_decide's at the reports' confidence (the headline's,
+and for one decided faster or slower its interval within ±decided_within too) and blocks_to_reach(±decided_within)
+for the others, rounded up to the budget's next look point, since a ratio is judged only there; none within the
+budget's cap means out of reach. A block holds the baseline and the benchmark's cells whose ratios are still open
+(each until its own count), each at its later executions' median cost (iterations times the steady time an
+iteration: the leads included, start-up and the harness's own time not, so a lower bound of the wall). The first
+blocks' cost is the reports' mean. The headline's ratios a goal leaves out are not run past the first blocks: the
+order that decides k with the least time, which no campaign knows in advance. So the figures are the least time at
+these spreads, an estimate and not a bound: the pooled spread is itself uncertain, and a ratio whose estimate sits
+near the margin's edge moves a lot with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bridgebench import question
+
+Key = tuple[str, str]  # (benchmark, mechanism)
+
+
+def _cost(execution: dict) -> float | None:
+    """An execution's seconds, as its iterations at its steady time an iteration (None when it has none)."""
+    mean = execution.get("steady_mean")
+    return execution["iterations"] * mean if mean else None
+
+
+@dataclass
+class Pool:
+    """The ratios and costs of several reports of one budget, pooled."""
+
+    baseline: str
+    headline: str
+    margin: float
+    within: float
+    points: list[int]
+    first_blocks: int
+    confidence: float = 0.99
+    logs: dict[Key, list[tuple[float, int, float]]] = field(default_factory=lambda: defaultdict(list))
+    costs: dict[Key, list[float]] = field(default_factory=lambda: defaultdict(list))
+    first_s: list[float] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, reports: list[dict]) -> Pool:
+        first = reports[0]
+        adaptive = first["adaptive"]
+        pool = cls(first["baseline"], first["headline"], first["equivalence"], adaptive["decided_within"],
+                   list(adaptive["look_points"]), adaptive["first_process_executions"])
+        for report in reports:
+            pool.first_s.append(0.0)
+            for cell in report["cells"]:
+                key = (cell["benchmark"], cell["mechanism"])
+                for e in cell["per_execution"]:
+                    if (seconds := _cost(e)) is not None:
+                        if e["pexec"] < pool.first_blocks:
+                            pool.first_s[-1] += seconds
+                        else:
+                            pool.costs[key].append(seconds)
+                ratio, sd = cell.get("ratio"), cell.get("ratio_between_sd")
+                if cell["mechanism"] != pool.baseline and ratio and sd is not None and ratio["executions"] >= 3:
+                    pool.logs[key].append((math.log(ratio["value"]), ratio["executions"], sd))
+                    pool.confidence = ratio["confidence"]
+        return pool
+
+    def ratio(self, key: Key) -> tuple[float, float]:
+        """A ratio's pooled estimate (weighted by blocks) and spread between blocks (by degrees of freedom)."""
+        rows = self.logs[key]
+        estimate = math.exp(sum(v * n for v, n, _ in rows) / sum(n for _, n, _ in rows))
+        sd = math.sqrt(sum((n - 1) * s * s for _, n, s in rows) / sum(n - 1 for _, n, _ in rows))
+        return estimate, sd
+
+    def blocks(self, key: Key) -> int | None:
+        """The look point at which the pooled ratio would be settled; None: none up to the last."""
+        estimate, sd = self.ratio(key)
+        reach = math.log1p(self.within)
+        if key[1] == self.headline:
+            target, n = question.blocks_to_decide(estimate, sd, self.confidence, self.margin)
+            if n is not None and target != question.EQUIVALENT:
+                wide = question.blocks_to_reach(reach, sd, self.confidence)
+                n = None if wide is None else max(n, wide)
+        else:
+            n = question.blocks_to_reach(reach, sd, self.confidence)
+        if n is None:
+            return None
+        return next((p for p in self.points if p >= max(n, self.first_blocks)), None)
+
+    def seconds(self, benchmark: str, mechanisms: list[str]) -> float:
+        """Seconds of the benchmark's later blocks until each of these mechanisms' ratios is settled, each
+        member at its later executions' median cost, the baseline in every block."""
+        counts = {m: self.blocks((benchmark, m)) for m in mechanisms}
+        if not counts:
+            return 0.0
+        if any(n is None for n in counts.values()):
+            return math.inf
+        each = {m: statistics.median(self.costs[(benchmark, m)] or [0.0]) for m in [*mechanisms, self.baseline]}
+        later = {m: (n or 0) - self.first_blocks for m, n in counts.items()}
+        return sum(k * each[m] for m, k in later.items()) + max(later.values()) * each[self.baseline]
+
+    def others(self, benchmark: str) -> list[str]:
+        return [m for (b, m) in self.logs if b == benchmark and m != self.headline]
+
+    def goal_times(self) -> tuple[float, list[tuple[str, float]]]:
+        """The seconds of executions with none of the headline's ratios decided and every other one settled, and
+        then, the cheapest first, each benchmark whose headline ratio is decided next with the seconds in all."""
+        benchmarks = sorted({b for b, _ in self.logs})
+        rest = sum(self.seconds(b, self.others(b)) for b in benchmarks)
+        extra = {b: self.seconds(b, [*self.others(b), self.headline]) - self.seconds(b, self.others(b))
+                 for b in benchmarks if (b, self.headline) in self.logs}
+        running = statistics.mean(self.first_s) + rest
+        out = []
+        for b, more in sorted(extra.items(), key=lambda x: x[1]):
+            running += more
+            out.append((b, running))
+        return statistics.mean(self.first_s) + rest, out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("reports", type=Path, nargs="+")
+    parser.add_argument("--goal", type=int, default=12, help="headline ratios decided, for the summary line")
+    args = parser.parse_args()
+    if gone := next((p for p in args.reports if not p.exists()), None):
+        print(f"{gone}: no such report", file=sys.stderr)
+        return 2
+    pool = Pool.read([json.loads(p.read_text()) for p in args.reports])
+    print(f"{len(args.reports)} reports; pooled, each interval at {pool.confidence:.2%}, looks at {pool.points}\n")
+    print("| benchmark | headline ratio (pooled) | sd between blocks | blocks | the others' farthest: blocks (sd) | "
+          "seconds, the others alone | seconds more for the headline |\n|---|---|---|---|---|---|---|")
+    for b in sorted({b for b, _ in pool.logs}):
+        others = pool.others(b)
+        alone = pool.seconds(b, others)
+        head = (b, pool.headline)
+        estimate, sd = pool.ratio(head) if head in pool.logs else (math.nan, math.nan)
+        more = pool.seconds(b, [*others, pool.headline]) - alone if head in pool.logs else 0.0
+        far = max(others, key=lambda m: pool.ratio((b, m))[1])
+        print(f"| {b} | ×{estimate:.3f} | {sd:.2%} | {pool.blocks(head) or 'out of reach'} | "
+              f"{far}: {pool.blocks((b, far)) or 'out of reach'} ({pool.ratio((b, far))[1]:.2%}) | "
+              f"{alone:.0f} | {more:.0f} |")
+    base, steps = pool.goal_times()
+    print(f"\nfirst blocks {statistics.mean(pool.first_s):.0f} s (the reports' mean); every other ratio within "
+          f"±{pool.within:.0%}: {base - statistics.mean(pool.first_s):.0f} s more")
+    for k, (b, running) in enumerate(steps, start=1):
+        mark = "  <- the goal" if k == args.goal else ""
+        print(f"{k:2} of {len(steps)} headline ratios decided: {running:.0f} s of executions (+{b}){mark}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
