@@ -131,11 +131,11 @@ class Pool:
         return statistics.mean(self.first_s) + rest, out
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", type=Path, nargs="+")
     parser.add_argument("--goal", type=int, default=12, help="headline ratios decided, for the summary line")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if gone := next((p for p in args.reports if not p.exists()), None):
         print(f"{gone}: no such report", file=sys.stderr)
         return 2
@@ -149,9 +149,10 @@ def main() -> int:
         head = (b, pool.headline)
         estimate, sd = pool.ratio(head) if head in pool.logs else (math.nan, math.nan)
         more = pool.seconds(b, [*others, pool.headline]) - alone if head in pool.logs else 0.0
-        far = max(others, key=lambda m: pool.ratio((b, m))[1])
-        print(f"| {b} | ×{estimate:.3f} | {sd:.2%} | {pool.blocks(head) or 'out of reach'} | "
-              f"{far}: {pool.blocks((b, far)) or 'out of reach'} ({pool.ratio((b, far))[1]:.2%}) | "
+        far = max(others, key=lambda m: pool.ratio((b, m))[1], default=None)  # none: a budget of the headline alone
+        farthest = (f"{far}: {pool.blocks((b, far)) or 'out of reach'} ({pool.ratio((b, far))[1]:.2%})"
+                    if far else "—")
+        print(f"| {b} | ×{estimate:.3f} | {sd:.2%} | {pool.blocks(head) or 'out of reach'} | {farthest} | "
               f"{alone:.0f} | {more:.0f} |")
     base, steps = pool.goal_times()
     print(f"\nfirst blocks {statistics.mean(pool.first_s):.0f} s (the reports' mean); every other ratio within "

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
 from bridgebench import question
-from evidence.goal_time import Pool
+from evidence.goal_time import Pool, main
 
 POINTS = [3, 5, 8, 12, 18, 27, 41, 62, 93, 140, 210, 300]
 
@@ -68,3 +69,15 @@ def test_the_goal_adds_the_cheapest_headline_ratios_first() -> None:
     n = pool.blocks(("y", "h"))
     assert n is not None
     assert steps == [("x", pytest.approx(12.0 + 2 * 3.0)), ("y", pytest.approx(18.0 + (n - 3) * 10.0))]
+
+
+def test_the_script_reads_a_budget_of_the_headline_alone_and_names_a_missing_report(tmp_path, capsys) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(_report(_cell("x", "a", later_s=1.0, later=2, first_s=1.0),
+                                       _cell("x", "h", 1.0, 5, 0.004, 2.0, 2, 1.0))))
+    assert main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "| x | ×1.000 | 0.40% | 5 | — | 0 | 6 |" in out
+    assert " 1 of 1 headline ratios decided: 12 s of executions (+x)" in out
+    assert main([str(tmp_path / "gone.json")]) == 2
+    assert "gone.json: no such report" in capsys.readouterr().err
