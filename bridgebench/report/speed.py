@@ -20,6 +20,12 @@ def _by_machine(facts: CampaignFacts) -> dict[str, list[Reading]]:
     return {m: rs for m, rs in groups.items() if rs}
 
 
+def _cached(facts: CampaignFacts) -> list[tuple[str, float]]:
+    """Each moment the campaign's own machine read the shared cache, with the share it held (shared_cache.py:
+    what the loop cannot see)."""
+    return [(r.moment, r.shared_held) for r in _by_machine(facts).get(facts.machine, []) if r.shared_held is not None]
+
+
 def warning(facts: CampaignFacts) -> str | None:
     """Why the readings say the machine was not as usual, or None."""
     for machine, readings in _by_machine(facts).items():
@@ -55,11 +61,11 @@ def line(facts: CampaignFacts) -> str | None:
            + "; ".join(_listed([_reading(r) for r in readings])
                        + ("" if machine == facts.machine and len(groups) == 1 else f" on machine {machine}")
                        for machine, readings in groups.items()))
-    cached = [r for r in groups.get(facts.machine, []) if r.shared_held is not None]
-    if cached:  # shared_cache.py: what the loop cannot see
+    cached = _cached(facts)
+    if cached:
         out += ("; the cache the cores share with other tenants (probes/c/chase.c: where a load over a quarter of it "
                 "lay between one from memory, 0 %, and one in a core's own cache, 100 %) read "
-                + _listed([f"{r.shared_held:.0%} at the {r.moment}" for r in cached]))
+                + _listed([f"{share:.0%} at the {moment}" for moment, share in cached]))
     if facts.calibrated_s:
         made = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(facts.calibrated_at or 0))
         out += f"; the machine's calibration of {made} read {fmt.duration(facts.calibrated_s)}"
@@ -84,7 +90,7 @@ def typical(facts: CampaignFacts) -> float | None:
 def held(facts: CampaignFacts) -> float | None:
     """How much of the shared cache was the campaign's (shared_cache.py): the median of its own machine's
     readings, or None where none was read (a short campaign, or one stored before the readings)."""
-    read = [r.shared_held for r in _by_machine(facts).get(facts.machine, []) if r.shared_held is not None]
+    read = [share for _, share in _cached(facts)]
     return statistics.median(read) if read else None
 
 
