@@ -116,19 +116,32 @@ class Pool:
     def others(self, benchmark: str) -> list[str]:
         return [m for (b, m) in self.logs if b == benchmark and m != self.headline]
 
+    @property
+    def benchmarks(self) -> list[str]:
+        return sorted({b for b, _ in self.logs})
+
+    @property
+    def first_mean(self) -> float:
+        return statistics.mean(self.first_s)
+
+    def split(self, benchmark: str) -> tuple[float, float | None]:
+        """A benchmark's later seconds with every other ratio settled, and how many more its headline ratio's
+        deciding takes (None: it has no headline ratio)."""
+        alone = self.seconds(benchmark, self.others(benchmark))
+        if (benchmark, self.headline) not in self.logs:
+            return alone, None
+        return alone, self.seconds(benchmark, [*self.others(benchmark), self.headline]) - alone
+
     def goal_times(self) -> tuple[float, list[tuple[str, float]]]:
         """The seconds of executions with none of the headline's ratios decided and every other one settled, and
         then, the cheapest first, each benchmark whose headline ratio is decided next with the seconds in all."""
-        benchmarks = sorted({b for b, _ in self.logs})
-        rest = sum(self.seconds(b, self.others(b)) for b in benchmarks)
-        extra = {b: self.seconds(b, [*self.others(b), self.headline]) - self.seconds(b, self.others(b))
-                 for b in benchmarks if (b, self.headline) in self.logs}
-        running = statistics.mean(self.first_s) + rest
-        out = []
-        for b, more in sorted(extra.items(), key=lambda x: x[1]):
+        splits = {b: self.split(b) for b in self.benchmarks}
+        base = self.first_mean + sum(alone for alone, _ in splits.values())
+        running, out = base, []
+        for b, more in sorted(((b, more) for b, (_, more) in splits.items() if more is not None), key=lambda x: x[1]):
             running += more
             out.append((b, running))
-        return statistics.mean(self.first_s) + rest, out
+        return base, out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,20 +156,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(args.reports)} reports; pooled, each interval at {pool.confidence:.2%}, looks at {pool.points}\n")
     print("| benchmark | headline ratio (pooled) | sd between blocks | blocks | the others' farthest: blocks (sd) | "
           "seconds, the others alone | seconds more for the headline |\n|---|---|---|---|---|---|---|")
-    for b in sorted({b for b, _ in pool.logs}):
-        others = pool.others(b)
-        alone = pool.seconds(b, others)
-        head = (b, pool.headline)
-        estimate, sd = pool.ratio(head) if head in pool.logs else (math.nan, math.nan)
-        more = pool.seconds(b, [*others, pool.headline]) - alone if head in pool.logs else 0.0
+    for b in pool.benchmarks:
+        others, head = pool.others(b), (b, pool.headline)
+        alone, more = pool.split(b)
+        estimate, sd = pool.ratio(head) if more is not None else (math.nan, math.nan)
+        blocks = (pool.blocks(head) or "out of reach") if more is not None else "—"
         far = max(others, key=lambda m: pool.ratio((b, m))[1], default=None)  # none: a budget of the headline alone
         farthest = (f"{far}: {pool.blocks((b, far)) or 'out of reach'} ({pool.ratio((b, far))[1]:.2%})"
                     if far else "—")
-        print(f"| {b} | ×{estimate:.3f} | {sd:.2%} | {pool.blocks(head) or 'out of reach'} | {farthest} | "
-              f"{alone:.0f} | {more:.0f} |")
+        print(f"| {b} | ×{estimate:.3f} | {sd:.2%} | {blocks} | {farthest} | {alone:.0f} | {more or 0.0:.0f} |")
     base, steps = pool.goal_times()
-    print(f"\nfirst blocks {statistics.mean(pool.first_s):.0f} s (the reports' mean); every other ratio within "
-          f"±{pool.within:.0%}: {base - statistics.mean(pool.first_s):.0f} s more")
+    print(f"\nfirst blocks {pool.first_mean:.0f} s (the reports' mean); every other ratio within "
+          f"±{pool.within:.0%}: {base - pool.first_mean:.0f} s more")
     for k, (b, running) in enumerate(steps, start=1):
         mark = "  <- the goal" if k == args.goal else ""
         print(f"{k:2} of {len(steps)} headline ratios decided: {running:.0f} s of executions (+{b}){mark}")

@@ -81,3 +81,13 @@ def test_the_script_reads_a_budget_of_the_headline_alone_and_names_a_missing_rep
     assert " 1 of 1 headline ratios decided: 12 s of executions (+x)" in out
     assert main([str(tmp_path / "gone.json")]) == 2
     assert "gone.json: no such report" in capsys.readouterr().err
+
+
+def test_a_benchmark_without_a_headline_ratio_counts_its_others_and_is_no_step_of_the_goal(tmp_path, capsys) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(_report(_cell("x", "a", later_s=1.0, later=2, first_s=1.0),
+                                       _cell("x", "h", first_s=1.0),  # its ratio not reached: no interval
+                                       _cell("x", "o", 3.0, 5, 0.0, 5.0, 2, 1.0))))
+    assert main([str(path)]) == 0
+    assert "| x | ×nan | nan% | — | o: 3 (0.00%) | 0 | 0 |" in capsys.readouterr().out
+    assert Pool.read([json.loads(path.read_text())]).goal_times() == (9.0, [])
