@@ -81,8 +81,10 @@ def command(name: str | None = None, *, interrupted: str | None = None) -> Calla
                 f(*args, **kwargs)
             except (lifecycle.Interrupted, KeyboardInterrupt) as e:
                 said = f"interrupted: {interrupted}" if interrupted else str(e)
-                if said:
-                    err.print(f"\n{said}", highlight=False, soft_wrap=True)
+                if said:  # not through `err`: an interrupt inside one of its prints can leave it buffering for
+                    # good, and the line that says how to resume would be lost (seen once in CI, 2026-11-30)
+                    sys.stderr.write(f"\n{said}\n")
+                    sys.stderr.flush()
                 raise typer.Exit(EXIT_INTERRUPTED) from None
             except tuple(e for e, _ in EXITS) as e:
                 fail(str(e), next(code for kind, code in EXITS if isinstance(e, kind)))

@@ -11,6 +11,7 @@ from importlib.metadata import distribution, version
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 from packaging.requirements import Requirement
 
@@ -151,3 +152,27 @@ def test_the_extras_and_the_lock_files_name_the_same_packages() -> None:
             assert locked.get(name) == pinned, f"{lock_file.name} pins {name} {locked.get(name)}, pyproject {pinned}"
         needed = {n: v for n, v in _closure(declared, project).items() if n not in _closure(below, project)}
         assert {n: v for n, v in locked.items() if n not in BUILD_TOOLS} == needed, lock_file.name
+
+
+def test_an_interrupt_says_how_to_resume_though_it_left_the_console_in_the_middle_of_a_print(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A signal that lands inside one of rich's prints, between its entering and leaving its buffer, leaves the
+    console buffering everything after; the interrupt's line (how to resume) must still be written."""
+    from bridgebench import cli
+    from bridgebench.campaign import lifecycle
+
+    def stopped() -> None:
+        raise lifecycle.Interrupted("interrupted: 3 runs of campaign 1 are stored; continue with `bridgebench load x "
+                                    "--resume`")
+
+    monkeypatch.setattr(cli, "app", typer.Typer())  # registered on a throwaway app, not bridgebench's
+    run = cli.command("stopped")(stopped)
+    cli.err.__enter__()  # as the interrupt left it: inside a print's buffer
+    try:
+        with pytest.raises(typer.Exit) as exited:
+            run()
+        said = capsys.readouterr().err
+    finally:
+        cli.err.__exit__(None, None, None)
+    assert exited.value.exit_code == cli.EXIT_INTERRUPTED
+    assert "continue with `bridgebench load x --resume`" in said
