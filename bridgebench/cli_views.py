@@ -164,15 +164,18 @@ def selftest(title: str, report: SelftestReport, console: Console) -> None:
     for words in sorted(report.deltas):
         console.print(f"planted classes judged with {words}", highlight=False, soft_wrap=True)
     if report.verdict == INCONCLUSIVE:
-        console.print("inconclusive: too few process executions ran on a quiet machine for the verdicts to mean "
-                      "anything; see `bridgebench doctor`, or try `--wait-quiet`.", highlight=False, soft_wrap=True)
+        for t in report.tallies():
+            if t.why:
+                console.print(f"inconclusive: {t.check}: {t.why}", highlight=False, soft_wrap=True)
+        if any(t.too_few_quiet for t in report.tallies()):
+            console.print("see `bridgebench doctor`, or try `--wait-quiet`", highlight=False, soft_wrap=True)
     else:
         console.print(f"self-test: {report.verdict}", highlight=False)
 
 
 def selftest_json(report: SelftestReport) -> dict[str, Any]:
     return {"verdict": report.verdict, "ok": report.verdict != FAIL,
-            "tally": [t.__dict__ | {"verdict": t.verdict} for t in report.tallies()],
+            "tally": [t.__dict__ | {"verdict": t.verdict, "why": t.why} for t in report.tallies()],
             "findings": [f.__dict__ for f in report.findings]}
 
 

@@ -111,18 +111,44 @@ class Tally:
     undecided: int = 0  # units with no verdict (too few process executions for an interval): not judged
 
     @property
-    def verdict(self) -> str:
-        """pass: the quiet units meet the target; fail: they fall short of it beyond chance (a one-sided
-        exact binomial test at 1%); inconclusive: short of it by no more than chance allows at this many
-        units, or too few quiet decided units to judge (disturbed and undecided ones are not judged)."""
+    def too_few_quiet(self) -> bool:
+        """Too few quiet decided units to judge: disturbed and undecided ones are not judged."""
         total = self.quiet + self.disturbed + self.undecided
-        if total == 0 or self.quiet < MIN_QUIET_SHARE * total:
-            return INCONCLUSIVE
+        return total == 0 or self.quiet < MIN_QUIET_SHARE * total
+
+    @property
+    def p_short(self) -> float:
+        """The chance of this few right or fewer were the quiet units right at the target's rate (one-sided
+        exact binomial); 1 when they meet it."""
         if self.quiet_right >= self.target * self.quiet:
-            return PASS
+            return 1.0
         from scipy.stats import binom  # scipy is imported when used: it costs the CLI ~0.8 s to start
 
-        return FAIL if binom.cdf(self.quiet_right, self.quiet, self.target) < SIGNIFICANCE else INCONCLUSIVE
+        return float(binom.cdf(self.quiet_right, self.quiet, self.target))
+
+    @property
+    def verdict(self) -> str:
+        """pass: the quiet units meet the target; fail: they fall short of it beyond chance (p_short below
+        1%); inconclusive: short of it by no more than chance allows at this many units, or too few quiet
+        decided units to judge."""
+        if self.too_few_quiet:
+            return INCONCLUSIVE
+        p = self.p_short
+        return PASS if p == 1.0 else FAIL if p < SIGNIFICANCE else INCONCLUSIVE
+
+    @property
+    def why(self) -> str | None:
+        """Why an inconclusive check is so, in words (None for the others): the two causes call for different
+        remedies (a quieter machine, or more repetitions)."""
+        if self.verdict != INCONCLUSIVE:
+            return None
+        if self.too_few_quiet:
+            return (f"{self.quiet} of its {self.quiet + self.disturbed + self.undecided} units were quiet and "
+                    f"decided, fewer than {MIN_QUIET_SHARE:.0%}: the machine was too disturbed, or the budget too "
+                    "short, to judge it")
+        return (f"{self.quiet_right} of {self.quiet} quiet units right ({self.quiet_right / self.quiet:.1%}), short "
+                f"of {self.target:.0%} by no more than chance allows at this many (p = {self.p_short:.2f}): more "
+                "repetitions (-n) tell a shortfall from chance")
 
 
 @dataclass

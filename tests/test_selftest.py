@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import re
 import subprocess
@@ -11,7 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from rich.console import Console
 
+from bridgebench import cli_views as views
 from bridgebench import instructions, selftest
 from bridgebench.campaign import timing
 from bridgebench.campaign.kind import CampaignError
@@ -221,6 +224,37 @@ def test_verdicts_rest_on_quiet_units_and_disturbed_errors_are_flagged_not_failu
     (aa,) = [t for t in noisy.tallies() if t.check == selftest.A_VS_A]
     assert aa.verdict == selftest.INCONCLUSIVE  # 1 quiet unit of 4: the machine was too disturbed to judge
     assert noisy.verdict == selftest.INCONCLUSIVE  # (and the other checks have no units at all)
+
+
+def test_an_inconclusive_check_says_which_of_its_two_causes_it_has_and_only_a_disturbed_one_sends_to_doctor(
+        ) -> None:
+    # Seen on a noisy machine: class as planted 716 of 800, all quiet, short of 90 % within chance; the message
+    # then blamed a disturbed machine, which the counts did not show.
+    short = selftest.SelftestReport([finding(selftest.CLASS, True, False)] * 716
+                                    + [finding(selftest.CLASS, False, False)] * 84)
+    (cls,) = short.tallies()
+    assert cls.verdict == selftest.INCONCLUSIVE and not cls.too_few_quiet
+    assert cls.why is not None and "716 of 800 quiet units right (89.5%)" in cls.why and "(-n)" in cls.why
+    assert 0.01 < cls.p_short < 0.5
+    printed = shown(short)
+    assert "inconclusive: class as planted: 716 of 800" in printed and "doctor" not in printed
+    assert views.selftest_json(short)["tally"][0]["why"] == cls.why
+
+    noisy = selftest.SelftestReport([finding(selftest.A_VS_A, True, False)]
+                                    + [finding(selftest.A_VS_A, True, True)] * 3)
+    (aa,) = noisy.tallies()
+    assert aa.too_few_quiet and aa.why is not None and "1 of its 4 units were quiet" in aa.why
+    assert "doctor" in shown(noisy)
+
+    passing = selftest.SelftestReport([finding(selftest.CLASS, True, False)] * 10)
+    (ok,) = passing.tallies()
+    assert ok.why is None and ok.p_short == 1.0 and "self-test: pass" in shown(passing)
+
+
+def shown(report: selftest.SelftestReport) -> str:
+    buffer = io.StringIO()
+    views.selftest("t", report, Console(file=buffer, width=200, color_system=None))
+    return buffer.getvalue()
 
 
 def test_a_budget_too_short_for_the_planted_phases_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
