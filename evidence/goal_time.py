@@ -18,6 +18,12 @@ blocks' cost is the reports' mean. The headline's ratios a goal leaves out are n
 order that decides k with the least time, which no campaign knows in advance. So the figures are the least time at
 these spreads, an estimate and not a bound: the pooled spread is itself uncertain, and a ratio whose estimate sits
 near the margin's edge moves a lot with it.
+
+`--baselines 2 --stores STORE…` models a block with a second baseline process, each with a layout of its own: a
+benchmark's ratios share what moves the baseline from block to block (its process, its layout's mode, its rounds), read
+from the stores' blocks as the mean covariance of the blocks' mean log ratios between each two of the benchmark's
+mechanisms (shared_variance); with N baselines each ratio's variance between blocks loses (1 - 1/N) of that, and each
+block pays the baseline's cost N times. A model of a design not built, to price it before building it.
 """
 
 from __future__ import annotations
@@ -31,7 +37,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from bridgebench import question
+from bridgebench.stats.lockstep import block_log_ratio
+from bridgebench.timing.stored_ratios import missing, stored_ratios
 
 Key = tuple[str, str]  # (benchmark, mechanism)
 
@@ -53,6 +63,8 @@ class Pool:
     points: list[int]
     first_blocks: int
     confidence: float = 0.99
+    baselines: int = 1  # baseline processes a block (more than one: the model above)
+    shared: dict[str, float] = field(default_factory=dict)  # benchmark: the variance its ratios share a block
     logs: dict[Key, list[tuple[float, int, float]]] = field(default_factory=lambda: defaultdict(list))
     costs: dict[Key, list[float]] = field(default_factory=lambda: defaultdict(list))
     first_s: list[float] = field(default_factory=list)
@@ -84,7 +96,8 @@ class Pool:
         rows = self.logs[key]
         estimate = math.exp(sum(v * n for v, n, _ in rows) / sum(n for _, n, _ in rows))
         sd = math.sqrt(sum((n - 1) * s * s for _, n, s in rows) / sum(n - 1 for _, n, _ in rows))
-        return estimate, sd
+        spared = self.shared.get(key[0], 0.0) * (1 - 1 / self.baselines)
+        return estimate, math.sqrt(max(sd * sd - spared, 0.0))
 
     def blocks(self, key: Key) -> int | None:
         """The look point at which the pooled ratio would be settled; None: none up to the last."""
@@ -111,7 +124,7 @@ class Pool:
             return math.inf
         each = {m: statistics.median(self.costs[(benchmark, m)] or [0.0]) for m in [*mechanisms, self.baseline]}
         later = {m: (n or 0) - self.first_blocks for m, n in counts.items()}
-        return sum(k * each[m] for m, k in later.items()) + max(later.values()) * each[self.baseline]
+        return sum(k * each[m] for m, k in later.items()) + self.baselines * max(later.values()) * each[self.baseline]
 
     def others(self, benchmark: str) -> list[str]:
         return [m for (b, m) in self.logs if b == benchmark and m != self.headline]
@@ -144,16 +157,60 @@ class Pool:
         return base, out
 
 
+def shared_covariance(logs: dict[str, dict[str, float]]) -> tuple[float, int] | None:
+    """One campaign's benchmark: the mean covariance between each two mechanisms' ratios of their blocks' mean log
+    ratios (mechanism: block: value), over the blocks all of them ran, with its degrees of freedom; None with fewer
+    than two ratios or three such blocks."""
+    if len(logs) < 2:
+        return None
+    common = sorted(set.intersection(*(set(v) for v in logs.values())))
+    if len(common) < 3:
+        return None
+    cov = np.cov(np.array([[v[k] for k in common] for v in logs.values()]))
+    return float(cov[np.triu_indices(len(logs), 1)].mean()), len(common) - 1
+
+
+def shared_variance(stores: list[Path]) -> dict[str, float]:
+    """Per benchmark, the variance its ratios to the baseline share from block to block (shared_covariance), pooled
+    over the stores' finished campaigns by degrees of freedom, not below zero."""
+    logs: dict[tuple[str, str], dict[str, dict[str, float]]] = defaultdict(dict)
+    for path in stores:
+        for x in stored_ratios(path):
+            mine = logs[(x.where, x.cell.benchmark)].setdefault(x.cell.mechanism, {})
+            for block, (a, b) in x.blocks().items():
+                if len(a) and len(b):
+                    mine[block] = block_log_ratio(a, b)
+    pooled: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    for (_, benchmark), mechanisms in logs.items():
+        if (found := shared_covariance(mechanisms)) is not None:
+            pooled[benchmark].append(found)
+    return {b: max(0.0, sum(c * df for c, df in xs) / sum(df for _, df in xs)) for b, xs in pooled.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("reports", type=Path, nargs="+")
     parser.add_argument("--goal", type=int, default=12, help="headline ratios decided, for the summary line")
+    parser.add_argument("--baselines", type=int, default=1, help="baseline processes a block (more: a model)")
+    parser.add_argument("--stores", type=Path, nargs="+", default=[], help="the reports' stores, for --baselines")
     args = parser.parse_args(argv)
     if gone := next((p for p in args.reports if not p.exists()), None):
         print(f"{gone}: no such report", file=sys.stderr)
         return 2
+    if error := missing(args.stores):
+        print(error, file=sys.stderr)
+        return 2
+    if args.baselines < 1 or (args.baselines > 1 and not args.stores):
+        print("--baselines: one or more, and above one only with --stores (what the ratios share is read from "
+              "their blocks)", file=sys.stderr)
+        return 2
     pool = Pool.read([json.loads(p.read_text()) for p in args.reports])
     print(f"{len(args.reports)} reports; pooled, each interval at {pool.confidence:.2%}, looks at {pool.points}\n")
+    if args.stores:
+        pool.shared, pool.baselines = shared_variance(args.stores), args.baselines
+        print("what a benchmark's ratios share from block to block (sd): " + ", ".join(
+            f"{b} {math.sqrt(v):.2%}" for b, v in sorted(pool.shared.items())))
+        print(f"modelled: {pool.baselines} baseline process(es) a block, each with a layout of its own\n")
     print("| benchmark | headline ratio (pooled) | sd between blocks | blocks | the others' farthest: blocks (sd) | "
           "seconds, the others alone | seconds more for the headline |\n|---|---|---|---|---|---|---|")
     for b in pool.benchmarks:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 from bridgebench import question
-from evidence.goal_time import Pool, main
+from evidence.goal_time import Pool, main, shared_covariance
 
 POINTS = [3, 5, 8, 12, 18, 27, 41, 62, 93, 140, 210, 300]
 
@@ -91,3 +92,41 @@ def test_a_benchmark_without_a_headline_ratio_counts_its_others_and_is_no_step_o
     assert main([str(path)]) == 0
     assert "| x | ×nan | nan% | — | o: 3 (0.00%) | 0 | 0 |" in capsys.readouterr().out
     assert Pool.read([json.loads(path.read_text())]).goal_times() == (9.0, [])
+
+
+def test_what_a_benchmarks_ratios_share_from_block_to_block_is_their_blocks_covariance() -> None:
+    # Planted: every ratio of a block moved by the same baseline effect (sd 5 %) plus its own (sd 3 %).
+    rng = np.random.default_rng(7)
+    common = rng.normal(0.0, 0.05, 2000)
+    logs = {m: {f"b{j}": float(c + rng.normal(0.0, 0.03)) for j, c in enumerate(common)} for m in ("h", "o", "p")}
+    found = shared_covariance(logs)
+    assert found is not None and found[1] == 1999
+    assert found[0] == pytest.approx(0.05**2, rel=0.1)
+    logs["p"] = {"b0": 0.0, "b1": 0.0}  # the blocks all ran: two
+    assert shared_covariance(logs) is None
+    assert shared_covariance({"h": logs["h"]}) is None  # nothing to share with
+
+
+def test_a_second_baseline_a_block_halves_what_the_ratios_share_and_pays_the_baseline_twice() -> None:
+    pool = Pool.read([_report(_cell("x", "a", later_s=1.0, later=4), _cell("x", "h", 1.0, 5, 0.004, 2.0, 4),
+                              _cell("x", "o", 3.0, 12, 0.08, 5.0, 4))])
+    before = pool.blocks(("x", "o"))
+    assert before is not None and before > 5
+    assert pool.seconds("x", ["o", "h"]) == pytest.approx((before - 3) * (5.0 + 1.0) + 2 * 2.0)
+    pool.shared, pool.baselines = {"x": 0.06**2}, 2
+    assert pool.ratio(("x", "o"))[1] == pytest.approx(math.sqrt(0.08**2 - 0.06**2 / 2))
+    assert pool.ratio(("x", "h"))[1] == 0.0  # less left than shared: nothing between blocks
+    after = pool.blocks(("x", "o"))
+    assert after is not None and 5 < after < before
+    h = pool.blocks(("x", "h"))
+    assert h is not None and h < after
+    assert pool.seconds("x", ["o", "h"]) == pytest.approx((after - 3) * (5.0 + 2 * 1.0) + (h - 3) * 2.0)
+
+
+def test_a_model_of_more_baselines_needs_the_stores_and_a_missing_store_is_named(tmp_path, capsys) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(_report(_cell("x", "a", later_s=1.0, later=2, first_s=1.0))))
+    assert main([str(path), "--baselines", "2"]) == 2
+    assert "only with --stores" in capsys.readouterr().err
+    assert main([str(path), "--baselines", "2", "--stores", str(tmp_path / "gone.sqlite")]) == 2
+    assert "gone.sqlite: no such store" in capsys.readouterr().err
