@@ -14,6 +14,8 @@ import pytest
 
 from bridgebench import audit, native
 from bridgebench.runner import OK, execute
+from bridgebench.store import StoredExecution
+from bridgebench.timing.analysis import _audit_summary
 from tests.conftest import FIXTURES, REPO, add_benchmark, bridgebench, competitor, rows, start_spinning
 
 # Two /proc/stat readings 2 s apart on a 2-CPU machine (USER_HZ 100): 400 ticks in all passed.
@@ -144,3 +146,19 @@ def test_a_single_iterations_stolen_time_is_visible_in_the_cpu_counter(tmp_path:
     assert busy.status == OK and busy.output is not None
     lost = [w - c > 0.1 * w for w, c in zip(busy.output.times, busy.output.counters["cpu_s"], strict=True)]
     assert sum(lost) >= 10, list(zip(busy.output.times, busy.output.counters["cpu_s"], strict=True))
+
+
+def test_the_summary_reads_a_lock_step_members_others_over_its_blocks_wall_as_the_verdict_did() -> None:
+    # A block of five audited once: 2.68 s of others over its 3.7 s, 0.72 cores (the members' verdict). Each member
+    # stores that audit and its own share of the wall; read over the share, the report once said 8.49 cores.
+    def member(wall_s: float) -> StoredExecution:
+        info = json.dumps({"pairing": {"block": "b1", "members": 5, "block_wall_s": 3.7}})
+        return StoredExecution(1, 1, "fasta", "m", 0, OK, "", 0, "", None, None, None, wall_s, info,
+                               others_cpu_s=2.68, steal_s=0.0, disturbed="others used 0.72 cores")
+    alone = StoredExecution(2, 2, "fasta", "n", 1, OK, "", 0, "", None, None, None, 1.0, "{}", others_cpu_s=0.1,
+                            steal_s=0.05)
+    summary = _audit_summary([member(0.32), member(1.2), alone], exclude_disturbed=False)
+    assert summary.others_cores_max == pytest.approx(2.68 / 3.7)
+    assert summary.others_cores_median == pytest.approx(2.68 / 3.7)
+    assert summary.steal_cores_max == pytest.approx(0.05)
+    assert (summary.audited, summary.disturbed) == (3, 2)

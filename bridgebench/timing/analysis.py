@@ -517,12 +517,20 @@ def _cell_inputs(executions: list[StoredExecution], keys: Iterable[tuple[str, st
     return out
 
 
+def _audited_wall_s(e: StoredExecution) -> float:
+    """The wall time its audit covered: a lock-step member's is its block's (the block is audited once and every
+    member stores that audit, while its own wall_s is its share of the block's), anyone else's its own."""
+    pairing = json.loads(e.info_json).get("pairing") if e.info_json else None
+    block = pairing.get("block_wall_s") if isinstance(pairing, dict) else None
+    return float(block) if isinstance(block, int | float) and block > 0 else e.wall_s
+
+
 def _audit_summary(executions: list[StoredExecution], exclude_disturbed: bool) -> AuditSummary:
     """How many executions were audited and flagged, and the median and largest share of a core that
-    others and steal took."""
-    audited = [e for e in executions if e.others_cpu_s is not None and e.wall_s > 0]
-    others = [e.others_cpu_s / e.wall_s for e in audited]  # type: ignore[operator]
-    steal = [(e.steal_s or 0.0) / e.wall_s for e in audited]
+    others and steal took, each over the wall time its audit covered (as audit.judge reads it)."""
+    audited = [(e, _audited_wall_s(e)) for e in executions if e.others_cpu_s is not None and e.wall_s > 0]
+    others = [e.others_cpu_s / wall for e, wall in audited]  # type: ignore[operator]
+    steal = [(e.steal_s or 0.0) / wall for e, wall in audited]
 
     def stat(values: list[float], f: object) -> float | None:
         return float(f(values)) if values else None  # type: ignore[operator]

@@ -28,7 +28,7 @@ from bridgebench.stats import Estimate, Spread
 from bridgebench.stats.executions import each_look
 from bridgebench.timing.jitdiag import JitRecord, JitSummary
 
-RESULT_VERSION = 23  # bump when a field changes meaning; a cached result of another version is recomputed
+RESULT_VERSION = 24  # bump when a field changes meaning; a cached result of another version is recomputed
 FAILED = "failed"  # the class a failed process execution counts in when classes are compared
 
 
