@@ -159,15 +159,16 @@ def wrong_finding(f: Finding) -> str:
 
 def selftest(title: str, report: SelftestReport, console: Console) -> None:
     """The self-test's tally, its legend, the δ its planted classes were judged with, and its verdict."""
-    console.print(selftest_table(title, report.tallies()))
+    tallies = report.tallies()
+    console.print(selftest_table(title, tallies))
     console.print(SELFTEST_LEGEND, style="dim", highlight=False)
     for words in sorted(report.deltas):
         console.print(f"planted classes judged with {words}", highlight=False, soft_wrap=True)
     if report.verdict == INCONCLUSIVE:
-        for t in report.tallies():
+        for t in tallies:
             if t.why:
                 console.print(f"inconclusive: {t.check}: {t.why}", highlight=False, soft_wrap=True)
-        if any(t.too_few_quiet for t in report.tallies()):
+        if any(t.too_few_quiet for t in tallies):
             console.print("see `bridgebench doctor`, or try `--wait-quiet`", highlight=False, soft_wrap=True)
     else:
         console.print(f"self-test: {report.verdict}", highlight=False)

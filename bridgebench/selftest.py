@@ -111,10 +111,13 @@ class Tally:
     undecided: int = 0  # units with no verdict (too few process executions for an interval): not judged
 
     @property
+    def units(self) -> int:
+        return self.quiet + self.disturbed + self.undecided
+
+    @property
     def too_few_quiet(self) -> bool:
         """Too few quiet decided units to judge: disturbed and undecided ones are not judged."""
-        total = self.quiet + self.disturbed + self.undecided
-        return total == 0 or self.quiet < MIN_QUIET_SHARE * total
+        return self.units == 0 or self.quiet < MIN_QUIET_SHARE * self.units
 
     @property
     def p_short(self) -> float:
@@ -143,7 +146,7 @@ class Tally:
         if self.verdict != INCONCLUSIVE:
             return None
         if self.too_few_quiet:
-            return (f"{self.quiet} of its {self.quiet + self.disturbed + self.undecided} units were quiet and "
+            return (f"{self.quiet} of its {self.units} units were quiet and "
                     f"decided, fewer than {MIN_QUIET_SHARE:.0%}: the machine was too disturbed, or the budget too "
                     "short, to judge it")
         return (f"{self.quiet_right} of {self.quiet} quiet units right ({self.quiet_right / self.quiet:.1%}), short "
