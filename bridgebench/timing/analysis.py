@@ -294,10 +294,16 @@ def _first_ratio(times: np.ndarray) -> float | None:
     return float(times[0]) / rest if rest > 0 else None
 
 
+def _stored_pairing(info_json: str | None) -> dict[str, Any]:
+    """What the harness stored of an execution's lock-step block ({} for one that ran alone)."""
+    pairing = json.loads(info_json).get("pairing") if info_json else None
+    return pairing if isinstance(pairing, dict) else {}
+
+
 def _pairing(info_json: str | None) -> dict[str, Any]:
     """The lock-step block an execution ran in and its turn, from what the harness stored with it."""
-    pairing = json.loads(info_json).get("pairing") if info_json else None
-    if not isinstance(pairing, dict) or not isinstance(pairing.get("block"), str) or pairing.get("members", 0) < 2:
+    pairing = _stored_pairing(info_json)
+    if not isinstance(pairing.get("block"), str) or pairing.get("members", 0) < 2:
         return {}
     twin = pairing.get(TWIN_TIMES)
     return {"block": pairing["block"], "turn": int(pairing.get("turn") or 1), "lead": int(pairing.get("lead") or 0),
@@ -520,8 +526,7 @@ def _cell_inputs(executions: list[StoredExecution], keys: Iterable[tuple[str, st
 def _audited_wall_s(e: StoredExecution) -> float:
     """The wall time its audit covered: a lock-step member's is its block's (the block is audited once and every
     member stores that audit, while its own wall_s is its share of the block's), anyone else's its own."""
-    pairing = json.loads(e.info_json).get("pairing") if e.info_json else None
-    block = pairing.get("block_wall_s") if isinstance(pairing, dict) else None
+    block = _stored_pairing(e.info_json).get("block_wall_s")
     return float(block) if isinstance(block, int | float) and block > 0 else e.wall_s
 
 
